@@ -1,0 +1,94 @@
+package analyzer
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules"
+)
+
+// Finding is one problem at one place, ready for output.
+type Finding struct {
+	Rule     string         `json:"rule"`
+	Severity rules.Severity `json:"severity"`
+	Security bool           `json:"security,omitempty"`
+	File     string         `json:"file"`
+	// Line and Column are 1-based; columns count characters. EndLine and
+	// EndColumn end the statement (EndColumn is one past its last
+	// character).
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	EndLine   int    `json:"end_line"`
+	EndColumn int    `json:"end_column"`
+	Message   string `json:"message"`
+	Fix       string `json:"fix,omitempty"`
+	// Statement is the statement's text (truncated when very long).
+	Statement string `json:"statement,omitempty"`
+	// Fingerprint is pg_query's fingerprint of the statement, empty for
+	// statements that do not parse.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// SourceLine is the text of Line, for renderers that show it.
+	SourceLine string `json:"-"`
+	// stmtLine is the line where the finding's statement starts; ignore
+	// directives above a statement cover all of its findings.
+	stmtLine int
+}
+
+// Sort orders findings by file, line, column, rule and message, and drops
+// exact duplicates.
+func Sort(fs []Finding) []Finding {
+	slices.SortFunc(fs, func(a, b Finding) int {
+		return cmp.Or(
+			cmp.Compare(a.File, b.File),
+			cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Column, b.Column),
+			cmp.Compare(a.Rule, b.Rule),
+			cmp.Compare(a.Message, b.Message),
+		)
+	})
+	return slices.CompactFunc(fs, func(a, b Finding) bool {
+		return a.File == b.File && a.Line == b.Line && a.Column == b.Column && a.Rule == b.Rule && a.Message == b.Message
+	})
+}
+
+// Summary counts findings.
+type Summary struct {
+	Files      int            `json:"files"`
+	Statements int            `json:"statements"`
+	Findings   int            `json:"findings"`
+	BySeverity map[string]int `json:"by_severity"`
+	ByRule     map[string]int `json:"by_rule"`
+	// Skipped lists inputs that were not scanned, with the reason.
+	Skipped []Skipped `json:"skipped,omitempty"`
+	// Suppressed counts findings hidden by ignore directives.
+	Suppressed int `json:"suppressed"`
+}
+
+// Skipped is an input that was not scanned.
+type Skipped struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+}
+
+// Count fills the counts of s from fs.
+func (s *Summary) Count(fs []Finding) {
+	s.Findings = len(fs)
+	s.BySeverity = map[string]int{}
+	s.ByRule = map[string]int{}
+	for _, f := range fs {
+		s.BySeverity[f.Severity.String()]++
+		s.ByRule[f.Rule]++
+	}
+}
+
+// Report is the result of one scan or analysis, what every output format
+// renders.
+type Report struct {
+	// Tool is "pgpoolcheck"; Version its version.
+	Tool    string `json:"tool"`
+	Version string `json:"version"`
+	// Target is the pooler the findings were judged against.
+	Target   rules.Target `json:"target"`
+	Findings []Finding    `json:"findings"`
+	Summary  Summary      `json:"summary"`
+}

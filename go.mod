@@ -1,0 +1,20 @@
+module github.com/pgpoolcheck/pgpoolcheck
+
+go 1.26.8
+
+require (
+	github.com/fatih/color v1.19.0
+	github.com/mattn/go-isatty v0.0.20
+	github.com/pganalyze/pg_query_go/v5 v5.1.0
+	github.com/spf13/cobra v1.10.2
+	golang.org/x/text v0.41.0
+	google.golang.org/protobuf v1.31.0
+)
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+	golang.org/x/sys v0.42.0 // indirect
+)

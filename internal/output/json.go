@@ -1,0 +1,106 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+)
+
+// JSONVersion is the version of the json format. It changes only when a
+// change could break a reader: a field removed, renamed or given another
+// type or meaning. New fields do not change it. docs/json-format.md
+// describes the format.
+const JSONVersion = 1
+
+// jsonReport is the top-level object of the json format.
+type jsonReport struct {
+	Version     int           `json:"version"`
+	Tool        string        `json:"tool"`
+	ToolVersion string        `json:"tool_version"`
+	Target      string        `json:"target"`
+	Findings    []jsonFinding `json:"findings"`
+	Summary     jsonSummary   `json:"summary"`
+}
+
+// jsonFinding is one finding of the json format.
+type jsonFinding struct {
+	Rule        string `json:"rule"`
+	Severity    string `json:"severity"`
+	Security    bool   `json:"security"`
+	File        string `json:"file"`
+	Line        int    `json:"line"`
+	Column      int    `json:"column"`
+	EndLine     int    `json:"end_line"`
+	EndColumn   int    `json:"end_column"`
+	Message     string `json:"message"`
+	Fix         string `json:"fix"`
+	Statement   string `json:"statement"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+}
+
+// jsonSummary is the summary of the json format.
+type jsonSummary struct {
+	Files      int            `json:"files"`
+	Statements int            `json:"statements"`
+	Findings   int            `json:"findings"`
+	BySeverity map[string]int `json:"by_severity"`
+	ByRule     map[string]int `json:"by_rule"`
+	Suppressed int            `json:"suppressed"`
+	Skipped    []jsonSkipped  `json:"skipped"`
+}
+
+// jsonSkipped is an input that was not scanned.
+type jsonSkipped struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+}
+
+// writeJSON renders the json format: one object, indented by two spaces,
+// with a trailing newline. Lists are [] rather than null when empty, and
+// by_severity always has all four severities.
+func writeJSON(buf *bytes.Buffer, rep *analyzer.Report, _ Options) error {
+	s := summary(rep)
+	out := jsonReport{
+		Version:     JSONVersion,
+		Tool:        rep.Tool,
+		ToolVersion: rep.Version,
+		Target:      string(rep.Target),
+		Findings:    make([]jsonFinding, 0, len(rep.Findings)),
+		Summary: jsonSummary{
+			Files:      s.Files,
+			Statements: s.Statements,
+			Findings:   s.Findings,
+			BySeverity: map[string]int{},
+			ByRule:     s.ByRule,
+			Suppressed: s.Suppressed,
+			Skipped:    make([]jsonSkipped, 0, len(s.Skipped)),
+		},
+	}
+	for _, f := range rep.Findings {
+		out.Findings = append(out.Findings, jsonFinding{
+			Rule:        f.Rule,
+			Severity:    f.Severity.String(),
+			Security:    f.Security,
+			File:        f.File,
+			Line:        f.Line,
+			Column:      f.Column,
+			EndLine:     f.EndLine,
+			EndColumn:   f.EndColumn,
+			Message:     f.Message,
+			Fix:         f.Fix,
+			Statement:   f.Statement,
+			Fingerprint: f.Fingerprint,
+		})
+	}
+	for _, sev := range severities {
+		out.Summary.BySeverity[sev.String()] = s.BySeverity[sev.String()]
+	}
+	for _, sk := range s.Skipped {
+		out.Summary.Skipped = append(out.Summary.Skipped, jsonSkipped(sk))
+	}
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

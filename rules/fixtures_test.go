@@ -1,0 +1,171 @@
+package rules_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/rules"
+)
+
+// Fixtures live in testdata/<rule-id>/*.sql. A line that should produce
+// findings ends with a comment "-- want RULE[:severity] …"; every finding
+// in the file must be wanted on its line, and every want must be found.
+// A comment "-- target: NAME" on the first line sets the target (default
+// pgbouncer). Files named clean*.sql must hold at least one statement and
+// may hold no wants.
+
+var wantRE = regexp.MustCompile(`--\s*want\s+(.*)$`)
+var targetRE = regexp.MustCompile(`^--\s*target:\s*(\S+)`)
+
+type expectation struct {
+	line     int
+	rule     string
+	severity string // empty: any
+}
+
+func parseFixture(t *testing.T, path string, src string) (rules.Target, []expectation) {
+	t.Helper()
+	target := rules.DefaultTarget
+	var wants []expectation
+	for i, line := range strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n") {
+		if i == 0 {
+			if m := targetRE.FindStringSubmatch(line); m != nil {
+				tg, err := rules.ParseTarget(m[1])
+				if err != nil {
+					t.Fatalf("%s: %v", path, err)
+				}
+				target = tg
+			}
+		}
+		m := wantRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		for _, w := range strings.Fields(m[1]) {
+			rule, sev, _ := strings.Cut(w, ":")
+			if rules.Lookup(rule) == nil {
+				t.Fatalf("%s:%d: want names unknown rule %q", path, i+1, rule)
+			}
+			wants = append(wants, expectation{line: i + 1, rule: rule, severity: sev})
+		}
+	}
+	return target, wants
+}
+
+func TestFixtures(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.sql"))
+		for _, path := range files {
+			t.Run(strings.TrimPrefix(path, "testdata/"), func(t *testing.T) {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				target, wants := parseFixture(t, path, string(b))
+				cfg := &analyzer.Config{Target: target}
+				res := cfg.AnalyzeSource(path, b)
+				if res.Statements == 0 {
+					t.Fatalf("%s has no statements", path)
+				}
+				if strings.HasPrefix(filepath.Base(path), "clean") {
+					for _, w := range wants {
+						t.Errorf("%s:%d: clean fixture holds a want (%s)", path, w.line, w.rule)
+					}
+				}
+				used := make([]bool, len(wants))
+			findings:
+				for _, f := range res.Findings {
+					for i, w := range wants {
+						if !used[i] && w.line == f.Line && w.rule == f.Rule {
+							used[i] = true
+							if w.severity != "" && w.severity != f.Severity.String() {
+								t.Errorf("%s:%d: %s has severity %s, want %s (%s)", path, f.Line, f.Rule, f.Severity, w.severity, f.Message)
+							}
+							continue findings
+						}
+					}
+					t.Errorf("%s:%d:%d: unexpected %s %s: %s", path, f.Line, f.Column, f.Severity, f.Rule, f.Message)
+				}
+				for i, w := range wants {
+					if !used[i] {
+						t.Errorf("%s:%d: missing %s", path, w.line, w.rule)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestRegistry checks that every rule is documented and tested, and that
+// nothing stray sits in docs/ or testdata/.
+func TestRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range rules.All() {
+		if seen[r.ID] {
+			t.Errorf("rule %s registered twice", r.ID)
+		}
+		seen[r.ID] = true
+		if !regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`).MatchString(r.ID) {
+			t.Errorf("rule id %q is not kebab-case", r.ID)
+		}
+		first, _, _ := strings.Cut(r.Title, " ")
+		if strings.ContainsAny(r.Title, "\n") || strings.HasSuffix(r.Title, ".") || (first != strings.ToLower(first) && first != strings.ToUpper(first)) {
+			t.Errorf("rule %s: title %q should be one lower-case line without a final period", r.ID, r.Title)
+		}
+		if r.Severity < rules.Info || r.Severity > rules.Critical {
+			t.Errorf("rule %s: bad severity %d", r.ID, r.Severity)
+		}
+		if r.Fix == "" {
+			t.Errorf("rule %s has no fix", r.ID)
+		}
+		doc := r.Doc()
+		if doc == "" {
+			t.Errorf("rule %s is undocumented (rules/docs/%s.md)", r.ID, r.ID)
+		} else if !strings.HasPrefix(doc, "# "+r.ID) {
+			t.Errorf("rules/docs/%s.md should start with \"# %s\"", r.ID, r.ID)
+		}
+		if r.Kind == rules.SQLRule {
+			if r.Check == nil {
+				t.Errorf("SQL rule %s has no check", r.ID)
+			}
+			for _, name := range []string{"flagged.sql", "clean.sql"} {
+				if _, err := os.Stat(filepath.Join("testdata", r.ID, name)); err != nil {
+					t.Errorf("rule %s has no fixture %s", r.ID, name)
+				}
+			}
+		} else if r.Check != nil {
+			t.Errorf("%s rule %s has a check", r.Kind, r.ID)
+		}
+	}
+	docs, _ := filepath.Glob("docs/*")
+	for _, d := range docs {
+		id := strings.TrimSuffix(filepath.Base(d), ".md")
+		if !seen[id] || !strings.HasSuffix(d, ".md") {
+			t.Errorf("stray doc %s: no rule %q", d, id)
+		}
+	}
+	fixtures, _ := filepath.Glob("testdata/*")
+	for _, d := range fixtures {
+		if !seen[filepath.Base(d)] {
+			t.Errorf("stray fixture directory %s: no rule %q", d, filepath.Base(d))
+		}
+	}
+	var ids []string
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	if len(ids) != len(rules.All()) {
+		t.Error(fmt.Sprint("duplicate ids: ", ids))
+	}
+}

@@ -1,0 +1,173 @@
+// Package rules is pgpoolcheck's rule catalogue: pure functions over parsed
+// SQL that find statements which depend on server session state and so
+// break, or leak to other clients, behind a transaction-mode pooler.
+//
+// A rule is one package-level *Rule in its own file, registered in
+// registry.go, with its documentation in docs/<id>.md and its fixtures in
+// testdata/<id>/. A rule's Check looks at one Group: the statements of one
+// transaction (an explicit BEGIN … COMMIT block, a single autocommit
+// statement, or a routine body, which runs inside its caller's
+// transaction).
+package rules
+
+import (
+	"embed"
+	"strings"
+
+	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
+)
+
+// Rule is one check of the catalogue.
+type Rule struct {
+	// ID is the stable kebab-case identifier.
+	ID string
+	// Title is a one-line summary, lower-case, no final period.
+	Title string
+	// Severity is the severity when nothing lowers or raises it.
+	Severity Severity
+	// Security marks rules whose findings let one client's privileges or
+	// data context reach another client.
+	Security bool
+	// Fix is the default remedy, one sentence.
+	Fix string
+	// Kind says what the rule looks at: SQL text, captured traffic, or the
+	// scan itself (parse errors, ignore directives).
+	Kind Kind
+	// Check reports the rule's findings in one group; nil for rules that
+	// are not checks over SQL text.
+	Check func(p *Pass)
+	// Funcs lists the lower-case function names the rule looks for. A
+	// statement whose text mentions none of any rule's Funcs is not walked
+	// for calls at all.
+	Funcs []string
+}
+
+// Kind says what a rule looks at.
+type Kind int
+
+// Kinds of rules.
+const (
+	SQLRule     Kind = iota // a check over SQL text (scan and analyze)
+	TrafficRule             // needs captured traffic (analyze only)
+	ScanRule                // about the scan itself: parse errors, ignore directives
+)
+
+func (k Kind) String() string {
+	switch k {
+	case TrafficRule:
+		return "traffic"
+	case ScanRule:
+		return "scan"
+	}
+	return "sql"
+}
+
+//go:embed docs/*.md
+var docFS embed.FS
+
+// Doc returns the rule's documentation page (Markdown).
+func (r *Rule) Doc() string {
+	b, err := docFS.ReadFile("docs/" + r.ID + ".md")
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// Group is the statements of one transaction, in order.
+type Group struct {
+	Stmts []*Stmt
+	// Explicit is set for BEGIN … COMMIT blocks and routine bodies: the
+	// statements share one transaction.
+	Explicit bool
+	// Body names the routine when the group is a routine body.
+	Body string
+}
+
+// Finding is one problem a rule found.
+type Finding struct {
+	Rule     *Rule
+	Severity Severity
+	Stmt     *Stmt
+	// Offset is the source byte offset the finding points at.
+	Offset  int
+	Message string
+	Fix     string
+}
+
+// Pass is one run of one rule over one group.
+type Pass struct {
+	Rule   *Rule
+	Target Target
+	Group  *Group
+	report func(Finding)
+}
+
+// NewPass prepares a run of r over g; report receives the findings.
+func NewPass(r *Rule, t Target, g *Group, report func(Finding)) *Pass {
+	return &Pass{Rule: r, Target: t, Group: g, report: report}
+}
+
+// Report records a finding at node location loc of st (or at the statement
+// start when loc < 0). An empty fix means the rule's default fix.
+func (p *Pass) Report(st *Stmt, loc int32, sev Severity, msg, fix string) {
+	if fix == "" {
+		fix = p.Rule.Fix
+	}
+	switch {
+	case p.Group.Body == "DO block":
+		msg += " (in a DO block)"
+	case p.Group.Body != "":
+		msg += " (in the body of " + p.Group.Body + ", run when it is called)"
+	}
+	p.report(Finding{Rule: p.Rule, Severity: sev, Stmt: st, Offset: st.Offset(loc), Message: msg, Fix: fix})
+}
+
+// StateMessage builds a finding's message: what the statement does, then,
+// when the target lets the state break, what breaks and leaks, then the
+// target's sentence.
+func StateMessage(what, breaks string, h Handling, note string) string {
+	if h == Breaks && breaks != "" {
+		what += ": " + breaks
+	}
+	return what + "; " + note
+}
+
+// Stmt is one parsed statement with facts computed once for all rules.
+type Stmt struct {
+	*sqlparse.Statement
+	calls     []Call
+	callsDone bool
+	mentions  bool
+}
+
+// NewStmt wraps a parsed statement. interesting is the set of function
+// names any enabled rule looks for (see Rule.Funcs).
+func NewStmt(s *sqlparse.Statement, interesting []string) *Stmt {
+	st := &Stmt{Statement: s}
+	if s.Node != nil && len(interesting) > 0 {
+		lower := strings.ToLower(s.Text)
+		for _, f := range interesting {
+			if strings.Contains(lower, f) {
+				st.mentions = true
+				break
+			}
+		}
+	}
+	return st
+}
+
+// Offset maps a node location of the statement to a source offset.
+func (st *Stmt) Offset(loc int32) int {
+	if loc < 0 || st.Inexact {
+		return st.Start
+	}
+	off := st.Base + int(loc)
+	if off < st.Start || off > st.End {
+		return st.Start
+	}
+	return off
+}
+
+// Run runs the pass's rule.
+func (p *Pass) Run() { p.Rule.Check(p) }

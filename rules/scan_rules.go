@@ -1,0 +1,30 @@
+package rules
+
+// The rules in this file are about the scan itself.
+
+// ParseError is a statement the PostgreSQL parser rejects.
+var ParseError = &Rule{
+	ID:       "parse-error",
+	Title:    "statement does not parse",
+	Severity: Info,
+	Fix:      "fix the syntax, or exclude the file if it is not PostgreSQL",
+	Kind:     ScanRule,
+}
+
+// BadIgnore is a malformed ignore directive.
+var BadIgnore = &Rule{
+	ID:       "bad-ignore",
+	Title:    "ignore directive without a reason or with an unknown rule",
+	Severity: Warning,
+	Fix:      "write -- pgpoolcheck:ignore RULE[,RULE] reason, with rule ids from `pgpoolcheck rules`",
+	Kind:     ScanRule,
+}
+
+// UnusedIgnore is an ignore directive that suppressed nothing.
+var UnusedIgnore = &Rule{
+	ID:       "unused-ignore",
+	Title:    "ignore directive matched no finding",
+	Severity: Info,
+	Fix:      "remove the directive",
+	Kind:     ScanRule,
+}

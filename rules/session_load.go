@@ -1,0 +1,24 @@
+package rules
+
+import "fmt"
+
+// SessionLoad flags LOAD.
+var SessionLoad = &Rule{
+	ID:       "session-load",
+	Title:    "LOAD of a shared library for the session",
+	Severity: Warning,
+	Fix:      "load the library for every session with session_preload_libraries or shared_preload_libraries (or ALTER ROLE … SET session_preload_libraries)",
+	Check:    checkSessionLoad,
+}
+
+func checkSessionLoad(p *Pass) {
+	h, note := p.Target.Handle(StateLoad)
+	for _, st := range p.Group.Stmts {
+		if st.Node == nil {
+			continue
+		}
+		if l := st.Node.GetLoadStmt(); l != nil {
+			p.Report(st, -1, Adjust(Warning, h), fmt.Sprintf("LOAD '%s' loads the library into one server process only: the client's later transactions may run without it and other clients get it unasked; %s", l.Filename, note), "")
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Target names the pooler a team is switching to. Poolers differ in what
+// they repair, so the same SQL is a bug behind one and harmless behind
+// another.
+type Target string
+
+// The known targets.
+const (
+	Generic         Target = "generic"
+	PgBouncer       Target = "pgbouncer"
+	PgBouncerLegacy Target = "pgbouncer-legacy"
+	PgDog           Target = "pgdog"
+	RDSProxy        Target = "rds-proxy"
+	PgPoolCheck     Target = "pgpoolcheck"
+)
+
+// Targets lists the known targets in documentation order.
+var Targets = []Target{Generic, PgBouncer, PgBouncerLegacy, PgDog, RDSProxy, PgPoolCheck}
+
+// DefaultTarget is the target when none is given.
+const DefaultTarget = PgBouncer
+
+// ParseTarget checks a target name.
+func ParseTarget(name string) (Target, error) {
+	for _, t := range Targets {
+		if strings.EqualFold(name, string(t)) {
+			return t, nil
+		}
+	}
+	names := make([]string, len(Targets))
+	for i, t := range Targets {
+		names[i] = string(t)
+	}
+	return "", fmt.Errorf("unknown target %q (want one of %s)", name, strings.Join(names, ", "))
+}
+
+// State is a kind of session state a statement creates or relies on.
+type State int
+
+// Kinds of session state.
+const (
+	StateTrackedParam State = iota + 1 // client_encoding, DateStyle, TimeZone, IntervalStyle, standard_conforming_strings, application_name
+	StateParam                         // any other run-time parameter
+	StateRole                          // SET ROLE, SET SESSION AUTHORIZATION
+	StateAdvisoryLock                  // session-level advisory lock
+	StateListen                        // LISTEN channel registration
+	StateTempObject                    // temporary table, view, sequence, function
+	StateHoldCursor                    // DECLARE … WITH HOLD
+	StateSQLPrepare                    // SQL PREPARE / EXECUTE / DEALLOCATE
+	StateLoad                          // LOAD 'library'
+	StateSequence                      // currval()/lastval() after nextval()
+	StateDiscard                       // DISCARD
+	StateBackendIdentity               // pg_backend_pid(), inet_client_addr()
+)
+
+// Handling is what a pooler in transaction mode does about a kind of state.
+type Handling int
+
+// Handlings.
+const (
+	// Breaks: the state stays on the server connection. The client loses it
+	// at its next transaction and the next client of that connection
+	// inherits it.
+	Breaks Handling = iota
+	// Repairs: the pooler keeps the state per client and restores it on
+	// whatever connection the client gets; nothing breaks.
+	Repairs
+	// Pins: the pooler keeps the client on one server connection while the
+	// state exists; nothing breaks, but that client no longer shares its
+	// connection.
+	Pins
+)
+
+// TrackedParams are the parameters PgBouncer (and pgpoolcheck) keep per
+// client: it reports them in ParameterStatus and restores them when a
+// client gets another server connection. Lower-case.
+var TrackedParams = map[string]bool{
+	"client_encoding": true, "datestyle": true, "timezone": true, "intervalstyle": true,
+	"standard_conforming_strings": true, "application_name": true,
+}
+
+// Handle says what target t does about state k, with a sentence for the
+// finding's message.
+func (t Target) Handle(k State) (Handling, string) {
+	switch t {
+	case PgBouncer, PgBouncerLegacy:
+		if k == StateTrackedParam {
+			return Repairs, "behind PgBouncer this parameter is restored per client (it is one of the six PgBouncer tracks)"
+		}
+		return Breaks, "PgBouncer does not reset server connections in transaction mode"
+	case PgDog:
+		switch k {
+		case StateTrackedParam, StateParam:
+			return Repairs, "PgDog intercepts SET and replays it on every server connection the client gets"
+		case StateAdvisoryLock:
+			return Pins, "PgDog pins the client to its server while it holds an advisory lock, but a client that dies holding one leaves the lock on the pooled connection"
+		case StateListen:
+			return Repairs, "PgDog relays LISTEN/NOTIFY for its clients"
+		}
+		return Breaks, "PgDog hands the connection to other clients with this state still on it"
+	case RDSProxy:
+		switch k {
+		case StateBackendIdentity:
+			return Breaks, "RDS Proxy may run each transaction on a different connection"
+		}
+		return Pins, "RDS Proxy pins the session: multiplexing is lost for this client until it disconnects"
+	case PgPoolCheck:
+		switch k {
+		case StateTrackedParam, StateParam, StateRole:
+			return Repairs, "pgpoolcheck (--on-session-state preserve) replays it on every server connection the client gets and resets it before reuse"
+		case StateAdvisoryLock, StateListen, StateTempObject, StateHoldCursor, StateSQLPrepare, StateLoad:
+			return Pins, "pgpoolcheck (--on-session-state preserve) pins the client to its server connection while the state exists and cleans it before reuse: nothing leaks, but the client stops sharing its connection meanwhile"
+		case StateDiscard:
+			return Repairs, "pgpoolcheck resets connections itself"
+		}
+		return Breaks, "pgpoolcheck in transaction mode may run each transaction on another server connection"
+	}
+	return Breaks, "a transaction-mode pooler hands the server connection to another client after each transaction"
+}
+
+// Adjust lowers a base severity by how the target handles the state:
+// repaired state is info, pinned state a warning.
+func Adjust(base Severity, h Handling) Severity {
+	switch h {
+	case Repairs:
+		return Info
+	case Pins:
+		if base > Warning {
+			return Warning
+		}
+	}
+	return base
+}
