@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 	pg "github.com/pganalyze/pg_query_go/v5"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
 
@@ -93,24 +93,32 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 	fb := &findingBuilder{name: name, src: src, lines: lines}
 	var res Result
 
+	pass := rules.NewPass(nil, c.target(), nil, fb.add)
 	runGroup := func(g *rules.Group) {
+		pass.Group = g
 		for _, r := range checks {
-			rules.NewPass(r, c.target(), g, fb.add).Run()
+			pass.Rule = r
+			pass.Run()
 		}
 	}
 	tx := &txTracker{run: runGroup}
 
+	// Windows are parsed ahead (one in flight) while the rules of the
+	// previous one run, so the sequential part overlaps the parallel one.
 	chunks := script.Chunks
-	for lo := 0; lo < len(chunks); lo += window {
-		hi := min(lo+window, len(chunks))
-		out := c.parseChunks(src, chunks[lo:hi], interesting)
+	windows := make(chan []parsed, 1)
+	go func() {
+		defer close(windows)
+		for lo := 0; lo < len(chunks); lo += window {
+			windows <- c.parseChunks(src, chunks[lo:min(lo+window, len(chunks))], interesting)
+		}
+	}()
+	for out := range windows {
 		for _, p := range out {
 			for i, st := range p.stmts {
 				res.Statements++
-				if st.Err != nil {
-					if c.enabled(rules.ParseError.ID) {
-						fb.addParseError(st)
-					}
+				if st.Err != nil && c.enabled(rules.ParseError.ID) {
+					fb.addParseError(st)
 				}
 				tx.add(st)
 				if len(p.bodies[i]) > 0 {
@@ -132,14 +140,10 @@ func (c *Config) parseChunks(src []byte, chunks []sqlparse.Chunk, interesting []
 		stmts := sqlparse.ParseChunk(src, chunks[i])
 		p := parsed{stmts: make([]*rules.Stmt, len(stmts)), bodies: make([][]*rules.Stmt, len(stmts))}
 		for j := range stmts {
-			st := rules.NewStmt(&stmts[j], interesting)
-			st.Calls() // walk here, in parallel
-			p.stmts[j] = st
+			p.stmts[j] = rules.NewStmt(&stmts[j], interesting)
 			if isRoutine(stmts[j].Node) {
-				for _, b := range sqlparse.Bodies(src, &stmts[j]) {
-					bs := rules.NewStmt(&b, interesting)
-					bs.Calls()
-					p.bodies[j] = append(p.bodies[j], bs)
+				for _, b := range sqlparse.Bodies(src, &stmts[j], bodyFilter) {
+					p.bodies[j] = append(p.bodies[j], rules.NewStmt(&b, interesting))
 				}
 			}
 		}
@@ -173,6 +177,10 @@ func (c *Config) parseChunks(src []byte, chunks []sqlparse.Chunk, interesting []
 	wg.Wait()
 	return out
 }
+
+// bodyFilter skips routine bodies and PL/pgSQL expressions that no rule
+// can report.
+var bodyFilter = &sqlparse.Filter{Relevant: rules.Relevant, NeedsContext: rules.NeedsContext}
 
 func isRoutine(n *pg.Node) bool {
 	return n != nil && (n.GetCreateFunctionStmt() != nil || n.GetDoStmt() != nil)

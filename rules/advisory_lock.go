@@ -1,6 +1,9 @@
 package rules
 
-import "fmt"
+import (
+	"slices"
+	"strings"
+)
 
 // AdvisoryLockSession flags session-level advisory lock functions.
 var AdvisoryLockSession = &Rule{
@@ -8,12 +11,13 @@ var AdvisoryLockSession = &Rule{
 	Title:    "session-level advisory lock",
 	Severity: Error,
 	Fix:      "use pg_advisory_xact_lock / pg_try_advisory_xact_lock inside the transaction that needs the lock: it is released at COMMIT or ROLLBACK",
-	Funcs:    append(append([]string{}, advisoryLockFuncs...), advisoryUnlockFuncs...),
+	Funcs:    advisoryFuncs,
 	Check:    checkAdvisoryLock,
 }
 
 var advisoryLockFuncs = []string{"pg_advisory_lock", "pg_advisory_lock_shared", "pg_try_advisory_lock", "pg_try_advisory_lock_shared"}
 var advisoryUnlockFuncs = []string{"pg_advisory_unlock", "pg_advisory_unlock_shared", "pg_advisory_unlock_all"}
+var advisoryFuncs = append(slices.Clone(advisoryLockFuncs), advisoryUnlockFuncs...)
 
 // lockKey renders a call's constant key arguments; ok is false when any
 // argument is not a constant.
@@ -29,56 +33,70 @@ func lockKey(c Call) (string, bool) {
 	return key, true
 }
 
+// releases reports whether unlock call u may release lock call l: it
+// releases everything (pg_advisory_unlock_all), or one of the keys is not a
+// constant, or the keys are equal.
+func releases(u, l Call) bool {
+	if u.Name == "pg_advisory_unlock_all" {
+		return true
+	}
+	uk, uok := lockKey(u)
+	lk, lok := lockKey(l)
+	return !uok || !lok || uk == lk
+}
+
+// callLabel renders a call for a message: pg_advisory_lock(42) when the
+// arguments are constants, pg_advisory_lock(…) otherwise.
+func callLabel(c Call) string {
+	var args []string
+	for _, a := range c.Args {
+		k, ok := ConstKey(a)
+		if !ok || k[0] == 's' {
+			return c.Name + "(…)"
+		}
+		args = append(args, k[1:])
+	}
+	return c.Name + "(" + strings.Join(args, ", ") + ")"
+}
+
 func checkAdvisoryLock(p *Pass) {
 	h, note := p.Target.Handle(StateAdvisoryLock)
-	type pos struct{ stmt, call int }
-	var locks []pos
-	released := map[pos]bool{}
-	for i, st := range p.Group.Stmts {
-		for j, c := range st.CallsNamed(advisoryLockFuncs...) {
-			_ = c
-			locks = append(locks, pos{i, j})
-		}
+	type lock struct {
+		st       *Stmt
+		c        Call
+		released bool
 	}
-	// An unlock later in the same explicit transaction releases the locks
-	// taken before it with the same key (any key when not constant).
-	unlockMatched := map[[2]int]bool{}
-	if p.Group.Explicit {
-		for i, st := range p.Group.Stmts {
-			for j, u := range st.CallsNamed(advisoryUnlockFuncs...) {
-				ukey, uconst := lockKey(u)
-				for _, l := range locks {
-					if l.stmt > i {
-						continue
-					}
-					lc := p.Group.Stmts[l.stmt].CallsNamed(advisoryLockFuncs...)[l.call]
-					if l.stmt == i && lc.Location > u.Location {
-						continue
-					}
-					lkey, lconst := lockKey(lc)
-					if u.Name == "pg_advisory_unlock_all" || !uconst || !lconst || ukey == lkey {
-						released[l] = true
-						unlockMatched[[2]int{i, j}] = true
-					}
+	var locks []*lock
+	for _, st := range p.Group.Stmts {
+		calls := st.CallsNamed(advisoryFuncs...)
+		slices.SortStableFunc(calls, func(a, b Call) int { return int(a.Location) - int(b.Location) })
+		for _, c := range calls {
+			if slices.Contains(advisoryLockFuncs, c.Name) {
+				locks = append(locks, &lock{st: st, c: c})
+				continue
+			}
+			// In one transaction an unlock releases the locks taken before
+			// it; on its own it may run on a connection that holds nothing.
+			matched := false
+			for _, l := range locks {
+				if p.Group.Explicit && releases(c, l.c) {
+					l.released = true
+					matched = true
 				}
+			}
+			if !matched {
+				p.Report(st, c.Location, Info, StateMessage(callLabel(c)+" releases a lock taken in an earlier transaction, which may have run on another server connection",
+					"there it returns false and the lock stays held", h, note), "")
 			}
 		}
 	}
 	for _, l := range locks {
-		st := p.Group.Stmts[l.stmt]
-		c := st.CallsNamed(advisoryLockFuncs...)[l.call]
-		if released[l] {
-			p.Report(st, c.Location, Adjust(Warning, h), fmt.Sprintf("%s is taken and released in one transaction: it works, but an error before the unlock leaves the lock on the server connection; %s", c.Name, note), "")
+		if l.released {
+			p.Report(l.st, l.c.Location, Adjust(Warning, h), StateMessage(callLabel(l.c)+" takes a session-level lock and releases it in the same transaction",
+				"an error before the unlock leaves the lock on the server connection, held for its next client", h, note), "")
 			continue
 		}
-		p.Report(st, c.Location, Adjust(Error, h), fmt.Sprintf("%s takes a session-level lock that outlives the transaction: it stays on the server connection, so the client's own unlock may run on another connection and fail while the lock is held for clients that never asked for it; %s", c.Name, note), "")
-	}
-	for i, st := range p.Group.Stmts {
-		for j, u := range st.CallsNamed(advisoryUnlockFuncs...) {
-			if unlockMatched[[2]int{i, j}] {
-				continue
-			}
-			p.Report(st, u.Location, Info, fmt.Sprintf("%s releases a session-level lock taken in another transaction, which may have run on another server connection: it then returns false and the lock stays held; %s", u.Name, note), "")
-		}
+		p.Report(l.st, l.c.Location, Adjust(Error, h), StateMessage(callLabel(l.c)+" takes a session-level lock that COMMIT does not release",
+			"it stays with the server connection, so that connection's next client holds it too, and the client's own unlock may run on another connection and fail", h, note), "")
 	}
 }

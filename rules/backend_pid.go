@@ -1,7 +1,5 @@
 package rules
 
-import "fmt"
-
 // BackendPID flags calls that identify the server process or the client's
 // network address.
 var BackendPID = &Rule{
@@ -19,9 +17,9 @@ func checkBackendPID(p *Pass) {
 	_, note := p.Target.Handle(StateBackendIdentity)
 	for _, st := range p.Group.Stmts {
 		for _, c := range st.CallsNamed(backendIdentityFuncs...) {
-			msg := fmt.Sprintf("%s() identifies the server process of this transaction only: the next transaction may run in another one; %s", c.Name, note)
+			msg := c.Name + "() identifies the server process of this transaction only: the client's next transaction may run in another one; " + note
 			if c.Name != "pg_backend_pid" {
-				msg = fmt.Sprintf("%s() returns the pooler's address, not the application's: the pooler is the server's client", c.Name)
+				msg = c.Name + "() returns the pooler's address, not the application's: the pooler is the server's client"
 			}
 			p.Report(st, c.Location, Info, msg, "")
 		}

@@ -19,6 +19,9 @@ var CursorWithHold = &Rule{
 }
 
 func checkCursorWithHold(p *Pass) {
+	if p.Group.RolledBack() {
+		return // a cursor declared in an aborted transaction is gone
+	}
 	h, note := p.Target.Handle(StateHoldCursor)
 	for i, st := range p.Group.Stmts {
 		if st.Node == nil {
@@ -31,7 +34,8 @@ func checkCursorWithHold(p *Pass) {
 		if p.Group.Explicit && closedLater(p.Group.Stmts[i+1:], d.Portalname) {
 			continue
 		}
-		p.Report(st, -1, Adjust(Error, h), fmt.Sprintf("cursor %s is declared WITH HOLD: it survives COMMIT on the server connection, so the client's next FETCH may run on another connection (cursor does not exist) and the open cursor and its memory stay with the next client of this one; %s", d.Portalname, note), "")
+		p.Report(st, -1, Adjust(Error, h), StateMessage(fmt.Sprintf("cursor %s is declared WITH HOLD and survives COMMIT on the server connection", d.Portalname),
+			"the client's FETCH in a later transaction may run on a connection where it does not exist, and the open cursor and its memory stay with the next client of this one", h, note), "")
 	}
 }
 

@@ -1,9 +1,6 @@
 package rules
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // Discard flags DISCARD sent by a client.
 var Discard = &Rule{
@@ -22,7 +19,7 @@ func checkDiscard(p *Pass) {
 		}
 		if d := st.Node.GetDiscardStmt(); d != nil {
 			what := strings.TrimPrefix(d.Target.String(), "DISCARD_")
-			p.Report(st, -1, Info, fmt.Sprintf("DISCARD %s cleans whatever server connection this transaction runs on, not the ones this client used before; %s", what, note), "")
+			p.Report(st, -1, Info, "DISCARD "+what+" cleans whichever server connection this transaction gets, not the ones this client used before; "+note, "")
 		}
 	}
 }

@@ -1,6 +1,6 @@
 package rules
 
-import "fmt"
+import "strings"
 
 // Listen flags LISTEN.
 var Listen = &Rule{
@@ -11,21 +11,58 @@ var Listen = &Rule{
 	Check:    checkListen,
 }
 
+// listenOp is LISTEN channel (listen true) or UNLISTEN channel ("" for
+// UNLISTEN *) of statement i of a group.
+type listenOp struct {
+	i       int
+	channel string
+	listen  bool
+}
+
 func checkListen(p *Pass) {
+	if p.Group.RolledBack() {
+		return // LISTEN takes effect at COMMIT; an aborted one never does
+	}
 	h, note := p.Target.Handle(StateListen)
-	for _, st := range p.Group.Stmts {
+	var ops []listenOp
+	for i, st := range p.Group.Stmts {
 		if st.Node == nil {
 			continue
 		}
 		if l := st.Node.GetListenStmt(); l != nil {
-			p.Report(st, -1, Adjust(Error, h), fmt.Sprintf("LISTEN %s registers the server connection: notifications arrive on it between this client's transactions, are lost for this client and reach whichever client holds the connection next; %s", l.Conditionname, note), "")
+			ops = append(ops, listenOp{i, l.Conditionname, true})
 		}
 		if u := st.Node.GetUnlistenStmt(); u != nil {
-			ch := u.Conditionname
-			if ch == "" {
-				ch = "*"
-			}
-			p.Report(st, -1, Info, fmt.Sprintf("UNLISTEN %s acts on whatever server connection this transaction runs on, not the one that ran LISTEN; %s", ch, note), "")
+			ops = append(ops, listenOp{i, u.Conditionname, false})
 		}
+	}
+	// In one transaction, UNLISTEN after LISTEN cancels it: neither is a
+	// finding.
+	paired := make([]bool, len(ops))
+	if p.Group.Explicit {
+		for a, l := range ops {
+			for b, u := range ops[a+1:] {
+				if l.listen && !u.listen && (u.channel == "" || strings.EqualFold(u.channel, l.channel)) {
+					paired[a], paired[a+1+b] = true, true
+				}
+			}
+		}
+	}
+	for k, o := range ops {
+		if paired[k] {
+			continue
+		}
+		st := p.Group.Stmts[o.i]
+		if o.listen {
+			p.Report(st, -1, Adjust(Error, h), StateMessage("LISTEN "+o.channel+" subscribes the server connection, not the client",
+				"notifications arrive on it after this transaction, so this client misses them and the next client of the connection receives them", h, note), "")
+			continue
+		}
+		ch := o.channel
+		if ch == "" {
+			ch = "*"
+		}
+		p.Report(st, -1, Info, StateMessage("UNLISTEN "+ch+" acts on whichever server connection this transaction gets, not necessarily the one that ran LISTEN",
+			"that connection stays subscribed", h, note), "")
 	}
 }

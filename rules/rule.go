@@ -12,8 +12,8 @@ package rules
 
 import (
 	"embed"
-	"strings"
 
+	pg "github.com/pganalyze/pg_query_go/v5"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 )
 
@@ -84,6 +84,22 @@ type Group struct {
 	Body string
 }
 
+// RolledBack reports whether the group is a transaction that ends with
+// ROLLBACK (or ABORT): what it did to parameters, the role, temporary
+// tables, LISTEN and cursors is undone, so none of it reaches the pool.
+// Advisory locks, prepared statements and sequences are not transactional.
+func (g *Group) RolledBack() bool {
+	if !g.Explicit || g.Body != "" || len(g.Stmts) == 0 {
+		return false
+	}
+	last := g.Stmts[len(g.Stmts)-1]
+	if last.Node == nil {
+		return false
+	}
+	ts := last.Node.GetTransactionStmt()
+	return ts != nil && ts.Kind == pg.TransactionStmtKind_TRANS_STMT_ROLLBACK
+}
+
 // Finding is one problem a rule found.
 type Finding struct {
 	Rule     *Rule
@@ -138,7 +154,9 @@ type Stmt struct {
 	*sqlparse.Statement
 	calls     []Call
 	callsDone bool
-	mentions  bool
+	// mentioned lists the interesting function names that occur in the
+	// statement's text; calls of other functions are never looked for.
+	mentioned []string
 }
 
 // NewStmt wraps a parsed statement. interesting is the set of function
@@ -146,15 +164,84 @@ type Stmt struct {
 func NewStmt(s *sqlparse.Statement, interesting []string) *Stmt {
 	st := &Stmt{Statement: s}
 	if s.Node != nil && len(interesting) > 0 {
-		lower := strings.ToLower(s.Text)
-		for _, f := range interesting {
-			if strings.Contains(lower, f) {
-				st.mentions = true
-				break
+		st.mentioned = identifiersIn(s.Text, interesting)
+	}
+	return st
+}
+
+// identifiersIn returns the words of names (lower-case) that occur in text
+// as identifiers, compared case-insensitively (quoted identifiers as
+// written). It makes one pass over text and allocates only for matches.
+func identifiersIn(text string, names []string) []string {
+	var out []string
+	var buf [64]byte
+	add := func(w []byte) {
+		for _, n := range names {
+			if len(n) == len(w) && n == string(w) {
+				for _, o := range out {
+					if o == n {
+						return
+					}
+				}
+				out = append(out, n)
+				return
 			}
 		}
 	}
-	return st
+	for i := 0; i < len(text); {
+		c := text[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for j < len(text) && text[j] != '"' {
+				j++
+			}
+			if j-i-1 <= len(buf) {
+				add([]byte(text[i+1 : j]))
+			}
+			i = j + 1
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			j := i
+			n := 0
+			for j < len(text) {
+				c := text[j]
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				} else if !(c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+					break
+				}
+				if n < len(buf) {
+					buf[n] = c
+				}
+				n++
+				j++
+			}
+			if n <= len(buf) {
+				add(buf[:n])
+			}
+			i = j
+		case c >= 0x80:
+			// Skip the rest of a non-ASCII identifier or string content.
+			for i < len(text) && text[i] >= 0x80 {
+				i++
+			}
+		default:
+			i++
+		}
+	}
+	return out
+}
+
+// mentions reports whether the statement's text contains one of names.
+func (st *Stmt) mentions(names []string) bool {
+	for _, m := range st.mentioned {
+		for _, n := range names {
+			if m == n {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Offset maps a node location of the statement to a source offset.

@@ -25,7 +25,8 @@ func checkSequenceSession(p *Pass) {
 					what = fmt.Sprintf("currval('%s')", s)
 				}
 			}
-			p.Report(st, c.Location, Adjust(Error, h), fmt.Sprintf("%s returns the value of the last nextval() of this server connection: in a separate transaction that may be another client's value, or an error when this connection never called nextval(); %s", what, note), "")
+			p.Report(st, c.Location, Adjust(Error, h), StateMessage(what+" returns the last nextval() of the server connection, and no nextval() runs earlier in this transaction",
+				"the value may be another client's, or an error when this connection never called nextval()", h, note), "")
 		}
 	}
 }

@@ -18,7 +18,8 @@ func checkSessionLoad(p *Pass) {
 			continue
 		}
 		if l := st.Node.GetLoadStmt(); l != nil {
-			p.Report(st, -1, Adjust(Warning, h), fmt.Sprintf("LOAD '%s' loads the library into one server process only: the client's later transactions may run without it and other clients get it unasked; %s", l.Filename, note), "")
+			p.Report(st, -1, Adjust(Warning, h), StateMessage(fmt.Sprintf("LOAD '%s' loads the library into this server process only", l.Filename),
+				"the client's later transactions may run without it, and the next client of this connection gets it unasked", h, note), "")
 		}
 	}
 }

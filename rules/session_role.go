@@ -18,22 +18,38 @@ var SessionRole = &Rule{
 	Check:    checkSessionRole,
 }
 
+// roleBreaks is what breaks when a role change stays on the connection.
+const roleBreaks = "the next client of this server connection runs with its privileges, and the client's later transactions may run without them"
+
 func checkSessionRole(p *Pass) {
+	if p.Group.RolledBack() {
+		return // ROLLBACK undoes SET ROLE
+	}
 	h, note := p.Target.Handle(StateRole)
-	sev := Adjust(Critical, h)
-	for _, st := range p.Group.Stmts {
+	for i, st := range p.Group.Stmts {
 		if st.Node == nil {
 			continue
 		}
-		if vs := st.Node.GetVariableSetStmt(); vs != nil && !vs.IsLocal {
-			name := strings.ToLower(vs.Name)
-			if (name == "role" || name == "session_authorization") &&
-				(vs.Kind == pg.VariableSetKind_VAR_SET_VALUE || vs.Kind == pg.VariableSetKind_VAR_SET_DEFAULT) {
-				what := "SET ROLE"
-				if name == "session_authorization" {
-					what = "SET SESSION AUTHORIZATION"
+		if vs := st.Node.GetVariableSetStmt(); vs != nil && !vs.IsLocal && isRoleParam(strings.ToLower(vs.Name)) && !pairedSet(p.Group, i, vs) {
+			what := "SET ROLE"
+			if strings.EqualFold(vs.Name, "session_authorization") {
+				what = "SET SESSION AUTHORIZATION"
+			}
+			switch {
+			case vs.Kind == pg.VariableSetKind_VAR_RESET || vs.Kind == pg.VariableSetKind_VAR_SET_DEFAULT || isRoleNone(vs):
+				// Going back to the session user: like an unlock alone.
+				switch {
+				case vs.Kind == pg.VariableSetKind_VAR_RESET:
+					what = "RE" + what
+				case vs.Kind == pg.VariableSetKind_VAR_SET_DEFAULT:
+					what += " DEFAULT"
+				default:
+					what += " NONE"
 				}
-				p.Report(st, -1, sev, fmt.Sprintf("%s changes the privileges of the server connection for the whole session%s: later clients of that connection run with them; %s", what, txNote(p), note), "")
+				p.Report(st, -1, Adjust(Warning, h), StateMessage(what+" acts on whichever server connection this transaction gets, not necessarily the one the earlier change was made on",
+					"that connection keeps the changed privileges for its next client", h, note), "")
+			case vs.Kind == pg.VariableSetKind_VAR_SET_VALUE:
+				p.Report(st, -1, Adjust(Critical, h), StateMessage(what+" changes the privileges of the server connection for the rest of the session"+txNote(p), roleBreaks, h, note), "")
 			}
 		}
 		for _, c := range st.CallsNamed("set_config") {
@@ -42,13 +58,26 @@ func checkSessionRole(p *Pass) {
 			}
 			name, ok := ConstString(c.Args[0])
 			name = strings.ToLower(name)
-			if !ok || (name != "role" && name != "session_authorization") {
+			if !ok || !isRoleParam(name) {
 				continue
 			}
-			if local, known := ConstBool(c.Args[2]); known && local {
-				continue
+			local, known := ConstBool(c.Args[2])
+			switch {
+			case known && local, resetLater(p.Group, i, name):
+			case !known:
+				p.Report(st, c.Location, Adjust(Warning, h), StateMessage(fmt.Sprintf("set_config('%s', …, is_local) changes the privileges of the server connection for the rest of the session when is_local is false at run time", name)+txNote(p), roleBreaks, h, note), "")
+			default:
+				p.Report(st, c.Location, Adjust(Critical, h), StateMessage(fmt.Sprintf("set_config('%s', …, false) changes the privileges of the server connection for the rest of the session", name)+txNote(p), roleBreaks, h, note), "")
 			}
-			p.Report(st, c.Location, sev, fmt.Sprintf("set_config('%s', …, false) changes the privileges of the server connection for the whole session%s: later clients of that connection run with them; %s", name, txNote(p), note), "")
 		}
 	}
+}
+
+// isRoleNone reports SET ROLE NONE, which goes back to the session user.
+func isRoleNone(vs *pg.VariableSetStmt) bool {
+	if vs.Kind != pg.VariableSetKind_VAR_SET_VALUE || !strings.EqualFold(vs.Name, "role") || len(vs.Args) != 1 {
+		return false
+	}
+	v, ok := ConstString(vs.Args[0])
+	return ok && strings.EqualFold(v, "none")
 }

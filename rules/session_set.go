@@ -39,16 +39,19 @@ func isRoleParam(name string) bool {
 
 // What breaks when a parameter change stays on the server connection.
 const (
-	setBreaks   = "the client's later transactions may run on a server connection without it, and the next client of this one inherits it"
-	resetBreaks = "the connection whose setting was changed keeps it, for whichever client gets it next"
+	setBreaks   = "the client's later transactions may run without it and the next client of this server connection inherits it"
+	resetBreaks = "the connection the earlier SET changed keeps the setting for its next client"
 )
 
 func checkSessionSet(p *Pass) {
-	for _, st := range p.Group.Stmts {
+	if p.Group.RolledBack() {
+		return // ROLLBACK undoes SET, SET SESSION and set_config(…, false)
+	}
+	for i, st := range p.Group.Stmts {
 		if st.Node == nil {
 			continue
 		}
-		if vs := st.Node.GetVariableSetStmt(); vs != nil {
+		if vs := st.Node.GetVariableSetStmt(); vs != nil && !pairedSet(p.Group, i, vs) {
 			sessionSetStmt(p, st, vs)
 		}
 		if up := st.Node.GetUpdateStmt(); up != nil && isPgSettings(up.Relation) {
@@ -76,10 +79,12 @@ func checkSessionSet(p *Pass) {
 			switch {
 			case ok && local:
 				continue
+			case known && resetLater(p.Group, i, name):
+				continue
 			case !ok:
-				reportParam(p, st, c.Location, name, Warning, label+", …, is_local) with is_local known only at run time changes the setting for the rest of the session when it is false"+txNote(p), setBreaks)
+				reportParam(p, st, c.Location, name, Warning, label+", …, is_local) lasts for the rest of the session when is_local is false at run time"+txNote(p), setBreaks)
 			default:
-				reportParam(p, st, c.Location, name, Error, label+", …, false) changes the setting for the rest of the session"+txNote(p), setBreaks)
+				reportParam(p, st, c.Location, name, Error, label+", …, false) lasts for the rest of the session"+txNote(p), setBreaks)
 			}
 		}
 	}
@@ -95,7 +100,7 @@ func sessionSetStmt(p *Pass, st *Stmt, vs *pg.VariableSetStmt) {
 	}
 	switch vs.Kind {
 	case pg.VariableSetKind_VAR_SET_VALUE:
-		reportParam(p, st, -1, name, Error, "SET "+vs.Name+" changes the setting for the rest of the session"+txNote(p), setBreaks)
+		reportParam(p, st, -1, name, Error, "SET "+vs.Name+" lasts for the rest of the session"+txNote(p), setBreaks)
 	case pg.VariableSetKind_VAR_SET_MULTI:
 		if name != "session characteristics" {
 			return // SET TRANSACTION …, SET TRANSACTION SNAPSHOT …
@@ -103,12 +108,92 @@ func sessionSetStmt(p *Pass, st *Stmt, vs *pg.VariableSetStmt) {
 		reportParam(p, st, -1, "default_transaction_isolation", Error,
 			"SET SESSION CHARACTERISTICS AS TRANSACTION changes the defaults of every later transaction of the session"+txNote(p), setBreaks)
 	case pg.VariableSetKind_VAR_SET_DEFAULT:
-		reportParam(p, st, -1, name, Warning, "SET "+vs.Name+" TO DEFAULT restores the default on whichever server connection this transaction runs on, not necessarily the one an earlier SET changed", resetBreaks)
+		reportParam(p, st, -1, name, Warning, "SET "+vs.Name+" TO DEFAULT acts on whichever server connection this transaction gets, not necessarily the one an earlier SET changed", resetBreaks)
 	case pg.VariableSetKind_VAR_RESET:
-		reportParam(p, st, -1, name, Warning, "RESET "+vs.Name+" restores the default on whichever server connection this transaction runs on, not necessarily the one an earlier SET changed", resetBreaks)
+		reportParam(p, st, -1, name, Warning, "RESET "+vs.Name+" acts on whichever server connection this transaction gets, not necessarily the one an earlier SET changed", resetBreaks)
 	case pg.VariableSetKind_VAR_RESET_ALL:
-		reportParam(p, st, -1, "", Warning, "RESET ALL restores the defaults on whichever server connection this transaction runs on, not necessarily the one the earlier SETs changed", resetBreaks)
+		reportParam(p, st, -1, "", Warning, "RESET ALL acts on whichever server connection this transaction gets, not necessarily the one the earlier SETs changed", resetBreaks)
 	}
+}
+
+// paramChange says what a top-level VariableSetStmt does to parameter
+// name (lower-case): sets it (set) or puts it back to its default (reset,
+// with name "" for RESET ALL). Transaction-scoped forms do neither.
+func paramChange(vs *pg.VariableSetStmt) (name string, set, reset bool) {
+	if vs.IsLocal {
+		return "", false, false
+	}
+	name = strings.ToLower(vs.Name)
+	switch vs.Kind {
+	case pg.VariableSetKind_VAR_SET_VALUE:
+		if isRoleNone(vs) {
+			return name, false, true
+		}
+		return name, true, false
+	case pg.VariableSetKind_VAR_SET_DEFAULT, pg.VariableSetKind_VAR_RESET:
+		return name, false, true
+	case pg.VariableSetKind_VAR_RESET_ALL:
+		return "", false, true
+	}
+	return "", false, false
+}
+
+// resetLater reports whether, in one transaction, a statement after the
+// i-th puts parameter name back to its default. A change undone in the
+// transaction that made it never reaches the pool. RESET ALL does not
+// reset the role.
+func resetLater(g *Group, i int, name string) bool {
+	if !g.Explicit {
+		return false
+	}
+	for _, st := range g.Stmts[i+1:] {
+		if st.Node == nil || st.Node.GetVariableSetStmt() == nil {
+			continue
+		}
+		n, _, reset := paramChange(st.Node.GetVariableSetStmt())
+		if reset && (n == name || n == "" && !isRoleParam(name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// setEarlier reports whether, in one transaction, a statement before the
+// i-th sets parameter name (any parameter but the role when name is "").
+func setEarlier(g *Group, i int, name string) bool {
+	if !g.Explicit {
+		return false
+	}
+	for _, st := range g.Stmts[:i] {
+		if st.Node == nil {
+			continue
+		}
+		if vs := st.Node.GetVariableSetStmt(); vs != nil {
+			n, set, _ := paramChange(vs)
+			if set && (n == name || name == "" && !isRoleParam(n)) {
+				return true
+			}
+		}
+		for _, c := range st.CallsNamed("set_config") {
+			if len(c.Args) != 3 {
+				continue
+			}
+			n, known := ConstString(c.Args[0])
+			n = strings.ToLower(n)
+			if known && (n == name || name == "" && !isRoleParam(n)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pairedSet reports whether the i-th statement, vs, is one half of a
+// change made and undone in one transaction: a SET reset later, or a
+// RESET of a parameter set earlier.
+func pairedSet(g *Group, i int, vs *pg.VariableSetStmt) bool {
+	name, set, reset := paramChange(vs)
+	return set && resetLater(g, i, name) || reset && setEarlier(g, i, name)
 }
 
 // reportParam reports a change of parameter name (lower-case, empty when
@@ -121,7 +206,7 @@ func reportParam(p *Pass, st *Stmt, loc int32, name string, base Severity, what,
 	h, note := p.Target.Handle(kind)
 	if base == Error && h == Breaks && isSecurityParam(name) {
 		base = Critical
-		breaks += ", and this setting decides what a client may see or which checks run"
+		breaks += " (a security leak: this setting decides what a client sees or which checks run)"
 	}
 	p.Report(st, loc, Adjust(base, h), StateMessage(what, breaks, h, note), "")
 }

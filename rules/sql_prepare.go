@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"fmt"
-
 	pg "github.com/pganalyze/pg_query_go/v5"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -16,36 +14,84 @@ var SQLPrepare = &Rule{
 	Check:    checkSQLPrepare,
 }
 
-func checkSQLPrepare(p *Pass) {
-	h, note := p.Target.Handle(StateSQLPrepare)
-	sev := Adjust(Error, h)
-	for _, st := range p.Group.Stmts {
+// prepOp is one SQL-level prepared-statement operation of a group.
+type prepOp struct {
+	st   *Stmt
+	kind string // "PREPARE", "EXECUTE", "DEALLOCATE"
+	name string // empty for DEALLOCATE ALL
+}
+
+// prepOps lists the PREPARE, EXECUTE (also under EXPLAIN and CREATE TABLE
+// AS) and DEALLOCATE statements of stmts, in order.
+func prepOps(stmts []*Stmt) []prepOp {
+	var ops []prepOp
+	for _, st := range stmts {
 		if st.Node == nil {
 			continue
 		}
 		switch {
 		case st.Node.GetPrepareStmt() != nil:
-			name := st.Node.GetPrepareStmt().Name
-			p.Report(st, -1, sev, fmt.Sprintf("PREPARE %s creates a statement on the server connection only: the client's EXECUTE in a later transaction may run on another connection (prepared statement does not exist) and the next client of this one gets \"already exists\"; %s", name, note), "")
+			ops = append(ops, prepOp{st, "PREPARE", st.Node.GetPrepareStmt().Name})
 		case st.Node.GetDeallocateStmt() != nil:
-			name := st.Node.GetDeallocateStmt().Name
-			if name == "" {
-				p.Report(st, -1, Info, "DEALLOCATE ALL removes the prepared statements of whatever server connection it runs on, not the ones this client made; "+note, "")
-				continue
-			}
-			p.Report(st, -1, sev, fmt.Sprintf("DEALLOCATE %s may run on a server connection that never prepared it; %s", name, note), "")
-		default:
-			// EXECUTE at top level, under EXPLAIN or CREATE TABLE AS.
+			ops = append(ops, prepOp{st, "DEALLOCATE", st.Node.GetDeallocateStmt().Name})
+		case st.Node.GetExplainStmt() != nil, st.Node.GetCreateTableAsStmt() != nil, st.Node.GetExecuteStmt() != nil:
 			Walk(st.Node, func(m protoreflect.Message) bool {
 				switch x := m.Interface().(type) {
 				case *pg.ExecuteStmt:
-					p.Report(st, -1, sev, fmt.Sprintf("EXECUTE %s needs a statement prepared earlier on the same server connection, which a transaction pooler does not guarantee; %s", x.Name, note), "")
+					ops = append(ops, prepOp{st, "EXECUTE", x.Name})
 					return false
-				case *pg.SelectStmt, *pg.InsertStmt, *pg.UpdateStmt, *pg.DeleteStmt, *pg.CreateStmt:
+				case *pg.SelectStmt, *pg.InsertStmt, *pg.UpdateStmt, *pg.DeleteStmt, *pg.MergeStmt:
 					return false // EXECUTE cannot sit under these
 				}
 				return true
 			})
+		}
+	}
+	return ops
+}
+
+func checkSQLPrepare(p *Pass) {
+	h, note := p.Target.Handle(StateSQLPrepare)
+	sev := Adjust(Error, h)
+	ops := prepOps(p.Group.Stmts)
+	// preparedBefore reports whether the group prepares name (any name
+	// when empty) before op i; deallocatedAfter whether it deallocates
+	// name after op i. Only one transaction keeps one server connection.
+	preparedBefore := func(i int, name string) bool {
+		for _, o := range ops[:i] {
+			if p.Group.Explicit && o.kind == "PREPARE" && (name == "" || o.name == name) {
+				return true
+			}
+		}
+		return false
+	}
+	deallocatedAfter := func(i int, name string) bool {
+		for _, o := range ops[i+1:] {
+			if p.Group.Explicit && o.kind == "DEALLOCATE" && (o.name == "" || o.name == name) {
+				return true
+			}
+		}
+		return false
+	}
+	for i, o := range ops {
+		switch {
+		case o.kind == "PREPARE":
+			if deallocatedAfter(i, o.name) {
+				continue // prepared, used and deallocated in one transaction
+			}
+			p.Report(o.st, -1, sev, StateMessage("PREPARE "+o.name+" creates the statement on the server connection, not for the client",
+				"the client's EXECUTE in a later transaction may run on a connection without it, and the next client of this one gets \"already exists\" when it prepares the same name", h, note), "")
+		case preparedBefore(i, o.name):
+			continue // runs on the connection that prepared it
+		case o.kind == "EXECUTE":
+			p.Report(o.st, -1, sev, StateMessage("EXECUTE "+o.name+" needs a statement prepared earlier on the same server connection",
+				"in a transaction of its own it may run on a connection where it does not exist, or where another client prepared a different statement under that name", h, note), "")
+		case o.name == "":
+			p.Report(o.st, -1, Info, StateMessage("DEALLOCATE ALL acts on whichever server connection this transaction gets, not necessarily the ones this client prepared statements on",
+				"those keep their statements", h, note), "")
+		default:
+			p.Report(o.st, -1, sev, StateMessage("DEALLOCATE "+o.name+" may run on a server connection that never prepared it",
+				"it then fails, and the connection that did keeps the statement", h, note), "")
 		}
 	}
 }

@@ -45,18 +45,18 @@ type State int
 
 // Kinds of session state.
 const (
-	StateTrackedParam State = iota + 1 // client_encoding, DateStyle, TimeZone, IntervalStyle, standard_conforming_strings, application_name
-	StateParam                         // any other run-time parameter
-	StateRole                          // SET ROLE, SET SESSION AUTHORIZATION
-	StateAdvisoryLock                  // session-level advisory lock
-	StateListen                        // LISTEN channel registration
-	StateTempObject                    // temporary table, view, sequence, function
-	StateHoldCursor                    // DECLARE … WITH HOLD
-	StateSQLPrepare                    // SQL PREPARE / EXECUTE / DEALLOCATE
-	StateLoad                          // LOAD 'library'
-	StateSequence                      // currval()/lastval() after nextval()
-	StateDiscard                       // DISCARD
-	StateBackendIdentity               // pg_backend_pid(), inet_client_addr()
+	StateTrackedParam    State = iota + 1 // client_encoding, DateStyle, TimeZone, IntervalStyle, standard_conforming_strings, application_name
+	StateParam                            // any other run-time parameter
+	StateRole                             // SET ROLE, SET SESSION AUTHORIZATION
+	StateAdvisoryLock                     // session-level advisory lock
+	StateListen                           // LISTEN channel registration
+	StateTempObject                       // temporary table, view, sequence, function
+	StateHoldCursor                       // DECLARE … WITH HOLD
+	StateSQLPrepare                       // SQL PREPARE / EXECUTE / DEALLOCATE
+	StateLoad                             // LOAD 'library'
+	StateSequence                         // currval()/lastval() after nextval()
+	StateDiscard                          // DISCARD
+	StateBackendIdentity                  // pg_backend_pid(), inet_client_addr()
 )
 
 // Handling is what a pooler in transaction mode does about a kind of state.
@@ -90,8 +90,11 @@ var TrackedParams = map[string]bool{
 func (t Target) Handle(k State) (Handling, string) {
 	switch t {
 	case PgBouncer, PgBouncerLegacy:
-		if k == StateTrackedParam {
+		switch k {
+		case StateTrackedParam:
 			return Repairs, "behind PgBouncer this parameter is restored per client (it is one of the six PgBouncer tracks)"
+		case StateBackendIdentity:
+			return Breaks, "PgBouncer may run each transaction on a different server connection"
 		}
 		return Breaks, "PgBouncer does not reset server connections in transaction mode"
 	case PgDog:
@@ -102,6 +105,8 @@ func (t Target) Handle(k State) (Handling, string) {
 			return Pins, "PgDog pins the client to its server while it holds an advisory lock, but a client that dies holding one leaves the lock on the pooled connection"
 		case StateListen:
 			return Repairs, "PgDog relays LISTEN/NOTIFY for its clients"
+		case StateBackendIdentity:
+			return Breaks, "PgDog may run each transaction on a different server connection"
 		}
 		return Breaks, "PgDog hands the connection to other clients with this state still on it"
 	case RDSProxy:

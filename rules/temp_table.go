@@ -81,8 +81,11 @@ func lastName(names []*pg.Node) string {
 }
 
 func checkTempTable(p *Pass) {
+	if p.Group.RolledBack() {
+		return // ROLLBACK drops what the transaction created
+	}
 	h, note := p.Target.Handle(StateTempObject)
-	for _, st := range p.Group.Stmts {
+	for i, st := range p.Group.Stmts {
 		if st.Node == nil {
 			continue
 		}
@@ -90,15 +93,51 @@ func checkTempTable(p *Pass) {
 		if !ok {
 			continue
 		}
-		switch t.onCommit {
-		case pg.OnCommitAction_ONCOMMIT_DROP:
-			if p.Group.Explicit {
-				continue // dropped at the COMMIT of the transaction that made it
-			}
-		case pg.OnCommitAction_ONCOMMIT_DELETE_ROWS:
-			p.Report(st, t.loc, Adjust(Error, h), fmt.Sprintf("temporary %s %s with ON COMMIT DELETE ROWS keeps its definition for the session: it stays on the server connection, is missing for the client's next transaction on another connection and collides with CREATE by the next client of this one; %s", t.kind, t.name, note), "")
+		what := fmt.Sprintf("temporary %s %s", t.kind, t.name)
+		switch {
+		case t.onCommit == pg.OnCommitAction_ONCOMMIT_DROP:
+			// Dropped at the COMMIT of the transaction that made it (in
+			// autocommit, at the end of the statement).
+			continue
+		case p.Group.Explicit && droppedLater(p.Group.Stmts[i+1:], t.name):
+			continue // created and dropped in one transaction
+		case t.onCommit == pg.OnCommitAction_ONCOMMIT_DELETE_ROWS:
+			what += " with ON COMMIT DELETE ROWS loses its rows at COMMIT but lives until the session ends"
+		default:
+			what += " lives until the session ends"
+		}
+		p.Report(st, t.loc, Adjust(Error, h), StateMessage(what,
+			"the client's later transactions may run on a server connection without it, and the next client of this one sees it (or fails to create its own)", h, note), "")
+	}
+}
+
+// droppedLater reports whether one of stmts drops the object named name
+// (DROP TABLE/VIEW/SEQUENCE/FUNCTION …) or every temporary object
+// (DISCARD TEMP).
+func droppedLater(stmts []*Stmt, name string) bool {
+	for _, st := range stmts {
+		if st.Node == nil {
 			continue
 		}
-		p.Report(st, t.loc, Adjust(Error, h), fmt.Sprintf("temporary %s %s lives until the session ends: it stays on the server connection, is missing for the client's next transaction on another connection and is visible to (or collides with) the next client of this one; %s", t.kind, t.name, note), "")
+		if d := st.Node.GetDiscardStmt(); d != nil && d.Target == pg.DiscardMode_DISCARD_TEMP {
+			return true
+		}
+		d := st.Node.GetDropStmt()
+		if d == nil {
+			continue
+		}
+		for _, o := range d.Objects {
+			var names []*pg.Node
+			switch {
+			case o.GetList() != nil:
+				names = o.GetList().Items
+			case o.GetObjectWithArgs() != nil:
+				names = o.GetObjectWithArgs().Objname
+			}
+			if strings.EqualFold(lastName(names), name) {
+				return true
+			}
+		}
 	}
+	return false
 }

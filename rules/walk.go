@@ -58,7 +58,7 @@ func (st *Stmt) Calls() []Call {
 		return st.calls
 	}
 	st.callsDone = true
-	if !st.mentions {
+	if len(st.mentioned) == 0 {
 		return nil
 	}
 	Walk(st.Node, func(m protoreflect.Message) bool {
@@ -96,6 +96,9 @@ func (st *Stmt) collect(m protoreflect.Message) bool {
 // CallsNamed returns the calls whose name is in names. Calls qualified with
 // a schema other than pg_catalog are user functions and are left out.
 func (st *Stmt) CallsNamed(names ...string) []Call {
+	if !st.mentions(names) {
+		return nil
+	}
 	var out []Call
 	for _, c := range st.Calls() {
 		if c.Schema != "" && c.Schema != "pg_catalog" {

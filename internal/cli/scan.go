@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -66,7 +65,7 @@ func parseFailOn(s string) (rules.Severity, error) {
 	}
 	sev, err := rules.ParseSeverity(s)
 	if err != nil {
-		return 0, fmt.Errorf("--fail-on: %v (or never)", err)
+		return 0, fmt.Errorf("--fail-on: unknown severity %q (want critical, error, warning, info or never)", s)
 	}
 	return sev, nil
 }
@@ -115,9 +114,6 @@ func runScan(e *env, f scanFlags, args []string) error {
 	}
 	files, err := analyzer.Collect(paths)
 	if err != nil {
-		if errors.Is(err, analyzer.ErrNotFound) {
-			return err
-		}
 		return err
 	}
 	inputs = append(inputs, files...)
@@ -128,6 +124,9 @@ func runScan(e *env, f scanFlags, args []string) error {
 		return err
 	}
 	rep.Version = version.String()
+	for _, sk := range rep.Summary.Skipped {
+		fmt.Fprintf(e.stderr, "pgpoolcheck: %s: skipped: %s\n", sk.File, sk.Reason)
+	}
 	if err := output.Write(e.stdout, f.format, rep, output.Options{Color: color}); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}

@@ -102,11 +102,31 @@ func findBody(src []byte, st *Statement, text string) (body, bool) {
 	return body{}, false
 }
 
+// Filter lets a caller skip work on routine bodies that cannot matter to
+// it. Both functions get lower-case text; nil functions keep everything.
+type Filter struct {
+	// Relevant reports whether text may hold a statement of interest. A
+	// body, or a PL/pgSQL expression, without one is not parsed.
+	Relevant func(lower string) bool
+	// NeedsContext reports whether a body's statements must all be kept
+	// because a statement of interest depends on the ones around it.
+	NeedsContext func(lower string) bool
+}
+
+func (f *Filter) relevant(text string) bool {
+	return f == nil || f.Relevant == nil || f.Relevant(strings.ToLower(text))
+}
+
+func (f *Filter) needsContext(text string) bool {
+	return f == nil || f.Relevant == nil || f.NeedsContext == nil || f.NeedsContext(strings.ToLower(text))
+}
+
 // Bodies returns the statements inside the routine body of st: a CREATE
 // FUNCTION / PROCEDURE in LANGUAGE sql or plpgsql, or a DO block in
 // plpgsql. It returns nil for every other statement. Statements in a body
-// run when the routine is called, not when it is created.
-func Bodies(src []byte, st *Statement) []Statement {
+// run when the routine is called, not when it is created. filter (may be
+// nil) skips bodies and PL/pgSQL expressions that cannot matter.
+func Bodies(src []byte, st *Statement, filter *Filter) []Statement {
 	if st.Node == nil {
 		return nil
 	}
@@ -137,7 +157,7 @@ func Bodies(src []byte, st *Statement) []Statement {
 	if atomic {
 		return atomicBody(st, st.Node.GetCreateFunctionStmt().SqlBody, origin)
 	}
-	if text == "" {
+	if text == "" || !filter.relevant(text) {
 		return nil
 	}
 	b, ok := findBody(src, st, text)
@@ -149,7 +169,7 @@ func Bodies(src []byte, st *Statement) []Statement {
 	case "sql":
 		out = sqlBody(b)
 	case "plpgsql":
-		out = plpgsqlBody(src, st, b)
+		out = plpgsqlBody(src, st, b, filter)
 	}
 	for i := range out {
 		out[i].Body = origin
@@ -277,7 +297,7 @@ func walkDyn(v any, line int, out *[]plExpr) {
 
 // plpgsqlBody compiles a PL/pgSQL routine with libpg_query and returns the
 // SQL statements and expressions in it, each at its body line.
-func plpgsqlBody(src []byte, st *Statement, b body) []Statement {
+func plpgsqlBody(src []byte, st *Statement, b body, filter *Filter) []Statement {
 	js, err := pg.ParsePlPgSqlToJSON(string(src[st.Start:st.End]))
 	if err != nil {
 		return plpgsqlFallback(b)
@@ -289,10 +309,11 @@ func plpgsqlBody(src []byte, st *Statement, b body) []Statement {
 	var exprs []plExpr
 	walkPL(tree, 0, false, &exprs)
 	bodyLines := NewLineIndex([]byte(b.text))
+	all := filter.needsContext(b.text)
 	var out []Statement
 	for _, e := range exprs {
 		text, skip := plQueryText(e)
-		if text == "" {
+		if text == "" || (!all && !filter.relevant(text)) {
 			continue
 		}
 		res, err := pg.Parse(text)

@@ -51,7 +51,7 @@ func FuzzSplit(f *testing.F) {
 				if st.Err == nil {
 					starts = append(starts, st.Start)
 				}
-				for _, b := range Bodies(src, &st) {
+				for _, b := range Bodies(src, &st, nil) {
 					if b.Start < 0 || b.End > len(src) || b.Start > b.End {
 						t.Fatalf("body statement [%d,%d) outside text of %d bytes", b.Start, b.End, len(src))
 					}

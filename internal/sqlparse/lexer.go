@@ -67,7 +67,7 @@ func lowerASCII(b []byte) string {
 }
 
 // skipQuoted returns the offset just past a quoted token that starts at
-// src[i] == quote. backslash enables E'' escapes. An unterminated token runs
+// src[i] == quote. backslash enables E” escapes. An unterminated token runs
 // to the end of src.
 func skipQuoted(src []byte, i int, quote byte, backslash bool) int {
 	i++
@@ -176,6 +176,12 @@ type stmtState struct {
 	copyStdin  bool   // COPY … FROM STDIN
 	second     string // second and third word, for CREATE OR REPLACE
 	third      string
+}
+
+// wantsWords reports whether the next word matters to the state; when it
+// does not, the caller only counts it and saves lower-casing it.
+func (s *stmtState) wantsWords() bool {
+	return s.words < 4 || s.routine || s.first == "copy"
 }
 
 func (s *stmtState) word(w string, parenDepth int) {
@@ -372,7 +378,11 @@ func Split(src []byte) *Script {
 				i = skipQuoted(src, j+1, src[j+1], false)
 				break
 			}
-			st.word(lowerASCII(src[i:j]), paren)
+			if st.wantsWords() {
+				st.word(lowerASCII(src[i:j]), paren)
+			} else {
+				st.words++
+			}
 			i = j
 		case c >= '0' && c <= '9':
 			j := i + 1

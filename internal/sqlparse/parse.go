@@ -8,6 +8,7 @@ package sqlparse
 
 import (
 	"errors"
+	"unsafe"
 
 	pg "github.com/pganalyze/pg_query_go/v5"
 	"github.com/pganalyze/pg_query_go/v5/parser"
@@ -51,7 +52,9 @@ func (e *ParseError) Error() string { return e.Message }
 func (s *Statement) Source(src []byte) string { return string(src[s.Start:s.End]) }
 
 // ParseChunk parses one chunk of src as found by Split. Usually it yields one
-// statement; a chunk the splitter could not divide may yield several.
+// statement; a chunk the splitter could not divide may yield several. The
+// statements' Text may share memory with src: src must not be modified
+// while they are in use.
 func ParseChunk(src []byte, c Chunk) []Statement {
 	text := chunkText(src, c, false)
 	res, err := pg.Parse(text)
@@ -94,7 +97,12 @@ func ParseChunk(src []byte, c Chunk) []Statement {
 // Offsets never move.
 func chunkText(src []byte, c Chunk, vars bool) string {
 	if len(c.Meta) == 0 && !vars {
-		return string(src[c.Start:c.End])
+		if c.End == c.Start {
+			return ""
+		}
+		// The source is never modified while it is scanned, so the
+		// statement text can share its bytes instead of copying them.
+		return unsafe.String(&src[c.Start], c.End-c.Start)
 	}
 	b := []byte(string(src[c.Start:c.End]))
 	for _, m := range c.Meta {

@@ -63,3 +63,30 @@ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;
 SET LOCAL search_path = tenant_9;
 SELECT set_config('app.tenant_id', '9', true);
 COMMIT;
+
+-- set and reset in one transaction: nothing reaches the pool
+BEGIN;
+SET statement_timeout = 0;
+CREATE INDEX idx_orders_created ON orders (created_at);
+RESET statement_timeout;
+COMMIT;
+
+BEGIN;
+SET work_mem = '1GB';
+SET search_path = reporting;
+SELECT set_config('app.tenant_id', '3', false);
+REFRESH MATERIALIZED VIEW reporting.daily;
+SET search_path TO DEFAULT;
+RESET ALL;
+COMMIT;
+
+-- rolled back: SET is transactional
+BEGIN;
+SET search_path = test_schema;
+SELECT set_config('app.tenant_id', '99', false);
+SELECT * FROM invoices;
+ROLLBACK;
+
+START TRANSACTION;
+SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY;
+ABORT;

@@ -20,7 +20,7 @@ BEGIN
   END IF;
   RETURN old;
 EXCEPTION WHEN others THEN
-  RESET work_mem; -- want session-set:warning
+  RESET statement_timeout; -- want session-set:warning
   RETURN NULL;
 END;
 $fn$;

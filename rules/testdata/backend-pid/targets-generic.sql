@@ -1,0 +1,2 @@
+-- target: generic
+SELECT pg_backend_pid(); -- want backend-pid:info

@@ -1,0 +1,2 @@
+-- target: rds-proxy
+SELECT pg_backend_pid(); -- want backend-pid:info

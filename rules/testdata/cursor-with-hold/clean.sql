@@ -1,0 +1,46 @@
+-- Cursors without HOLD, or closed in the transaction that declared them.
+BEGIN;
+DECLARE c CURSOR FOR SELECT * FROM orders;
+FETCH 100 FROM c;
+CLOSE c;
+COMMIT;
+
+BEGIN;
+DECLARE c1 CURSOR WITHOUT HOLD FOR SELECT 1;
+DECLARE c2 BINARY CURSOR FOR SELECT 1;
+DECLARE c3 SCROLL CURSOR FOR SELECT 1;
+FETCH ALL FROM c3;
+COMMIT;
+
+BEGIN;
+DECLARE held CURSOR WITH HOLD FOR SELECT * FROM events;
+FETCH 10 FROM held;
+CLOSE held;
+COMMIT;
+
+START TRANSACTION;
+DECLARE h1 CURSOR WITH HOLD FOR SELECT 1;
+DECLARE h2 CURSOR WITH HOLD FOR SELECT 2;
+CLOSE ALL;
+END;
+
+-- PL/pgSQL cursors are not SQL DECLARE
+CREATE FUNCTION app.walk() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  cur CURSOR FOR SELECT id FROM users;
+  hold_rec record;
+BEGIN
+  FOR hold_rec IN cur LOOP
+    RAISE NOTICE '%', hold_rec.id;
+  END LOOP;
+END;
+$$;
+
+-- words only
+SELECT 'DECLARE c CURSOR WITH HOLD FOR SELECT 1' AS sql_text;
+CREATE TABLE cursors (with_hold boolean, hold text);
+
+-- an aborted transaction takes its cursors with it
+BEGIN;
+DECLARE gone CURSOR WITH HOLD FOR SELECT 1;
+ROLLBACK;

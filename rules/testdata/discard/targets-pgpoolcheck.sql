@@ -1,0 +1,2 @@
+-- target: pgpoolcheck
+DISCARD ALL; -- want discard:info

@@ -1,0 +1,3 @@
+-- target: generic
+LISTEN job_created; -- want listen:error
+UNLISTEN *; -- want listen:info

@@ -1,0 +1,2 @@
+-- target: pgpoolcheck
+LISTEN job_created; -- want listen:warning

@@ -1,0 +1,2 @@
+-- target: rds-proxy
+LISTEN job_created; -- want listen:warning

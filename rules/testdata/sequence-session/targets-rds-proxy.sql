@@ -1,0 +1,2 @@
+-- target: rds-proxy
+SELECT currval('orders_id_seq'); -- want sequence-session:warning

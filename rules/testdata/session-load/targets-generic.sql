@@ -1,0 +1,2 @@
+-- target: generic
+LOAD 'auto_explain'; -- want session-load:warning

@@ -1,0 +1,2 @@
+-- target: rds-proxy
+LOAD 'auto_explain'; -- want session-load:warning

@@ -1,0 +1,2 @@
+-- target: generic
+CREATE TEMP TABLE import_rows (id int); -- want temp-table:error
