@@ -62,7 +62,7 @@ func Collect(paths []string) ([]Input, error) {
 			ext := strings.ToLower(filepath.Ext(path))
 			for _, e := range SQLExtensions {
 				if ext == e && d.Type().IsRegular() {
-					out = append(out, Input{Name: path})
+					out = append(out, Input{Name: asGiven(p, path)})
 					break
 				}
 			}
@@ -73,6 +73,19 @@ func Collect(paths []string) ([]Input, error) {
 		}
 	}
 	return out, nil
+}
+
+// asGiven rebuilds path, found by walking root, with root spelled as the
+// user gave it ("./db" stays "./db/…", which filepath.Join would clean).
+func asGiven(root, path string) string {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return path
+	}
+	if strings.HasSuffix(root, string(filepath.Separator)) {
+		return root + rel
+	}
+	return root + string(filepath.Separator) + rel
 }
 
 // ReadStdin reads a whole stream as one input.

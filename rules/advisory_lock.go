@@ -33,18 +33,6 @@ func lockKey(c Call) (string, bool) {
 	return key, true
 }
 
-// releases reports whether unlock call u may release lock call l: it
-// releases everything (pg_advisory_unlock_all), or one of the keys is not a
-// constant, or the keys are equal.
-func releases(u, l Call) bool {
-	if u.Name == "pg_advisory_unlock_all" {
-		return true
-	}
-	uk, uok := lockKey(u)
-	lk, lok := lockKey(l)
-	return !uok || !lok || uk == lk
-}
-
 // callLabel renders a call for a message: pg_advisory_lock(42) when the
 // arguments are constants, pg_advisory_lock(…) otherwise.
 func callLabel(c Call) string {
@@ -64,6 +52,7 @@ func checkAdvisoryLock(p *Pass) {
 	type lock struct {
 		st       *Stmt
 		c        Call
+		key      string // constant key arguments; "" when not constant
 		released bool
 	}
 	var locks []*lock
@@ -71,17 +60,19 @@ func checkAdvisoryLock(p *Pass) {
 		calls := st.CallsNamed(advisoryFuncs...)
 		slices.SortStableFunc(calls, func(a, b Call) int { return int(a.Location) - int(b.Location) })
 		for _, c := range calls {
+			key, _ := lockKey(c)
 			if slices.Contains(advisoryLockFuncs, c.Name) {
-				locks = append(locks, &lock{st: st, c: c})
+				locks = append(locks, &lock{st: st, c: c, key: key})
 				continue
 			}
 			// In one transaction an unlock releases the locks taken before
-			// it; on its own it may run on a connection that holds nothing.
+			// it with the same key; pg_advisory_unlock_all, or a key that is
+			// not a constant on either side, may release any of them. On
+			// its own an unlock may run on a connection that holds nothing.
 			matched := false
 			for _, l := range locks {
-				if p.Group.Explicit && releases(c, l.c) {
-					l.released = true
-					matched = true
+				if p.Group.Explicit && (c.Name == "pg_advisory_unlock_all" || key == "" || l.key == "" || key == l.key) {
+					l.released, matched = true, true
 				}
 			}
 			if !matched {

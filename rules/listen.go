@@ -20,14 +20,11 @@ type listenOp struct {
 }
 
 func checkListen(p *Pass) {
-	if p.Group.RolledBack() {
-		return // LISTEN takes effect at COMMIT; an aborted one never does
-	}
 	h, note := p.Target.Handle(StateListen)
 	var ops []listenOp
 	for i, st := range p.Group.Stmts {
-		if st.Node == nil {
-			continue
+		if st.Node == nil || p.Group.Undone(i) {
+			continue // LISTEN takes effect at COMMIT; an aborted one never does
 		}
 		if l := st.Node.GetListenStmt(); l != nil {
 			ops = append(ops, listenOp{i, l.Conditionname, true})

@@ -12,6 +12,7 @@ package rules
 
 import (
 	"embed"
+	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v5"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
@@ -82,6 +83,9 @@ type Group struct {
 	Explicit bool
 	// Body names the routine when the group is a routine body.
 	Body string
+
+	undone []bool      // see Undone
+	idx    *groupIndex // see index
 }
 
 // RolledBack reports whether the group is a transaction that ends with
@@ -98,6 +102,96 @@ func (g *Group) RolledBack() bool {
 	}
 	ts := last.Node.GetTransactionStmt()
 	return ts != nil && ts.Kind == pg.TransactionStmtKind_TRANS_STMT_ROLLBACK
+}
+
+// Undone reports whether the effects of statement i that a rollback
+// undoes are undone: the group is rolled back, or a later ROLLBACK TO
+// SAVEPOINT returns to a savepoint set before statement i.
+func (g *Group) Undone(i int) bool {
+	if g.RolledBack() {
+		return true
+	}
+	if !g.Explicit || g.Body != "" {
+		return false
+	}
+	if g.undone == nil {
+		g.undone = undoneBySavepoints(g.Stmts)
+	}
+	return g.undone[i]
+}
+
+// undoneBySavepoints marks the statements that a ROLLBACK TO SAVEPOINT
+// undoes: those after the savepoint it returns to.
+func undoneBySavepoints(stmts []*Stmt) []bool {
+	undone := make([]bool, len(stmts))
+	var marks []int // open savepoints, by statement index
+	for k, st := range stmts {
+		ts := st.txStmt()
+		if ts == nil {
+			continue
+		}
+		switch ts.Kind {
+		case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
+			marks = append(marks, k)
+		case pg.TransactionStmtKind_TRANS_STMT_RELEASE, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+			// Find the latest savepoint of that name; RELEASE destroys it
+			// and the later ones, ROLLBACK TO keeps it and undoes what
+			// follows it.
+			for m := len(marks) - 1; m >= 0; m-- {
+				if stmts[marks[m]].txStmt().SavepointName != ts.SavepointName {
+					continue
+				}
+				if ts.Kind == pg.TransactionStmtKind_TRANS_STMT_RELEASE {
+					marks = marks[:m]
+					break
+				}
+				for j := marks[m] + 1; j < k; j++ {
+					undone[j] = true
+				}
+				marks = marks[:m+1]
+				break
+			}
+		}
+	}
+	return undone
+}
+
+// planOnly reports whether the statement is an EXPLAIN without ANALYZE,
+// which plans the statement under it without running its functions.
+func (st *Stmt) planOnly() bool {
+	if st.Node == nil || st.Node.GetExplainStmt() == nil {
+		return false
+	}
+	for _, o := range st.Node.GetExplainStmt().Options {
+		if d := o.GetDefElem(); d != nil && strings.EqualFold(d.Defname, "analyze") {
+			return d.Arg != nil && !optionOn(d.Arg)
+		}
+	}
+	return true
+}
+
+// optionOn reads the value of a boolean option (EXPLAIN (ANALYZE off)):
+// true unless it is a constant that means false.
+func optionOn(n *pg.Node) bool {
+	switch {
+	case n.GetBoolean() != nil:
+		return n.GetBoolean().Boolval
+	case n.GetInteger() != nil:
+		return n.GetInteger().Ival != 0
+	case n.GetString_() != nil:
+		switch strings.ToLower(n.GetString_().Sval) {
+		case "false", "off", "no", "f", "n", "0":
+			return false
+		}
+	}
+	return true
+}
+
+func (st *Stmt) txStmt() *pg.TransactionStmt {
+	if st.Node == nil {
+		return nil
+	}
+	return st.Node.GetTransactionStmt()
 }
 
 // Finding is one problem a rule found.

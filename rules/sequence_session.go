@@ -1,6 +1,9 @@
 package rules
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // SequenceSession flags currval() and lastval().
 var SequenceSession = &Rule{
@@ -31,39 +34,52 @@ func checkSequenceSession(p *Pass) {
 	}
 }
 
-// sequenceAdvancedBefore reports whether a nextval()/setval() of the same
-// sequence runs before call c of statement i in the same transaction, in
-// the same statement, or — inside an explicit transaction — an INSERT that
-// may have called it through a column default.
-func sequenceAdvancedBefore(g *Group, i int, c Call) bool {
-	want := ""
-	if c.Name == "currval" && len(c.Args) == 1 {
-		want, _ = ConstKey(c.Args[0])
+// seqKey identifies the sequence a currval/nextval/setval call names by
+// a constant: 'public.orders_id_seq' and 'orders_id_seq' are the same key.
+// ok is false for a call without a constant first argument.
+func seqKey(c Call) (string, bool) {
+	if len(c.Args) == 0 {
+		return "", false
 	}
-	matches := func(n Call) bool {
-		if want == "" || len(n.Args) == 0 {
-			return true
-		}
-		k, ok := ConstKey(n.Args[0])
-		return !ok || k == want
+	s, ok := ConstString(c.Args[0])
+	if !ok {
+		return "", false
+	}
+	s = strings.ToLower(strings.ReplaceAll(s, `"`, ""))
+	if k := strings.LastIndexByte(s, '.'); k >= 0 {
+		s = s[k+1:]
+	}
+	return s, true
+}
+
+// sequenceAdvancedBefore reports whether a nextval()/setval() of the same
+// sequence runs before call c of statement i in the same transaction: in
+// the same statement, or — inside an explicit transaction — in an earlier
+// statement, or an earlier INSERT or COPY that may have called it through
+// a column default.
+func sequenceAdvancedBefore(g *Group, i int, c Call) bool {
+	want, known := "", false
+	if c.Name == "currval" {
+		want, known = seqKey(c)
 	}
 	for _, n := range g.Stmts[i].CallsNamed("nextval", "setval") {
-		if matches(n) {
+		if k, ok := seqKey(n); !known || !ok || k == want {
 			return true
 		}
 	}
 	if !g.Explicit {
 		return false
 	}
-	for _, st := range g.Stmts[:i] {
-		for _, n := range st.CallsNamed("nextval", "setval") {
-			if matches(n) {
-				return true
-			}
-		}
-		if st.Node != nil && (st.Node.GetInsertStmt() != nil || st.Node.GetCopyStmt() != nil) {
-			return true
-		}
+	x := g.index()
+	before := func(m map[string]int, key string) bool {
+		k, ok := m[key]
+		return ok && k < i
 	}
-	return false
+	if before(x.firstAdvance, "insert") || before(x.firstAdvance, "*") {
+		return true
+	}
+	if !known {
+		return before(x.firstAdvance, "any")
+	}
+	return before(x.firstAdvance, "seq:"+want)
 }

@@ -18,17 +18,25 @@ var SessionRole = &Rule{
 	Check:    checkSessionRole,
 }
 
-// roleBreaks is what breaks when a role change stays on the connection.
-const roleBreaks = "the next client of this server connection runs with its privileges, and the client's later transactions may run without them"
+// roleBreaks says what breaks when a change to role stays on the server
+// connection.
+func roleBreaks(role string) string {
+	return "the next client of this connection runs as " + roleName(role) + ", and the client's own later transactions may run without it"
+}
+
+// roleName names a role for a message.
+func roleName(role string) string {
+	if role == "" {
+		return "that role"
+	}
+	return "role " + role
+}
 
 func checkSessionRole(p *Pass) {
-	if p.Group.RolledBack() {
-		return // ROLLBACK undoes SET ROLE
-	}
 	h, note := p.Target.Handle(StateRole)
 	for i, st := range p.Group.Stmts {
-		if st.Node == nil {
-			continue
+		if st.Node == nil || p.Group.Undone(i) {
+			continue // ROLLBACK undoes SET ROLE
 		}
 		if vs := st.Node.GetVariableSetStmt(); vs != nil && !vs.IsLocal && isRoleParam(strings.ToLower(vs.Name)) && !pairedSet(p.Group, i, vs) {
 			what := "SET ROLE"
@@ -49,7 +57,11 @@ func checkSessionRole(p *Pass) {
 				p.Report(st, -1, Adjust(Warning, h), StateMessage(what+" acts on whichever server connection this transaction gets, not necessarily the one the earlier change was made on",
 					"that connection keeps the changed privileges for its next client", h, note), "")
 			case vs.Kind == pg.VariableSetKind_VAR_SET_VALUE:
-				p.Report(st, -1, Adjust(Critical, h), StateMessage(what+" changes the privileges of the server connection for the rest of the session"+txNote(p), roleBreaks, h, note), "")
+				role := ""
+				if len(vs.Args) == 1 {
+					role, _ = ConstString(vs.Args[0])
+				}
+				p.Report(st, -1, Adjust(Critical, h), StateMessage(what+" "+role+" switches the server connection to "+roleName(role)+" for the rest of the session"+txNote(p), roleBreaks(role), h, note), "")
 			}
 		}
 		for _, c := range st.CallsNamed("set_config") {
@@ -61,13 +73,14 @@ func checkSessionRole(p *Pass) {
 			if !ok || !isRoleParam(name) {
 				continue
 			}
+			role, _ := ConstString(c.Args[1])
 			local, known := ConstBool(c.Args[2])
 			switch {
 			case known && local, resetLater(p.Group, i, name):
 			case !known:
-				p.Report(st, c.Location, Adjust(Warning, h), StateMessage(fmt.Sprintf("set_config('%s', …, is_local) changes the privileges of the server connection for the rest of the session when is_local is false at run time", name)+txNote(p), roleBreaks, h, note), "")
+				p.Report(st, c.Location, Adjust(Warning, h), StateMessage(fmt.Sprintf("set_config('%s', …, is_local) switches the server connection to %s for the rest of the session when is_local is false at run time", name, roleName(role))+txNote(p), roleBreaks(role), h, note), "")
 			default:
-				p.Report(st, c.Location, Adjust(Critical, h), StateMessage(fmt.Sprintf("set_config('%s', …, false) changes the privileges of the server connection for the rest of the session", name)+txNote(p), roleBreaks, h, note), "")
+				p.Report(st, c.Location, Adjust(Critical, h), StateMessage(fmt.Sprintf("set_config('%s', …, false) switches the server connection to %s for the rest of the session", name, roleName(role))+txNote(p), roleBreaks(role), h, note), "")
 			}
 		}
 	}

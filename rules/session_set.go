@@ -44,12 +44,9 @@ const (
 )
 
 func checkSessionSet(p *Pass) {
-	if p.Group.RolledBack() {
-		return // ROLLBACK undoes SET, SET SESSION and set_config(…, false)
-	}
 	for i, st := range p.Group.Stmts {
-		if st.Node == nil {
-			continue
+		if st.Node == nil || p.Group.Undone(i) {
+			continue // ROLLBACK undoes SET, SET SESSION and set_config(…, false)
 		}
 		if vs := st.Node.GetVariableSetStmt(); vs != nil && !pairedSet(p.Group, i, vs) {
 			sessionSetStmt(p, st, vs)
@@ -136,56 +133,6 @@ func paramChange(vs *pg.VariableSetStmt) (name string, set, reset bool) {
 		return "", false, true
 	}
 	return "", false, false
-}
-
-// resetLater reports whether, in one transaction, a statement after the
-// i-th puts parameter name back to its default. A change undone in the
-// transaction that made it never reaches the pool. RESET ALL does not
-// reset the role.
-func resetLater(g *Group, i int, name string) bool {
-	if !g.Explicit {
-		return false
-	}
-	for _, st := range g.Stmts[i+1:] {
-		if st.Node == nil || st.Node.GetVariableSetStmt() == nil {
-			continue
-		}
-		n, _, reset := paramChange(st.Node.GetVariableSetStmt())
-		if reset && (n == name || n == "" && !isRoleParam(name)) {
-			return true
-		}
-	}
-	return false
-}
-
-// setEarlier reports whether, in one transaction, a statement before the
-// i-th sets parameter name (any parameter but the role when name is "").
-func setEarlier(g *Group, i int, name string) bool {
-	if !g.Explicit {
-		return false
-	}
-	for _, st := range g.Stmts[:i] {
-		if st.Node == nil {
-			continue
-		}
-		if vs := st.Node.GetVariableSetStmt(); vs != nil {
-			n, set, _ := paramChange(vs)
-			if set && (n == name || name == "" && !isRoleParam(n)) {
-				return true
-			}
-		}
-		for _, c := range st.CallsNamed("set_config") {
-			if len(c.Args) != 3 {
-				continue
-			}
-			n, known := ConstString(c.Args[0])
-			n = strings.ToLower(n)
-			if known && (n == name || name == "" && !isRoleParam(n)) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // pairedSet reports whether the i-th statement, vs, is one half of a

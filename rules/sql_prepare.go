@@ -8,7 +8,7 @@ import (
 // SQLPrepare flags SQL-level prepared statements.
 var SQLPrepare = &Rule{
 	ID:       "sql-prepare",
-	Title:    "SQL-level PREPARE / EXECUTE / DEALLOCATE",
+	Title:    "PREPARE / EXECUTE / DEALLOCATE at the SQL level",
 	Severity: Error,
 	Fix:      "let the driver prepare statements over the extended protocol (which PgBouncer ≥ 1.21 and pgpoolcheck re-prepare per connection), or PREPARE and EXECUTE inside one transaction and DEALLOCATE before COMMIT",
 	Check:    checkSQLPrepare,

@@ -81,13 +81,10 @@ func lastName(names []*pg.Node) string {
 }
 
 func checkTempTable(p *Pass) {
-	if p.Group.RolledBack() {
-		return // ROLLBACK drops what the transaction created
-	}
 	h, note := p.Target.Handle(StateTempObject)
 	for i, st := range p.Group.Stmts {
-		if st.Node == nil {
-			continue
+		if st.Node == nil || p.Group.Undone(i) {
+			continue // ROLLBACK drops what the transaction created
 		}
 		t, ok := createdTemp(st.Node)
 		if !ok {
@@ -99,7 +96,7 @@ func checkTempTable(p *Pass) {
 			// Dropped at the COMMIT of the transaction that made it (in
 			// autocommit, at the end of the statement).
 			continue
-		case p.Group.Explicit && droppedLater(p.Group.Stmts[i+1:], t.name):
+		case droppedLater(p.Group, i, t.name):
 			continue // created and dropped in one transaction
 		case t.onCommit == pg.OnCommitAction_ONCOMMIT_DELETE_ROWS:
 			what += " with ON COMMIT DELETE ROWS loses its rows at COMMIT but lives until the session ends"
@@ -109,35 +106,4 @@ func checkTempTable(p *Pass) {
 		p.Report(st, t.loc, Adjust(Error, h), StateMessage(what,
 			"the client's later transactions may run on a server connection without it, and the next client of this one sees it (or fails to create its own)", h, note), "")
 	}
-}
-
-// droppedLater reports whether one of stmts drops the object named name
-// (DROP TABLE/VIEW/SEQUENCE/FUNCTION …) or every temporary object
-// (DISCARD TEMP).
-func droppedLater(stmts []*Stmt, name string) bool {
-	for _, st := range stmts {
-		if st.Node == nil {
-			continue
-		}
-		if d := st.Node.GetDiscardStmt(); d != nil && d.Target == pg.DiscardMode_DISCARD_TEMP {
-			return true
-		}
-		d := st.Node.GetDropStmt()
-		if d == nil {
-			continue
-		}
-		for _, o := range d.Objects {
-			var names []*pg.Node
-			switch {
-			case o.GetList() != nil:
-				names = o.GetList().Items
-			case o.GetObjectWithArgs() != nil:
-				names = o.GetObjectWithArgs().Objname
-			}
-			if strings.EqualFold(lastName(names), name) {
-				return true
-			}
-		}
-	}
-	return false
 }

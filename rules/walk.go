@@ -96,7 +96,7 @@ func (st *Stmt) collect(m protoreflect.Message) bool {
 // CallsNamed returns the calls whose name is in names. Calls qualified with
 // a schema other than pg_catalog are user functions and are left out.
 func (st *Stmt) CallsNamed(names ...string) []Call {
-	if !st.mentions(names) {
+	if !st.mentions(names) || st.planOnly() {
 		return nil
 	}
 	var out []Call

@@ -29,3 +29,7 @@ SELECT myschema.pg_advisory_lock(42);
 
 -- looking at locks is not taking them
 SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND granted;
+
+-- plain EXPLAIN only plans the statement
+EXPLAIN SELECT pg_advisory_lock(42);
+EXPLAIN (ANALYZE off, COSTS off) SELECT pg_try_advisory_lock(42);

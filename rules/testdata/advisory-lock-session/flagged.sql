@@ -48,3 +48,7 @@ SELECT coalesce(pg_try_advisory_lock(1), false); -- want advisory-lock-session:e
 UPDATE jobs SET locked_at = now() WHERE id = $1 RETURNING pg_advisory_lock(id); -- want advisory-lock-session:error
 VALUES (pg_advisory_lock(9)); -- want advisory-lock-session:error
 SELECT pg_advisory_lock(1), pg_advisory_lock(2); -- want advisory-lock-session advisory-lock-session
+
+-- EXPLAIN ANALYZE runs the statement
+EXPLAIN ANALYZE SELECT pg_advisory_lock(77); -- want advisory-lock-session:error
+EXPLAIN (ANALYZE, BUFFERS) SELECT pg_try_advisory_lock(78); -- want advisory-lock-session:error

@@ -37,7 +37,7 @@ UNLISTEN *; -- want listen:info
 LISTEN after_unlisten; -- want listen:error
 COMMIT;
 
--- ROLLBACK TO SAVEPOINT does not end the transaction
+-- RELEASE SAVEPOINT keeps what came after the savepoint
 BEGIN;
 SAVEPOINT s;
 LISTEN still_active; -- want listen:error

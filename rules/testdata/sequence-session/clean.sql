@@ -53,3 +53,19 @@ SELECT 'SELECT currval(''orders_id_seq'')' AS sql_text;
 CREATE TABLE counters (currval bigint, lastval bigint);
 SELECT currval, lastval FROM counters;
 SELECT util.currval('orders_id_seq');
+EXPLAIN (VERBOSE) SELECT currval('orders_id_seq');
+
+-- Django sqlsequencereset / Rails reset_pk_sequence!
+BEGIN;
+SELECT setval(pg_get_serial_sequence('"shop_order"','id'), coalesce(max("id"), 1), max("id") IS NOT null) FROM "shop_order";
+COMMIT;
+SELECT setval('"public"."users_id_seq"', (SELECT MAX("id") FROM "public"."users"), true);
+ALTER SEQUENCE orders_id_seq RESTART WITH 1000;
+CREATE TABLE invoices (id bigint PRIMARY KEY DEFAULT nextval('invoices_id_seq'));
+
+-- the same sequence, qualified or quoted differently
+BEGIN;
+SELECT nextval('public.orders_id_seq');
+SELECT currval('"orders_id_seq"');
+SELECT currval('public."orders_id_seq"'::regclass);
+COMMIT;

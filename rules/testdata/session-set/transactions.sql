@@ -24,12 +24,13 @@ SET ROLE admin; -- want session-role:critical
 RESET ALL; -- want session-set:warning
 COMMIT;
 
--- ROLLBACK TO SAVEPOINT rolls back only part of the transaction; the
--- group still commits
+-- ROLLBACK TO SAVEPOINT undoes only what came after the savepoint
 BEGIN;
+SET work_mem = '8MB'; -- want session-set:error
 SAVEPOINT s1;
-SET search_path = tenant_5; -- want session-set:critical
+SET search_path = tenant_5;
 ROLLBACK TO SAVEPOINT s1;
+SET statement_timeout = '1s'; -- want session-set:error
 COMMIT;
 
 -- COMMIT AND CHAIN ends the transaction that made the SET

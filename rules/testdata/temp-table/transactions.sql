@@ -27,9 +27,11 @@ COMMIT AND CHAIN;
 CREATE TEMP TABLE tmp_chain2 (id int); -- want temp-table:error
 COMMIT;
 
--- ROLLBACK TO SAVEPOINT is not the end of the transaction
+-- ROLLBACK TO SAVEPOINT undoes only what came after the savepoint
 BEGIN;
+CREATE TEMP TABLE tmp_before (id int); -- want temp-table:error
 SAVEPOINT a;
-CREATE TEMP TABLE tmp_sp (id int); -- want temp-table:error
+CREATE TEMP TABLE tmp_sp (id int);
 ROLLBACK TO a;
+RELEASE SAVEPOINT a;
 COMMIT;

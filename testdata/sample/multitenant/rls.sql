@@ -64,6 +64,9 @@ SELECT set_config('app.tenant_id', $1, false); -- want session-set:critical
 -- name: SetTenantTx (new middleware: inside the request transaction)
 SELECT set_config('app.tenant_id', $1, true);
 
+-- name: SetTenantGeneric (shared helper; is_local comes from the caller)
+SELECT set_config('app.tenant_id', $1, $2); -- want session-set:warning
+
 -- name: SetUser (old middleware)
 SELECT set_config('app.user_id', $1::text, false), set_config('app.tenant_id', $2::text, true); -- want session-set:critical
 

@@ -3,6 +3,8 @@
 
 SET search_path = analytics, public; -- want session-set:critical
 SET statement_timeout = '15min'; -- want session-set:error
+SET SCHEMA 'analytics'; -- want session-set:critical
+SET NAMES 'UTF8'; -- want session-set:info
 
 CREATE TEMP TABLE cohort_users ( -- want temp-table:error
     user_id     bigint PRIMARY KEY,

@@ -110,5 +110,16 @@ FETCH ALL FROM country_rows;
 CLOSE country_rows;
 COMMIT;
 
-DROP TABLE IF EXISTS month_invoices, customer_revenue, top_customers, de_share, fr_share;
+-- 6. Consistent snapshot for the summary e-mail.
+SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ; -- want session-set:error
+BEGIN READ ONLY;
+SET TRANSACTION ISOLATION LEVEL SERIALIZABLE, DEFERRABLE;
+CREATE TEMP TABLE email_summary AS -- want temp-table:error
+    SELECT country, sum(revenue) AS revenue, count(*) AS customers
+    FROM customer_revenue
+    GROUP BY country;
+EXPLAIN (ANALYZE, COSTS OFF) SELECT * FROM email_summary ORDER BY revenue DESC;
+COMMIT;
+
+DROP TABLE IF EXISTS email_summary, month_invoices, customer_revenue, top_customers, de_share, fr_share;
 RESET work_mem; -- want session-set:warning

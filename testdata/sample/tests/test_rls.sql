@@ -28,9 +28,9 @@ SELECT is_empty(
     'documents of other tenants are invisible'
 );
 
--- the old helper: a session-level switch inside the test transaction
-SET ROLE app_authenticated; -- want session-role:critical
-SELECT set_config('app.tenant_id', (SELECT id::text FROM app.tenants WHERE slug = 'globex'), false); -- want session-set:critical
+-- the old helper: a session-level switch, undone by the ROLLBACK below
+SET ROLE app_authenticated;
+SELECT set_config('app.tenant_id', (SELECT id::text FROM app.tenants WHERE slug = 'globex'), false);
 
 SELECT throws_ok(
     $$INSERT INTO app.documents (tenant_id, project_id, title, owner_id) VALUES (-1, -1, 'x', 1)$$,
@@ -39,7 +39,7 @@ SELECT throws_ok(
     'cannot write into another tenant'
 );
 
-RESET ROLE; -- want session-role:warning
+RESET ROLE;
 
 SELECT lives_ok(
     $$SELECT app.current_tenant_id()$$,

@@ -1,0 +1,157 @@
+package rules
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v5"
+)
+
+// groupIndex holds facts about a group's statements that rules look up
+// for many statements (is this parameter reset later? is this table
+// dropped later?), computed once per group so that a large transaction is
+// not scanned once per statement.
+type groupIndex struct {
+	// firstSet is the index of the first statement that sets a parameter
+	// (SET or set_config with a constant name); "" holds the first of any
+	// parameter but the role.
+	firstSet map[string]int
+	// lastReset is the index of the last statement that puts a parameter
+	// back to its default (RESET, SET … TO DEFAULT, SET ROLE NONE); ""
+	// holds the last RESET ALL.
+	lastReset map[string]int
+	// lastDrop is the index of the last DROP of an object name
+	// (lower-case); "" holds the last DISCARD TEMP.
+	lastDrop map[string]int
+	// lastClose is the index of the last CLOSE of a cursor name
+	// (lower-case); "" holds the last CLOSE ALL.
+	lastClose map[string]int
+	// firstAdvance is the index of the first statement that may advance a
+	// sequence: "insert" for INSERT and COPY (column defaults), "*" for a
+	// nextval/setval of a sequence not named by a constant, "seq:NAME" for
+	// one of sequence NAME, "any" for any of these calls.
+	firstAdvance map[string]int
+}
+
+func (g *Group) index() *groupIndex {
+	if g.idx != nil {
+		return g.idx
+	}
+	x := &groupIndex{firstSet: map[string]int{}, lastReset: map[string]int{}, lastDrop: map[string]int{}, lastClose: map[string]int{}, firstAdvance: map[string]int{}}
+	g.idx = x
+	firstOf := func(m map[string]int, key string, i int) {
+		if _, ok := m[key]; !ok {
+			m[key] = i
+		}
+	}
+	first := func(name string, i int) {
+		if _, ok := x.firstSet[name]; !ok {
+			x.firstSet[name] = i
+		}
+		if !isRoleParam(name) {
+			if _, ok := x.firstSet[""]; !ok {
+				x.firstSet[""] = i
+			}
+		}
+	}
+	for i, st := range g.Stmts {
+		if st.Node == nil {
+			continue
+		}
+		if vs := st.Node.GetVariableSetStmt(); vs != nil {
+			name, set, reset := paramChange(vs)
+			if set {
+				first(name, i)
+			}
+			if reset {
+				x.lastReset[name] = i
+			}
+		}
+		for _, c := range st.CallsNamed("set_config") {
+			if len(c.Args) != 3 {
+				continue
+			}
+			if n, known := ConstString(c.Args[0]); known {
+				first(strings.ToLower(n), i)
+			}
+		}
+		if d := st.Node.GetDiscardStmt(); d != nil && d.Target == pg.DiscardMode_DISCARD_TEMP {
+			x.lastDrop[""] = i
+		}
+		if d := st.Node.GetDropStmt(); d != nil {
+			for _, o := range d.Objects {
+				var names []*pg.Node
+				switch {
+				case o.GetList() != nil:
+					names = o.GetList().Items
+				case o.GetObjectWithArgs() != nil:
+					names = o.GetObjectWithArgs().Objname
+				}
+				x.lastDrop[strings.ToLower(lastName(names))] = i
+			}
+		}
+		if c := st.Node.GetClosePortalStmt(); c != nil {
+			x.lastClose[strings.ToLower(c.Portalname)] = i
+		}
+		if st.Node.GetInsertStmt() != nil || st.Node.GetCopyStmt() != nil {
+			firstOf(x.firstAdvance, "insert", i)
+		}
+		for _, c := range st.CallsNamed("nextval", "setval") {
+			firstOf(x.firstAdvance, "any", i)
+			if k, ok := seqKey(c); ok {
+				firstOf(x.firstAdvance, "seq:"+k, i)
+			} else {
+				firstOf(x.firstAdvance, "*", i)
+			}
+		}
+	}
+	return x
+}
+
+// after reports whether m records an index greater than i under key.
+func after(m map[string]int, key string, i int) bool {
+	k, ok := m[key]
+	return ok && k > i
+}
+
+// resetLater reports whether, in one transaction, a statement after the
+// i-th puts parameter name back to its default. A change undone in the
+// transaction that made it never reaches the pool. RESET ALL does not
+// reset the role.
+func resetLater(g *Group, i int, name string) bool {
+	if !g.Explicit {
+		return false
+	}
+	x := g.index()
+	return after(x.lastReset, name, i) || !isRoleParam(name) && after(x.lastReset, "", i)
+}
+
+// setEarlier reports whether, in one transaction, a statement before the
+// i-th sets parameter name (any parameter but the role when name is "").
+func setEarlier(g *Group, i int, name string) bool {
+	if !g.Explicit {
+		return false
+	}
+	k, ok := g.index().firstSet[name]
+	return ok && k < i
+}
+
+// droppedLater reports whether, in one transaction, a statement after the
+// i-th drops the object named name (DROP TABLE/VIEW/SEQUENCE/FUNCTION …)
+// or every temporary object (DISCARD TEMP).
+func droppedLater(g *Group, i int, name string) bool {
+	if !g.Explicit {
+		return false
+	}
+	x := g.index()
+	return after(x.lastDrop, strings.ToLower(name), i) || after(x.lastDrop, "", i)
+}
+
+// closedLater reports whether, in one transaction, a statement after the
+// i-th closes the named cursor (or all cursors).
+func closedLater(g *Group, i int, name string) bool {
+	if !g.Explicit {
+		return false
+	}
+	x := g.index()
+	return after(x.lastClose, strings.ToLower(name), i) || after(x.lastClose, "", i)
+}
