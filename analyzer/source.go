@@ -122,7 +122,7 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 				}
 				tx.add(st)
 				if len(p.bodies[i]) > 0 {
-					runGroup(&rules.Group{Stmts: p.bodies[i], Explicit: true, Body: p.bodies[i][0].Body})
+					runBody(p.bodies[i], runGroup)
 				}
 			}
 		}
@@ -186,46 +186,106 @@ func isRoutine(n *pg.Node) bool {
 	return n != nil && (n.GetCreateFunctionStmt() != nil || n.GetDoStmt() != nil)
 }
 
-// txTracker groups statements into transactions: BEGIN/START TRANSACTION
-// … COMMIT/END/ROLLBACK/ABORT/PREPARE TRANSACTION form one explicit group;
-// every statement outside such a block is a group of its own.
+// txTracker groups statements into transactions. BEGIN/START
+// TRANSACTION … COMMIT/END/ROLLBACK/ABORT/PREPARE TRANSACTION form one
+// explicit group; every other statement is a group of its own, except in a
+// file that has no BEGIN and ends a transaction anyway (a test file run
+// inside a transaction that a harness or a psql \i of a setup file opened,
+// ending in ROLLBACK): its statements up to that COMMIT or ROLLBACK are one
+// explicit group. Autocommit statements therefore wait in pending (at most
+// maxPending of them) until it is known which case applies.
 type txTracker struct {
-	cur *rules.Group
-	run func(*rules.Group)
+	cur      *rules.Group
+	pending  []*rules.Stmt
+	sawBegin bool
+	run      func(*rules.Group)
+}
+
+// maxPending bounds the autocommit statements kept for a stray COMMIT or
+// ROLLBACK; older ones are checked as autocommit statements.
+const maxPending = 1000
+
+func txKind(st *rules.Stmt) (begins, ends, chain bool) {
+	if st.Node == nil {
+		return false, false, false
+	}
+	ts := st.Node.GetTransactionStmt()
+	if ts == nil {
+		return false, false, false
+	}
+	switch ts.Kind {
+	case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START:
+		return true, false, false
+	case pg.TransactionStmtKind_TRANS_STMT_COMMIT, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK,
+		pg.TransactionStmtKind_TRANS_STMT_PREPARE:
+		return false, true, ts.Chain
+	}
+	return false, false, false
 }
 
 func (t *txTracker) add(st *rules.Stmt) {
-	var ts *pg.TransactionStmt
-	if st.Node != nil {
-		ts = st.Node.GetTransactionStmt()
-	}
-	if t.cur == nil {
-		if ts != nil && (ts.Kind == pg.TransactionStmtKind_TRANS_STMT_BEGIN || ts.Kind == pg.TransactionStmtKind_TRANS_STMT_START) {
-			t.cur = &rules.Group{Stmts: []*rules.Stmt{st}, Explicit: true}
-			return
+	begins, ends, chain := txKind(st)
+	switch {
+	case t.cur != nil:
+		t.cur.Stmts = append(t.cur.Stmts, st)
+		if ends {
+			t.run(t.cur)
+			t.cur = nil
 		}
+	case begins:
+		t.flushPending()
+		t.sawBegin = true
+		t.cur = &rules.Group{Stmts: []*rules.Stmt{st}, Explicit: true}
+		return
+	case ends && !t.sawBegin:
+		t.run(&rules.Group{Stmts: append(t.pending, st), Explicit: true})
+		t.pending = nil
+	case ends:
+		t.flushPending()
 		t.run(&rules.Group{Stmts: []*rules.Stmt{st}})
-		return
-	}
-	t.cur.Stmts = append(t.cur.Stmts, st)
-	if ts == nil {
-		return
-	}
-	switch ts.Kind {
-	case pg.TransactionStmtKind_TRANS_STMT_COMMIT, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK,
-		pg.TransactionStmtKind_TRANS_STMT_PREPARE:
-		t.flush()
-		if ts.Chain {
-			t.cur = &rules.Group{Explicit: true}
+	default:
+		if len(t.pending) == maxPending {
+			t.run(&rules.Group{Stmts: []*rules.Stmt{t.pending[0]}})
+			t.pending = t.pending[1:]
 		}
+		t.pending = append(t.pending, st)
+		return
+	}
+	if ends && chain {
+		t.cur = &rules.Group{Explicit: true}
 	}
 }
 
+func (t *txTracker) flushPending() {
+	for _, st := range t.pending {
+		t.run(&rules.Group{Stmts: []*rules.Stmt{st}})
+	}
+	t.pending = nil
+}
+
 func (t *txTracker) flush() {
+	t.flushPending()
 	if t.cur != nil && len(t.cur.Stmts) > 0 {
 		t.run(t.cur)
 	}
 	t.cur = nil
+}
+
+// runBody checks the statements of one routine body. The body runs inside
+// its caller's transaction, so it is one explicit group, except that a
+// procedure's own COMMIT or ROLLBACK ends the group and starts another.
+func runBody(stmts []*rules.Stmt, run func(*rules.Group)) {
+	g := &rules.Group{Explicit: true, Body: stmts[0].Body}
+	for _, st := range stmts {
+		g.Stmts = append(g.Stmts, st)
+		if _, ends, _ := txKind(st); ends {
+			run(g)
+			g = &rules.Group{Explicit: true, Body: st.Body}
+		}
+	}
+	if len(g.Stmts) > 0 {
+		run(g)
+	}
 }
 
 // findingBuilder turns rule findings into located findings.
@@ -267,6 +327,11 @@ func (b *findingBuilder) locate(f *Finding, off int, st *sqlparse.Statement) {
 	f.stmtLine = b.lines.Position(st.Start).Line
 }
 
+// hidePlaceholder shows the run-time parts of dynamic SQL as "…".
+func hidePlaceholder(s string) string {
+	return strings.ReplaceAll(s, sqlparse.DynamicPlaceholder, "…")
+}
+
 func (b *findingBuilder) add(rf rules.Finding) {
 	st := rf.Stmt.Statement
 	f := Finding{
@@ -274,9 +339,9 @@ func (b *findingBuilder) add(rf rules.Finding) {
 		Severity:  rf.Severity,
 		Security:  rf.Severity == rules.Critical,
 		File:      b.name,
-		Message:   rf.Message,
+		Message:   hidePlaceholder(rf.Message),
 		Fix:       rf.Fix,
-		Statement: b.statementText(st),
+		Statement: hidePlaceholder(b.statementText(st)),
 	}
 	if fp, err := sqlparse.Fingerprint(st.Text); err == nil {
 		f.Fingerprint = fp

@@ -10,53 +10,12 @@ import (
 	"testing"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/fixture"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
 
-// Fixtures live in testdata/<rule-id>/*.sql. A line that should produce
-// findings ends with a comment "-- want RULE[:severity] …"; every finding
-// in the file must be wanted on its line, and every want must be found.
-// A comment "-- target: NAME" on the first line sets the target (default
-// pgbouncer). Files named clean*.sql must hold at least one statement and
-// may hold no wants.
-
-var wantRE = regexp.MustCompile(`--\s*want\s+(.*)$`)
-var targetRE = regexp.MustCompile(`^--\s*target:\s*(\S+)`)
-
-type expectation struct {
-	line     int
-	rule     string
-	severity string // empty: any
-}
-
-func parseFixture(t *testing.T, path string, src string) (rules.Target, []expectation) {
-	t.Helper()
-	target := rules.DefaultTarget
-	var wants []expectation
-	for i, line := range strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n") {
-		if i == 0 {
-			if m := targetRE.FindStringSubmatch(line); m != nil {
-				tg, err := rules.ParseTarget(m[1])
-				if err != nil {
-					t.Fatalf("%s: %v", path, err)
-				}
-				target = tg
-			}
-		}
-		m := wantRE.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		for _, w := range strings.Fields(m[1]) {
-			rule, sev, _ := strings.Cut(w, ":")
-			if rules.Lookup(rule) == nil {
-				t.Fatalf("%s:%d: want names unknown rule %q", path, i+1, rule)
-			}
-			wants = append(wants, expectation{line: i + 1, rule: rule, severity: sev})
-		}
-	}
-	return target, wants
-}
+// Fixtures live in testdata/<rule-id>/*.sql, annotated as package
+// internal/fixture describes. Files named clean*.sql hold no wants.
 
 func TestFixtures(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/*")
@@ -71,35 +30,20 @@ func TestFixtures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				target, wants := parseFixture(t, path, string(b))
+				target, wants, err := fixture.Parse(b)
+				if err != nil {
+					t.Fatalf("%s: %v", path, err)
+				}
 				cfg := &analyzer.Config{Target: target}
 				res := cfg.AnalyzeSource(path, b)
 				if res.Statements == 0 {
 					t.Fatalf("%s has no statements", path)
 				}
-				if strings.HasPrefix(filepath.Base(path), "clean") {
-					for _, w := range wants {
-						t.Errorf("%s:%d: clean fixture holds a want (%s)", path, w.line, w.rule)
-					}
+				if strings.HasPrefix(filepath.Base(path), "clean") && len(wants) > 0 {
+					t.Errorf("%s: clean fixture holds wants", path)
 				}
-				used := make([]bool, len(wants))
-			findings:
-				for _, f := range res.Findings {
-					for i, w := range wants {
-						if !used[i] && w.line == f.Line && w.rule == f.Rule {
-							used[i] = true
-							if w.severity != "" && w.severity != f.Severity.String() {
-								t.Errorf("%s:%d: %s has severity %s, want %s (%s)", path, f.Line, f.Rule, f.Severity, w.severity, f.Message)
-							}
-							continue findings
-						}
-					}
-					t.Errorf("%s:%d:%d: unexpected %s %s: %s", path, f.Line, f.Column, f.Severity, f.Rule, f.Message)
-				}
-				for i, w := range wants {
-					if !used[i] {
-						t.Errorf("%s:%d: missing %s", path, w.line, w.rule)
-					}
+				for _, p := range fixture.Compare(path, res.Findings, wants).Problems {
+					t.Error(p)
 				}
 			})
 		}

@@ -2,6 +2,7 @@ package sqlparse
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v5"
@@ -250,6 +251,7 @@ type plExpr struct {
 	mode    int
 	line    int
 	dynamic bool
+	control bool // COMMIT or ROLLBACK: always kept
 }
 
 func walkPL(v any, line int, dynamic bool, out *[]plExpr) {
@@ -262,8 +264,27 @@ func walkPL(v any, line int, dynamic bool, out *[]plExpr) {
 		if l, ok := x["lineno"].(float64); ok && l > 0 {
 			line = int(l)
 		}
-		for k, e := range x {
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			e := x[k]
 			switch {
+			case k == "PLpgSQL_stmt_commit" || k == "PLpgSQL_stmt_rollback":
+				// A procedure's own COMMIT/ROLLBACK ends a transaction.
+				l := line
+				if m, ok := e.(map[string]any); ok {
+					if n, ok := m["lineno"].(float64); ok && n > 0 {
+						l = int(n)
+					}
+				}
+				q := "COMMIT"
+				if k == "PLpgSQL_stmt_rollback" {
+					q = "ROLLBACK"
+				}
+				*out = append(*out, plExpr{query: q, line: l, control: true})
 			case k == "PLpgSQL_expr":
 				m, _ := e.(map[string]any)
 				q, _ := m["query"].(string)
@@ -308,12 +329,15 @@ func plpgsqlBody(src []byte, st *Statement, b body, filter *Filter) []Statement 
 	}
 	var exprs []plExpr
 	walkPL(tree, 0, false, &exprs)
+	// Object keys were visited in sorted order; the body's own order is
+	// by line.
+	sort.SliceStable(exprs, func(i, j int) bool { return exprs[i].line < exprs[j].line })
 	bodyLines := NewLineIndex([]byte(b.text))
 	all := filter.needsContext(b.text)
 	var out []Statement
 	for _, e := range exprs {
 		text, skip := plQueryText(e)
-		if text == "" || (!all && !filter.relevant(text)) {
+		if text == "" || (!all && !e.control && !filter.relevant(text)) {
 			continue
 		}
 		res, err := pg.Parse(text)
@@ -390,8 +414,15 @@ func assignOp(q string) int {
 	return -1
 }
 
-// dynamicLiterals returns the string constant of "SELECT 'literal'", the
-// form a literal EXECUTE '…' takes.
+// DynamicPlaceholder stands for the parts of a dynamic statement that are
+// only known at run time.
+const DynamicPlaceholder = "pgpoolcheck_dyn"
+
+// dynamicLiterals returns the statement text of "SELECT <expr>", the form
+// an EXECUTE <expr> takes, when expr is built from constants: a literal,
+// literals joined with || to run-time values, or format() with a constant
+// format string. Run-time parts become an identifier placeholder, so
+// EXECUTE 'SET search_path = ' || quote_ident(s) reads as a SET.
 func dynamicLiterals(res *pg.ParseResult) []string {
 	var out []string
 	for _, raw := range res.Stmts {
@@ -403,34 +434,172 @@ func dynamicLiterals(res *pg.ParseResult) []string {
 		if rt == nil {
 			continue
 		}
-		if c := rt.Val.GetAConst(); c != nil && c.GetSval() != nil {
-			out = append(out, c.GetSval().Sval)
+		if text, known := dynamicText(rt.Val); known {
+			out = append(out, text)
 		}
 	}
 	return out
 }
 
+// dynamicText renders an expression that builds SQL text; known is false
+// when no part of it is a constant.
+func dynamicText(n *pg.Node) (text string, known bool) {
+	switch {
+	case n.GetAConst() != nil && n.GetAConst().GetSval() != nil:
+		return n.GetAConst().GetSval().Sval, true
+	case n.GetTypeCast() != nil:
+		return dynamicText(n.GetTypeCast().Arg)
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		if len(e.Name) == 1 && e.Name[0].GetString_().GetSval() == "||" {
+			l, lk := dynamicText(e.Lexpr)
+			r, rk := dynamicText(e.Rexpr)
+			return l + r, lk || rk
+		}
+	case n.GetFuncCall() != nil:
+		f := n.GetFuncCall()
+		if len(f.Funcname) > 0 && f.Funcname[len(f.Funcname)-1].GetString_().GetSval() == "format" && len(f.Args) > 0 {
+			if c := f.Args[0].GetAConst(); c != nil && c.GetSval() != nil {
+				return formatPlaceholders(c.GetSval().Sval), true
+			}
+		}
+	}
+	return DynamicPlaceholder, false
+}
+
+// formatPlaceholders replaces format()'s %s, %I, %L (and %n$s forms) with
+// the placeholder and %% with %.
+func formatPlaceholders(f string) string {
+	var b strings.Builder
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' || i+1 >= len(f) {
+			b.WriteByte(f[i])
+			continue
+		}
+		if f[i+1] == '%' {
+			b.WriteByte('%')
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(f) && (f[j] >= '0' && f[j] <= '9' || f[j] == '$' || f[j] == '-' || f[j] == '*') {
+			j++
+		}
+		if j < len(f) && (f[j] == 's' || f[j] == 'I' || f[j] == 'L') {
+			b.WriteString(DynamicPlaceholder)
+			i = j
+			continue
+		}
+		b.WriteByte(f[i])
+	}
+	return b.String()
+}
+
 // plpgsqlFallback is used when libpg_query cannot compile a body (it also
 // checks names, e.g. an undeclared loop variable): the body is cut at its
-// semicolons and every piece that starts with a SQL command word is parsed.
+// semicolons; in every piece the first SQL command (PERFORM counts as
+// SELECT) that parses is kept, and otherwise the expressions after ":=",
+// IF, ELSIF, WHILE, WHEN and RETURN are parsed as SELECT lists.
 func plpgsqlFallback(b body) []Statement {
 	src := []byte(b.text)
+	doubled := len(b.doubled) > 0
 	var out []Statement
 	for _, c := range Split(src).Chunks {
-		for _, k := range commandStarts(src, c.Start, c.End) {
-			text := string(src[k:c.End])
-			if len(text) >= 7 && strings.EqualFold(text[:7], "perform") {
-				text = "SELECT " + text[7:]
+		ws := words(src, c.Start, c.End)
+		found := false
+		for _, w := range ws {
+			if !plCommandWords[w.word] {
+				continue
+			}
+			text := string(src[w.start:c.End])
+			if w.word == "perform" {
+				// "SELECT " and "PERFORM " have the same length, so
+				// offsets line up.
+				text = "SELECT " + text[len("perform "):]
 			}
 			res, err := pg.Parse(text)
 			if err != nil {
 				continue
 			}
-			// "SELECT " and "PERFORM" have the same length, so offsets line up.
 			for _, raw := range res.Stmts {
-				out = append(out, Statement{Start: b.toSource(k), End: b.toSource(c.End), Base: b.toSource(k), Text: text, Node: raw.Stmt, Inexact: len(b.doubled) > 0})
+				out = append(out, Statement{Start: b.toSource(w.start), End: b.toSource(c.End), Base: b.toSource(w.start), Text: text, Node: raw.Stmt, Inexact: doubled})
 			}
+			found = true
 			break
+		}
+		if found {
+			continue
+		}
+		for i, w := range ws {
+			var from, to int
+			switch w.word {
+			case ":=":
+				from, to = w.end, c.End
+			case "if", "elsif", "while", "when", "return":
+				from, to = w.end, c.End
+				for _, x := range ws[i+1:] {
+					if x.word == "then" || x.word == "loop" {
+						to = x.start
+						break
+					}
+				}
+			default:
+				continue
+			}
+			text := "SELECT " + string(src[from:to])
+			res, err := pg.Parse(text)
+			if err != nil {
+				continue
+			}
+			start := skipSpaceAndComments(src, from, to)
+			for _, raw := range res.Stmts {
+				out = append(out, Statement{Start: b.toSource(start), End: b.toSource(to), Base: b.toSource(from) - len("SELECT "), Text: text, Node: raw.Stmt, Inexact: doubled})
+			}
+		}
+	}
+	return out
+}
+
+// word is an identifier (lower-case) or ":=" found in a body.
+type word struct {
+	word       string
+	start, end int
+}
+
+// words lists the identifiers and ":=" operators in src[start:end],
+// outside strings and comments.
+func words(src []byte, start, end int) []word {
+	var out []word
+	s := src[:end]
+	for i := start; i < end; {
+		c := s[i]
+		switch {
+		case c == '\'':
+			i = skipQuoted(s, i, '\'', false)
+		case c == '"':
+			i = skipQuoted(s, i, '"', false)
+		case c == '$':
+			if t := dollarTag(s, i); t > 0 {
+				i = skipDollar(s, i, t)
+			} else {
+				i++
+			}
+		case c == '-' && i+1 < end && s[i+1] == '-':
+			i = lineEnd(s, i)
+		case c == '/' && i+1 < end && s[i+1] == '*':
+			i = skipBlockComment(s, i)
+		case c == ':' && i+1 < end && s[i+1] == '=':
+			out = append(out, word{":=", i, i + 2})
+			i += 2
+		case isIdentStart(c):
+			j := i + 1
+			for j < end && isIdentCont(s[j]) {
+				j++
+			}
+			out = append(out, word{lowerASCII(s[i:j]), i, j})
+			i = j
+		default:
+			i++
 		}
 	}
 	return out
@@ -440,35 +609,4 @@ var plCommandWords = map[string]bool{
 	"perform": true, "select": true, "set": true, "reset": true, "insert": true, "update": true,
 	"delete": true, "create": true, "listen": true, "unlisten": true, "load": true, "discard": true,
 	"prepare": true, "deallocate": true, "with": true, "drop": true, "alter": true,
-}
-
-// commandStarts lists offsets of words in src[start:end] that can start a
-// SQL command, in order.
-func commandStarts(src []byte, start, end int) []int {
-	var out []int
-	for i := start; i < end; {
-		c := src[i]
-		switch {
-		case c == '\'':
-			i = skipQuoted(src[:end], i, '\'', false)
-		case c == '"':
-			i = skipQuoted(src[:end], i, '"', false)
-		case c == '-' && i+1 < end && src[i+1] == '-':
-			i = lineEnd(src[:end], i)
-		case c == '/' && i+1 < end && src[i+1] == '*':
-			i = skipBlockComment(src[:end], i)
-		case isIdentStart(c):
-			j := i + 1
-			for j < end && isIdentCont(src[j]) {
-				j++
-			}
-			if plCommandWords[lowerASCII(src[i:j])] {
-				out = append(out, i)
-			}
-			i = j
-		default:
-			i++
-		}
-	}
-	return out
 }

@@ -28,7 +28,7 @@ $fn$;
 DO $$
 BEGIN
   SET client_min_messages = warning; -- want session-set:error
-  EXECUTE format('SET search_path = %I', 'tenant_1');
+  EXECUTE format('SET search_path = %I', 'tenant_1'); -- want session-set:critical
 END
 $$;
 

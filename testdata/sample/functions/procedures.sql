@@ -3,14 +3,15 @@
 -- Purge old events in batches, committing after each batch so the
 -- transaction stays short. A transaction-level lock would be released by
 -- the first COMMIT, so the procedure takes a session lock and releases it
--- at the end (but not when a batch fails).
+-- at the end (but not when a batch fails): each COMMIT ends the
+-- transaction, so the lock outlives it.
 CREATE OR REPLACE PROCEDURE ops.purge_events(p_keep interval, p_batch int DEFAULT 10000)
 LANGUAGE plpgsql
 AS $$
 DECLARE
     v_deleted int;
 BEGIN
-    IF NOT pg_try_advisory_lock(hashtext('ops.purge_events')) THEN -- want advisory-lock-session:warning
+    IF NOT pg_try_advisory_lock(hashtext('ops.purge_events')) THEN -- want advisory-lock-session:error
         RAISE NOTICE 'purge already running';
         RETURN;
     END IF;
@@ -26,7 +27,7 @@ BEGIN
         COMMIT;
         EXIT WHEN v_deleted < p_batch;
     END LOOP;
-    PERFORM pg_advisory_unlock(hashtext('ops.purge_events'));
+    PERFORM pg_advisory_unlock(hashtext('ops.purge_events')); -- want advisory-lock-session:info
 END;
 $$;
 
@@ -59,7 +60,7 @@ BEGIN
         EXECUTE format('REFRESH MATERIALIZED VIEW CONCURRENTLY %s', v_view);
         COMMIT;
     END LOOP;
-    RESET work_mem;
+    RESET work_mem; -- want session-set:warning
 END;
 $$;
 
