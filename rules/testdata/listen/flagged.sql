@@ -16,7 +16,7 @@ UNLISTEN *; -- want listen:info
 CREATE FUNCTION app.subscribe() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   LISTEN cache_invalidation; -- want listen:error
-  EXECUTE 'LISTEN ' || quote_ident('dynamic_channel');
+  EXECUTE 'LISTEN ' || quote_ident('dynamic_channel'); -- want listen:error
 END;
 $$;
 
