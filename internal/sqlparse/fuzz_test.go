@@ -2,6 +2,7 @@ package sqlparse
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -96,7 +97,7 @@ func FuzzSplit(f *testing.F) {
 			}
 			want = append(want, skipSpaceAndComments(src, int(raw.StmtLocation), end))
 		}
-		if !equalInts(starts, want) {
+		if !slices.Equal(starts, want) {
 			t.Fatalf("statement starts %v, parser says %v", starts, want)
 		}
 		if msg := compareComments(src); msg != "" && !strings.Contains(string(src), "$") {
@@ -110,16 +111,4 @@ func at(b []byte, i int) byte {
 		return 0
 	}
 	return b[i]
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

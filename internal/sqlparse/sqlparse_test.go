@@ -2,6 +2,7 @@ package sqlparse
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,21 +139,9 @@ func TestStatementPositions(t *testing.T) {
 	}
 	wantStarts := []Position{{2, 1}, {4, 10}, {6, 1}}
 	wantCalls := []Position{{5, 3}, {6, 13}}
-	if !equalPos(starts, wantStarts) || !equalPos(calls, wantCalls) {
+	if !slices.Equal(starts, wantStarts) || !slices.Equal(calls, wantCalls) {
 		t.Errorf("starts %v want %v; calls %v want %v", starts, wantStarts, calls, wantCalls)
 	}
-}
-
-func equalPos(a, b []Position) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestComments(t *testing.T) {
