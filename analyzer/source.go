@@ -95,6 +95,9 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 
 	pass := rules.NewPass(nil, c.target(), nil, fb.add)
 	runGroup := func(g *rules.Group) {
+		if !g.Explicit && len(g.Stmts) == 1 && rules.Inert(g.Stmts[0]) {
+			return
+		}
 		pass.Group = g
 		for _, r := range checks {
 			pass.Rule = r
