@@ -61,9 +61,10 @@ func newExplain(e *env) *cobra.Command {
 
 func newVersion(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print pgpoolcheck's version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print pgpoolcheck's version",
+		Example: "  pgpoolcheck version",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := fmt.Fprintf(e.stdout, "pgpoolcheck %s\n", version.String())
 			return err
