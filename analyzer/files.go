@@ -7,10 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
 
 // SQLExtensions are the file extensions scanned inside directories.
@@ -31,10 +34,36 @@ type Input struct {
 // ErrNotFound is returned for a path that does not exist.
 var ErrNotFound = errors.New("no such file or directory")
 
+// Walk says which files a directory walk picks up.
+type Walk struct {
+	// Wants reports whether a file (path as it will be reported) is taken;
+	// nil takes the SQL files.
+	Wants func(path string) bool
+	// Gitignore drops files that git ignores when the directory is inside
+	// a git work tree (asks git itself, so nested .gitignore files, global
+	// excludes and tracked-but-matching files behave exactly as in git).
+	Gitignore bool
+}
+
+// IsSQLFile reports whether path has one of SQLExtensions.
+func IsSQLFile(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, e := range SQLExtensions {
+		if ext == e {
+			return true
+		}
+	}
+	return false
+}
+
 // Collect expands paths into inputs: files are taken as they are,
-// directories are walked for SQL files (hidden directories, vendor and
-// node_modules skipped). The order is deterministic.
-func Collect(paths []string) ([]Input, error) {
+// directories are walked (hidden directories, vendor and node_modules
+// skipped) for the files w wants. The order is deterministic.
+func Collect(paths []string, w Walk) ([]Input, error) {
+	wants := w.Wants
+	if wants == nil {
+		wants = IsSQLFile
+	}
 	var out []Input
 	for _, p := range paths {
 		info, err := os.Stat(p)
@@ -48,6 +77,7 @@ func Collect(paths []string) ([]Input, error) {
 			out = append(out, Input{Name: p})
 			continue
 		}
+		var found []Input
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -59,20 +89,59 @@ func Collect(paths []string) ([]Input, error) {
 				}
 				return nil
 			}
-			ext := strings.ToLower(filepath.Ext(path))
-			for _, e := range SQLExtensions {
-				if ext == e && d.Type().IsRegular() {
-					out = append(out, Input{Name: asGiven(p, path)})
-					break
-				}
+			name := asGiven(p, path)
+			if d.Type().IsRegular() && wants(name) {
+				found = append(found, Input{Name: name})
 			}
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
+		if w.Gitignore {
+			found = dropGitIgnored(p, found)
+		}
+		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// dropGitIgnored removes the inputs git ignores under dir. Outside a git
+// work tree, or without git, nothing is removed.
+func dropGitIgnored(dir string, in []Input) []Input {
+	if len(in) == 0 {
+		return in
+	}
+	var stdin bytes.Buffer
+	for _, f := range in {
+		abs, err := filepath.Abs(f.Name)
+		if err != nil {
+			return in
+		}
+		stdin.WriteString(abs)
+		stdin.WriteByte(0)
+	}
+	cmd := exec.Command("git", "-C", dir, "check-ignore", "-z", "--stdin")
+	cmd.Stdin = &stdin
+	outb, err := cmd.Output()
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
+		return in // not a work tree, or no git
+	}
+	ignored := map[string]bool{}
+	for _, p := range bytes.Split(outb, []byte{0}) {
+		if len(p) > 0 {
+			ignored[string(p)] = true
+		}
+	}
+	kept := in[:0]
+	for _, f := range in {
+		abs, _ := filepath.Abs(f.Name)
+		if !ignored[abs] {
+			kept = append(kept, f)
+		}
+	}
+	return kept
 }
 
 // asGiven rebuilds path, found by walking root, with root spelled as the
@@ -159,6 +228,12 @@ func (c *Config) Scan(inputs []Input) (*Report, error) {
 			rep.Summary.Statements += r.res.Statements
 			rep.Summary.Suppressed += r.res.Suppressed
 			rep.Findings = append(rep.Findings, r.res.Findings...)
+		}
+	}
+	for i := range rep.Findings {
+		if sev, ok := c.Severity[rep.Findings[i].Rule]; ok {
+			rep.Findings[i].Severity = sev
+			rep.Findings[i].Security = sev == rules.Critical
 		}
 	}
 	rep.Findings = Sort(rep.Findings)

@@ -62,6 +62,20 @@ type Summary struct {
 	Skipped []Skipped `json:"skipped,omitempty"`
 	// Suppressed counts findings hidden by ignore directives.
 	Suppressed int `json:"suppressed"`
+	// Baselined counts findings hidden by a baseline; StaleBaseline lists
+	// baseline entries that matched no finding.
+	Baselined     int             `json:"baselined"`
+	StaleBaseline []BaselineEntry `json:"stale_baseline,omitempty"`
+}
+
+// BaselineEntry is one finding recorded in a baseline file.
+type BaselineEntry struct {
+	Rule        string `json:"rule"`
+	File        string `json:"file"`
+	Fingerprint string `json:"fingerprint"`
+	// Occurrence numbers findings with the same rule, file and
+	// fingerprint, from 1.
+	Occurrence int `json:"occurrence"`
 }
 
 // Skipped is an input that was not scanned.

@@ -13,7 +13,7 @@ import (
 // runs, whose files carry "-- want" annotations, and checks every finding
 // against them. It logs precision and recall per rule.
 func TestSampleCorpus(t *testing.T) {
-	inputs, err := analyzer.Collect([]string{"../testdata/sample"})
+	inputs, err := analyzer.Collect([]string{"../testdata/sample"}, analyzer.Walk{})
 	if err != nil {
 		t.Fatal(err)
 	}

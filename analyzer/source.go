@@ -24,6 +24,8 @@ type Config struct {
 	Rules []*rules.Rule
 	// Workers is the number of parser workers; 0 means GOMAXPROCS.
 	Workers int
+	// Severity overrides the severity of some rules' findings.
+	Severity map[string]rules.Severity
 }
 
 func (c *Config) workers() int {

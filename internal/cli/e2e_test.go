@@ -16,7 +16,8 @@ var update = flag.Bool("update", false, "rewrite the expected stdout.txt, stderr
 // TestEndToEnd runs each case in testdata/e2e/<case>/: the file "args"
 // holds the arguments (one per line), "stdin" (optional) standard input;
 // "stdout.txt", "stderr.txt" and "exit" the expected results. Every case
-// runs in testdata/inputs, so paths in args are relative to it.
+// runs in testdata/inputs (or in the directory below it that the optional
+// file "dir" names), so paths in args are relative to it.
 func TestEndToEnd(t *testing.T) {
 	cases, err := filepath.Glob("testdata/e2e/*")
 	if err != nil {
@@ -40,6 +41,9 @@ func TestEndToEnd(t *testing.T) {
 			}
 			stdin, _ := os.ReadFile(filepath.Join(abs, "stdin"))
 			inputs, _ := filepath.Abs("testdata/inputs")
+			if d, err := os.ReadFile(filepath.Join(abs, "dir")); err == nil {
+				inputs = filepath.Join(inputs, strings.TrimSpace(string(d)))
+			}
 			t.Chdir(inputs)
 			t.Setenv("NO_COLOR", "")
 			var stdout, stderr bytes.Buffer

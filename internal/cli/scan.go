@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/baseline"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/config"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/output"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/version"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
@@ -19,6 +21,10 @@ type scanFlags struct {
 	stdinFilename string
 	workers       int
 	disable       []string
+	config        string
+	noConfig      bool
+	baseline      string
+	writeBaseline string
 }
 
 func newScan(e *env) *cobra.Command {
@@ -37,7 +43,7 @@ usage error, an unreadable path or an internal error.`,
   pg_dump --schema-only mydb | pgpoolcheck scan --stdin-filename schema.sql -
   pgpoolcheck scan --format github .`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runScan(e, f, args) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runScan(e, cmd, f, args) },
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.format, "format", "f", "text", "output format: "+strings.Join(output.Formats(), ", "))
@@ -47,6 +53,10 @@ usage error, an unreadable path or an internal error.`,
 	fl.StringVar(&f.stdinFilename, "stdin-filename", "", "file name to report for standard input")
 	fl.IntVar(&f.workers, "workers", 0, "parser workers (0: one per CPU)")
 	fl.StringSliceVar(&f.disable, "disable", nil, "rule ids to turn off (comma-separated or repeated)")
+	fl.StringVar(&f.config, "config", "", "config file (default: "+config.FileName+" in the working directory or a parent)")
+	fl.BoolVar(&f.noConfig, "no-config", false, "ignore config files")
+	fl.StringVar(&f.baseline, "baseline", "", "hide the findings recorded in this baseline file; report only new ones")
+	fl.StringVar(&f.writeBaseline, "write-baseline", "", "record the current findings in this baseline file (exit 0)")
 	return cmd
 }
 
@@ -70,11 +80,30 @@ func parseFailOn(s string) (rules.Severity, error) {
 	return sev, nil
 }
 
-func runScan(e *env, f scanFlags, args []string) error {
+func runScan(e *env, cmd *cobra.Command, f scanFlags, args []string) error {
 	if len(args) == 0 {
 		return usagef("scan needs at least one PATH (or - for standard input)")
 	}
+	cfg, err := loadConfig(f)
+	if err != nil {
+		return err
+	}
+	if cfg != nil {
+		// The config file gives defaults; flags given on the command line win.
+		if cfg.Target != "" && !cmd.Flags().Changed("target") {
+			f.target = cfg.Target
+		}
+		if cfg.FailOn != "" && !cmd.Flags().Changed("fail-on") {
+			f.failOn = cfg.FailOn
+		}
+		for id := range cfg.Disabled {
+			f.disable = append(f.disable, id)
+		}
+	}
 	target, err := rules.ParseTarget(f.target)
+	if f.baseline != "" && f.writeBaseline != "" {
+		return usagef("--baseline and --write-baseline exclude each other")
+	}
 	if err != nil {
 		return usagef("--target: %v", err)
 	}
@@ -112,18 +141,40 @@ func runScan(e *env, f scanFlags, args []string) error {
 		}
 		paths = append(paths, a)
 	}
-	files, err := analyzer.Collect(paths)
+	walk := analyzer.Walk{Gitignore: true, Wants: func(path string) bool {
+		return analyzer.IsSQLFile(path) && cfg.Language("sql") && cfg.Selects(path)
+	}}
+	files, err := analyzer.Collect(paths, walk)
 	if err != nil {
 		return err
 	}
 	inputs = append(inputs, files...)
 
-	cfg := &analyzer.Config{Target: target, Rules: enabled, Workers: f.workers}
-	rep, err := cfg.Scan(inputs)
+	ac := &analyzer.Config{Target: target, Rules: enabled, Workers: f.workers}
+	if cfg != nil {
+		ac.Severity = cfg.Severity
+	}
+	rep, err := ac.Scan(inputs)
 	if err != nil {
 		return err
 	}
 	rep.Version = version.String()
+	if f.writeBaseline != "" {
+		b := baseline.Build(rep.Findings)
+		if err := b.Write(f.writeBaseline); err != nil {
+			return fmt.Errorf("writing baseline: %w", err)
+		}
+		fmt.Fprintf(e.stderr, "pgpoolcheck: recorded %d findings in %s\n", len(b.Entries), f.writeBaseline)
+		return nil
+	}
+	if f.baseline != "" {
+		b, err := baseline.Load(f.baseline)
+		if err != nil {
+			return err
+		}
+		rep.Findings, rep.Summary.Baselined, rep.Summary.StaleBaseline = b.Filter(rep.Findings)
+		rep.Summary.Count(rep.Findings)
+	}
 	for _, sk := range rep.Summary.Skipped {
 		fmt.Fprintf(e.stderr, "pgpoolcheck: %s: skipped: %s\n", sk.File, sk.Reason)
 	}
@@ -138,6 +189,30 @@ func runScan(e *env, f scanFlags, args []string) error {
 		}
 	}
 	return nil
+}
+
+// loadConfig reads --config, or the config file found from the working
+// directory up, unless --no-config.
+func loadConfig(f scanFlags) (*config.Config, error) {
+	if f.noConfig {
+		if f.config != "" {
+			return nil, usagef("--config and --no-config exclude each other")
+		}
+		return nil, nil
+	}
+	path := f.config
+	if path == "" {
+		found, err := config.Find(".")
+		if err != nil || found == "" {
+			return nil, err
+		}
+		path = found
+	}
+	c, err := config.Load(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return c, nil
 }
 
 func validFormat(name string) bool {

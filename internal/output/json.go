@@ -48,6 +48,9 @@ type jsonSummary struct {
 	ByRule     map[string]int `json:"by_rule"`
 	Suppressed int            `json:"suppressed"`
 	Skipped    []jsonSkipped  `json:"skipped"`
+	Baselined  int            `json:"baselined"`
+	// StaleBaseline lists baseline entries that matched nothing.
+	StaleBaseline []analyzer.BaselineEntry `json:"stale_baseline"`
 }
 
 // jsonSkipped is an input that was not scanned.
@@ -68,13 +71,15 @@ func writeJSON(buf *bytes.Buffer, rep *analyzer.Report, _ Options) error {
 		Target:      string(rep.Target),
 		Findings:    make([]jsonFinding, 0, len(rep.Findings)),
 		Summary: jsonSummary{
-			Files:      s.Files,
-			Statements: s.Statements,
-			Findings:   s.Findings,
-			BySeverity: map[string]int{},
-			ByRule:     s.ByRule,
-			Suppressed: s.Suppressed,
-			Skipped:    make([]jsonSkipped, 0, len(s.Skipped)),
+			Files:         s.Files,
+			Statements:    s.Statements,
+			Findings:      s.Findings,
+			BySeverity:    map[string]int{},
+			ByRule:        s.ByRule,
+			Suppressed:    s.Suppressed,
+			Skipped:       make([]jsonSkipped, 0, len(s.Skipped)),
+			Baselined:     s.Baselined,
+			StaleBaseline: append([]analyzer.BaselineEntry{}, s.StaleBaseline...),
 		},
 	}
 	for _, f := range rep.Findings {

@@ -132,6 +132,20 @@ func writeTextSummary(buf *bytes.Buffer, rep *analyzer.Report) {
 		fmt.Fprintf(buf, "%s (%s) %s\n", plural(s.Findings, "finding"), strings.Join(parts, ", "), where)
 		writeRuleCounts(buf, s.ByRule)
 	}
+	if s.Baselined > 0 {
+		fmt.Fprintf(buf, "%s hidden by the baseline\n", plural(s.Baselined, "finding"))
+	}
+	if len(s.StaleBaseline) > 0 {
+		n := len(s.StaleBaseline)
+		if n == 1 {
+			fmt.Fprintf(buf, "1 baseline entry no longer matches (the code changed or was fixed; rewrite the baseline):\n")
+		} else {
+			fmt.Fprintf(buf, "%d baseline entries no longer match (the code changed or was fixed; rewrite the baseline):\n", n)
+		}
+		for _, e := range s.StaleBaseline {
+			fmt.Fprintf(buf, "  %s [%s] %s #%d\n", e.File, e.Rule, e.Fingerprint, e.Occurrence)
+		}
+	}
 	if s.Suppressed > 0 {
 		fmt.Fprintf(buf, "%s suppressed by ignore directives\n", plural(s.Suppressed, "finding"))
 	}

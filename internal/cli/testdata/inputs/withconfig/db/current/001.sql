@@ -1,0 +1,3 @@
+SET TIME ZONE 'UTC';
+LOAD 'auto_explain';
+SELECT pg_backend_pid();

@@ -1,0 +1,1 @@
+LISTEN old_channel;

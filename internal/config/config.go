@@ -1,0 +1,218 @@
+// Package config reads .pgpoolcheck.yaml: the scan settings a repository
+// keeps next to its code. Command-line flags override it.
+//
+//	target: pgbouncer          # generic, pgbouncer, pgbouncer-legacy, pgdog, rds-proxy, pgpoolcheck
+//	fail-on: error             # critical, error, warning, info, never
+//	rules:                     # per rule: off, info, warning, error or critical
+//	  backend-pid: off
+//	  session-load: error
+//	include: ["db/**"]         # globs (** allowed), relative to the config file's directory
+//	exclude: ["db/legacy/**"]
+//	languages: [sql]           # which kinds of files directory walks pick up
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules"
+)
+
+// FileName is the name searched for; FileNameAlt is accepted too.
+const (
+	FileName    = ".pgpoolcheck.yaml"
+	FileNameAlt = ".pgpoolcheck.yml"
+)
+
+// Config is the content of a config file.
+type Config struct {
+	Target    string            `yaml:"target"`
+	FailOn    string            `yaml:"fail-on"`
+	Rules     map[string]string `yaml:"rules"`
+	Include   []string          `yaml:"include"`
+	Exclude   []string          `yaml:"exclude"`
+	Languages []string          `yaml:"languages"`
+
+	// Path is the file it was read from; Dir its directory, the base of
+	// include and exclude globs.
+	Path string `yaml:"-"`
+	Dir  string `yaml:"-"`
+	// Severity holds the rules whose severity is overridden; Disabled the
+	// rules turned off.
+	Severity map[string]rules.Severity `yaml:"-"`
+	Disabled map[string]bool           `yaml:"-"`
+}
+
+// unknownField matches the YAML library's message for an unknown key.
+var unknownField = regexp.MustCompile(`^(line \d+): field (\S+) not found in type .*$`)
+
+// describeTypeError turns the YAML library's errors into one line that
+// speaks of keys, not Go types.
+func describeTypeError(te *yaml.TypeError) string {
+	var parts []string
+	for _, e := range te.Errors {
+		if m := unknownField.FindStringSubmatch(e); m != nil {
+			parts = append(parts, fmt.Sprintf("%s: unknown key %q (known keys: target, fail-on, rules, include, exclude, languages)", m[1], m[2]))
+			continue
+		}
+		parts = append(parts, strings.ReplaceAll(e, "config.Config", "config"))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Find looks for a config file in dir and its parents. It returns "" when
+// there is none.
+func Find(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		for _, name := range []string{FileName, FileNameAlt} {
+			p := filepath.Join(dir, name)
+			if info, err := os.Stat(p); err == nil && !info.IsDir() {
+				return p, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", nil
+		}
+		dir = parent
+	}
+}
+
+// Load reads and checks a config file.
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	c.Path = path
+	c.Dir = filepath.Dir(abs)
+	return c, nil
+}
+
+// Languages a walk can pick up.
+var knownLanguages = []string{"sql", "go", "python", "ruby", "javascript", "typescript", "java", "kotlin", "elixir"}
+
+// Parse reads config text: unknown keys, rule ids, severities, targets and
+// languages are errors.
+func Parse(b []byte) (*Config, error) {
+	c := &Config{}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			return nil, errors.New(describeTypeError(te))
+		}
+		return nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if c.Target != "" {
+		if _, err := rules.ParseTarget(c.Target); err != nil {
+			return nil, fmt.Errorf("target: %v", err)
+		}
+	}
+	if c.FailOn != "" && !strings.EqualFold(c.FailOn, "never") {
+		if _, err := rules.ParseSeverity(c.FailOn); err != nil {
+			return nil, fmt.Errorf("fail-on: %v (or never)", err)
+		}
+	}
+	c.Severity = map[string]rules.Severity{}
+	c.Disabled = map[string]bool{}
+	for id, v := range c.Rules {
+		if rules.Lookup(id) == nil {
+			return nil, fmt.Errorf("rules: unknown rule %q (see pgpoolcheck rules)", id)
+		}
+		if strings.EqualFold(v, "off") || strings.EqualFold(v, "false") {
+			c.Disabled[id] = true
+			continue
+		}
+		sev, err := rules.ParseSeverity(v)
+		if err != nil {
+			return nil, fmt.Errorf("rules: %s: %q is not off, info, warning, error or critical", id, v)
+		}
+		c.Severity[id] = sev
+	}
+	for _, g := range append(append([]string{}, c.Include...), c.Exclude...) {
+		if !doublestar.ValidatePattern(g) {
+			return nil, fmt.Errorf("bad glob %q", g)
+		}
+	}
+	for _, l := range c.Languages {
+		ok := false
+		for _, k := range knownLanguages {
+			if strings.EqualFold(l, k) {
+				ok = true
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("languages: unknown language %q (want %s)", l, strings.Join(knownLanguages, ", "))
+		}
+	}
+	return c, nil
+}
+
+// Selects reports whether a file found by walking a directory is scanned:
+// it matches an include glob (or there are none) and no exclude glob.
+// Globs are relative to the config file's directory; files outside it are
+// judged by their path as given.
+func (c *Config) Selects(path string) bool {
+	if c == nil || (len(c.Include) == 0 && len(c.Exclude) == 0) {
+		return true
+	}
+	rel := filepath.ToSlash(path)
+	if abs, err := filepath.Abs(path); err == nil && c.Dir != "" {
+		if r, err := filepath.Rel(c.Dir, abs); err == nil && !strings.HasPrefix(r, "..") {
+			rel = filepath.ToSlash(r)
+		}
+	}
+	match := func(globs []string) bool {
+		for _, g := range globs {
+			if ok, _ := doublestar.Match(g, rel); ok {
+				return true
+			}
+			// A pattern naming a directory covers what is below it.
+			if ok, _ := doublestar.Match(strings.TrimSuffix(g, "/")+"/**", rel); ok {
+				return true
+			}
+		}
+		return false
+	}
+	if len(c.Include) > 0 && !match(c.Include) {
+		return false
+	}
+	return !match(c.Exclude)
+}
+
+// Language reports whether walks pick up files of language l; with no
+// languages configured, every language is on.
+func (c *Config) Language(l string) bool {
+	if c == nil || len(c.Languages) == 0 {
+		return true
+	}
+	for _, k := range c.Languages {
+		if strings.EqualFold(k, l) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,83 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name, text, err string
+	}{
+		{"empty", "", ""},
+		{"full", "target: rds-proxy\nfail-on: warning\nrules:\n  backend-pid: off\n  listen: critical\ninclude: [db/**]\nexclude: ['db/legacy/**']\nlanguages: [sql, go]\n", ""},
+		{"unknown key", "targets: generic\n", `unknown key "targets"`},
+		{"unknown rule", "rules:\n  no-such: off\n", `unknown rule "no-such"`},
+		{"bad severity", "rules:\n  listen: loud\n", `"loud" is not off`},
+		{"bad target", "target: pgbouncr\n", `unknown target "pgbouncr"`},
+		{"bad fail-on", "fail-on: sometimes\n", "fail-on"},
+		{"bad language", "languages: [cobol]\n", `unknown language "cobol"`},
+		{"bad glob", "exclude: ['[a-']\n", "bad glob"},
+		{"not a map", "- a\n- b\n", "cannot unmarshal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse([]byte(tt.text))
+			if tt.err == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("error %v, want one containing %q (config %+v)", err, tt.err, c)
+			}
+		})
+	}
+	c, err := Parse([]byte("rules:\n  backend-pid: off\n  listen: critical\n"))
+	if err != nil || !c.Disabled["backend-pid"] || c.Severity["listen"] != rules.Critical {
+		t.Errorf("rules not read: %+v, %v", c, err)
+	}
+}
+
+func TestSelects(t *testing.T) {
+	dir := t.TempDir()
+	c := &Config{Dir: dir, Include: []string{"db/**"}, Exclude: []string{"db/legacy", "**/*_test.sql"}}
+	for path, want := range map[string]bool{
+		"db/001.sql":            true,
+		"db/sub/002.sql":        true,
+		"db/legacy/000.sql":     false,
+		"db/sub/foo_test.sql":   false,
+		"scripts/x.sql":         false,
+		"db/legacy2/keep.sql":   true,
+		"db/legacy/deep/x.sql":  false,
+		"db/LEGACY/caseful.sql": true,
+	} {
+		if got := c.Selects(filepath.Join(dir, path)); got != want {
+			t.Errorf("Selects(%s) = %v, want %v", path, got, want)
+		}
+	}
+	var none *Config
+	if !none.Selects("anything.sql") || !none.Language("go") {
+		t.Error("a nil config must select everything")
+	}
+}
+
+func TestFind(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "a", "b", "c")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "a", FileName), []byte("target: generic\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Find(deep)
+	if err != nil || got != filepath.Join(root, "a", FileName) {
+		t.Errorf("Find = %q, %v", got, err)
+	}
+}
