@@ -18,8 +18,11 @@ var CursorWithHold = &Rule{
 func checkCursorWithHold(p *Pass) {
 	h, note := p.Target.Handle(StateHoldCursor)
 	for i, st := range p.Group.Stmts {
-		if st.Node == nil || p.Group.Undone(i) {
-			continue // a cursor declared in an aborted transaction is gone
+		if st.Node == nil || p.Group.Undone(i) || p.Group.EndsInPrepare() {
+			// A cursor declared in an aborted transaction is gone, and
+			// PREPARE TRANSACTION refuses a transaction that declared a
+			// WITH HOLD cursor (it rolls back).
+			continue
 		}
 		d := st.Node.GetDeclareCursorStmt()
 		if d == nil || d.Options&cursorOptHold == 0 {

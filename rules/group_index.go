@@ -85,6 +85,8 @@ func (g *Group) index() *groupIndex {
 					names = o.GetList().Items
 				case o.GetObjectWithArgs() != nil:
 					names = o.GetObjectWithArgs().Objname
+				case o.GetTypeName() != nil:
+					names = o.GetTypeName().Names // DROP TYPE, DROP DOMAIN
 				}
 				x.lastDrop[strings.ToLower(lastName(names))] = i
 			}

@@ -23,8 +23,11 @@ func checkListen(p *Pass) {
 	h, note := p.Target.Handle(StateListen)
 	var ops []listenOp
 	for i, st := range p.Group.Stmts {
-		if st.Node == nil || p.Group.Undone(i) {
-			continue // LISTEN takes effect at COMMIT; an aborted one never does
+		if st.Node == nil || p.Group.Undone(i) || p.Group.EndsInPrepare() {
+			// LISTEN takes effect at COMMIT; an aborted one never does, and
+			// PREPARE TRANSACTION refuses a transaction that ran LISTEN or
+			// UNLISTEN (it rolls back).
+			continue
 		}
 		if l := st.Node.GetListenStmt(); l != nil {
 			ops = append(ops, listenOp{i, l.Conditionname, true})

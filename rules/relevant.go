@@ -60,16 +60,16 @@ func Inert(st *Stmt) bool {
 	switch n := st.Node.Node.(type) {
 	case *pg.Node_SelectStmt:
 		return n.SelectStmt.IntoClause == nil
-	case *pg.Node_CreateStmt:
-		_, temp := createdTemp(st.Node)
+	case *pg.Node_CreateStmt, *pg.Node_CreateEnumStmt, *pg.Node_CompositeTypeStmt,
+		*pg.Node_DefineStmt, *pg.Node_CreateDomainStmt:
+		_, temp := createdTemp(st.Node) // objects in schema pg_temp
 		return !temp
 	case *pg.Node_InsertStmt, *pg.Node_DeleteStmt, *pg.Node_CopyStmt,
 		*pg.Node_IndexStmt, *pg.Node_AlterTableStmt, *pg.Node_CommentStmt,
 		*pg.Node_GrantStmt, *pg.Node_GrantRoleStmt, *pg.Node_AlterOwnerStmt,
 		*pg.Node_CreateTrigStmt, *pg.Node_AlterSeqStmt, *pg.Node_CreateExtensionStmt,
 		*pg.Node_AlterDefaultPrivilegesStmt, *pg.Node_CreateSchemaStmt,
-		*pg.Node_CreateEnumStmt, *pg.Node_CompositeTypeStmt, *pg.Node_DefineStmt,
-		*pg.Node_CreateDomainStmt, *pg.Node_DropStmt, *pg.Node_TruncateStmt,
+		*pg.Node_DropStmt, *pg.Node_TruncateStmt,
 		*pg.Node_VacuumStmt, *pg.Node_ClusterStmt, *pg.Node_ReindexStmt,
 		*pg.Node_CreatePolicyStmt, *pg.Node_AlterPolicyStmt, *pg.Node_RenameStmt:
 		return true

@@ -104,6 +104,20 @@ func (g *Group) RolledBack() bool {
 	return ts != nil && ts.Kind == pg.TransactionStmtKind_TRANS_STMT_ROLLBACK
 }
 
+// EndsInPrepare reports whether the group is a transaction that ends with
+// PREPARE TRANSACTION. PostgreSQL refuses to prepare a transaction that
+// operated on temporary objects, declared a WITH HOLD cursor or ran
+// LISTEN or UNLISTEN: the PREPARE fails and the transaction is rolled
+// back, so none of that reaches the pool. Parameters set with SET are
+// kept, as after COMMIT.
+func (g *Group) EndsInPrepare() bool {
+	if !g.Explicit || g.Body != "" || len(g.Stmts) == 0 {
+		return false
+	}
+	ts := g.Stmts[len(g.Stmts)-1].txStmt()
+	return ts != nil && ts.Kind == pg.TransactionStmtKind_TRANS_STMT_PREPARE
+}
+
 // Undone reports whether the effects of statement i that a rollback
 // undoes are undone: the group is rolled back, or a later ROLLBACK TO
 // SAVEPOINT returns to a savepoint set before statement i.

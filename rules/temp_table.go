@@ -18,7 +18,7 @@ var TempTable = &Rule{
 
 // tempTarget describes a relation created by a statement.
 type tempTarget struct {
-	kind     string // "table", "view", "sequence", "function"
+	kind     string // "table", "view", "sequence", "function", "type", "domain", …
 	rel      *pg.RangeVar
 	name     string
 	onCommit pg.OnCommitAction
@@ -27,9 +27,6 @@ type tempTarget struct {
 
 // createdTemp returns the temporary object a statement creates, if any.
 func createdTemp(n *pg.Node) (tempTarget, bool) {
-	isTemp := func(rv *pg.RangeVar) bool {
-		return rv != nil && (rv.Relpersistence == "t" || strings.EqualFold(rv.Schemaname, "pg_temp"))
-	}
 	switch {
 	case n.GetCreateStmt() != nil:
 		c := n.GetCreateStmt()
@@ -62,15 +59,73 @@ func createdTemp(n *pg.Node) (tempTarget, bool) {
 		}
 	case n.GetCreateFunctionStmt() != nil:
 		f := n.GetCreateFunctionStmt()
-		if len(f.Funcname) > 1 && strings.EqualFold(f.Funcname[0].GetString_().GetSval(), "pg_temp") {
+		if inPgTemp(f.Funcname) {
 			kind := "function"
 			if f.IsProcedure {
 				kind = "procedure"
 			}
 			return tempTarget{kind, nil, lastName(f.Funcname), 0, -1}, true
 		}
+	case n.GetCompositeTypeStmt() != nil:
+		// CREATE TYPE pg_temp.t AS (…)
+		if rv := n.GetCompositeTypeStmt().Typevar; isTemp(rv) {
+			return tempTarget{"type", rv, rv.Relname, 0, rv.Location}, true
+		}
+	case n.GetCreateDomainStmt() != nil:
+		if d := n.GetCreateDomainStmt(); inPgTemp(d.Domainname) {
+			return tempTarget{"domain", nil, lastName(d.Domainname), 0, -1}, true
+		}
+	case n.GetCreateEnumStmt() != nil:
+		if e := n.GetCreateEnumStmt(); inPgTemp(e.TypeName) {
+			return tempTarget{"type", nil, lastName(e.TypeName), 0, -1}, true
+		}
+	case n.GetCreateRangeStmt() != nil:
+		if r := n.GetCreateRangeStmt(); inPgTemp(r.TypeName) {
+			return tempTarget{"type", nil, lastName(r.TypeName), 0, -1}, true
+		}
+	case n.GetDefineStmt() != nil:
+		// CREATE OPERATOR / AGGREGATE / TYPE / COLLATION / TEXT SEARCH … in
+		// pg_temp.
+		if d := n.GetDefineStmt(); inPgTemp(d.Defnames) {
+			return tempTarget{defineKind(d.Kind), nil, lastName(d.Defnames), 0, -1}, true
+		}
 	}
 	return tempTarget{}, false
+}
+
+// inPgTemp reports whether a qualified name (schema, name) or (catalog,
+// schema, name) puts the object in the session's temporary schema.
+func inPgTemp(names []*pg.Node) bool {
+	return len(names) > 1 && strings.EqualFold(names[len(names)-2].GetString_().GetSval(), "pg_temp")
+}
+
+// defineKind names the kind of object a DefineStmt creates.
+func defineKind(k pg.ObjectType) string {
+	switch k {
+	case pg.ObjectType_OBJECT_OPERATOR:
+		return "operator"
+	case pg.ObjectType_OBJECT_AGGREGATE:
+		return "aggregate"
+	case pg.ObjectType_OBJECT_COLLATION:
+		return "collation"
+	case pg.ObjectType_OBJECT_TYPE:
+		return "type"
+	case pg.ObjectType_OBJECT_TSCONFIGURATION:
+		return "text search configuration"
+	case pg.ObjectType_OBJECT_TSDICTIONARY:
+		return "text search dictionary"
+	case pg.ObjectType_OBJECT_TSPARSER:
+		return "text search parser"
+	case pg.ObjectType_OBJECT_TSTEMPLATE:
+		return "text search template"
+	}
+	return "object"
+}
+
+// isTemp reports whether a relation is temporary: TEMP/TEMPORARY, or
+// created in schema pg_temp.
+func isTemp(rv *pg.RangeVar) bool {
+	return rv != nil && (rv.Relpersistence == "t" || strings.EqualFold(rv.Schemaname, "pg_temp"))
 }
 
 func lastName(names []*pg.Node) string {
@@ -83,8 +138,11 @@ func lastName(names []*pg.Node) string {
 func checkTempTable(p *Pass) {
 	h, note := p.Target.Handle(StateTempObject)
 	for i, st := range p.Group.Stmts {
-		if st.Node == nil || p.Group.Undone(i) {
-			continue // ROLLBACK drops what the transaction created
+		if st.Node == nil || p.Group.Undone(i) || p.Group.EndsInPrepare() {
+			// ROLLBACK drops what the transaction created; PREPARE
+			// TRANSACTION of a transaction that created a temporary
+			// object fails and rolls it back.
+			continue
 		}
 		t, ok := createdTemp(st.Node)
 		if !ok {

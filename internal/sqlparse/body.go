@@ -161,7 +161,16 @@ func Bodies(src []byte, st *Statement, filter *Filter) []Statement {
 	if text == "" || !filter.relevant(text) {
 		return nil
 	}
-	b, ok := findBody(src, st, text)
+	// Work on the text the parser saw (meta-commands blanked, extension
+	// markers replaced), whose offsets are the source's shifted by Base.
+	view := []byte(st.Text)
+	vs := *st
+	vs.Start, vs.End = st.Start-st.Base, st.End-st.Base
+	if vs.Start < 0 || vs.End > len(view) || vs.Start > vs.End {
+		return nil
+	}
+	b, ok := findBody(view, &vs, text)
+	b.raw += st.Base
 	if !ok {
 		return nil
 	}
@@ -170,7 +179,7 @@ func Bodies(src []byte, st *Statement, filter *Filter) []Statement {
 	case "sql":
 		out = sqlBody(b)
 	case "plpgsql":
-		out = plpgsqlBody(src, st, b, filter)
+		out = plpgsqlBody(view[vs.Start:vs.End], b, filter)
 	}
 	for i := range out {
 		out[i].Body = origin
@@ -318,8 +327,8 @@ func walkDyn(v any, line int, out *[]plExpr) {
 
 // plpgsqlBody compiles a PL/pgSQL routine with libpg_query and returns the
 // SQL statements and expressions in it, each at its body line.
-func plpgsqlBody(src []byte, st *Statement, b body, filter *Filter) []Statement {
-	js, err := pg.ParsePlPgSqlToJSON(string(src[st.Start:st.End]))
+func plpgsqlBody(stmt []byte, b body, filter *Filter) []Statement {
+	js, err := pg.ParsePlPgSqlToJSON(string(stmt))
 	if err != nil {
 		return plpgsqlFallback(b)
 	}

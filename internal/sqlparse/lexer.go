@@ -1,5 +1,7 @@
 package sqlparse
 
+import "strings"
+
 // The lexer in this file splits SQL text into statements the way psql does
 // when it reads a script: it knows PostgreSQL's quoting rules (standard and
 // E'' strings, quoted identifiers, dollar quotes, nested block comments),
@@ -256,21 +258,28 @@ func Split(src []byte) *Script {
 	// skipCopyData skips the data block that follows COPY … FROM STDIN:
 	// from the line after the statement's terminator up to and including a
 	// line that holds only "\.". Returns the new offset.
+	//
+	// A COPY that fails before reading (a test of an error, say) has no
+	// data after it: when the end of the text or another COPY … FROM STDIN
+	// comes before any "\.", nothing is skipped.
 	skipCopyData := func(i int) int {
 		// Rest of the terminator's line belongs to psql (usually empty).
 		i = skipNewline(src, lineEnd(src, i))
 		start := i
 		for i < len(src) {
 			e := lineEnd(src, i)
-			if string(src[i:e]) == `\.` {
+			line := src[i:e]
+			if string(line) == `\.` {
 				i = skipNewline(src, e)
 				sc.CopyData = append(sc.CopyData, Range{start, i})
 				return i
 			}
+			if isCopyFromStdin(line) {
+				return start
+			}
 			i = skipNewline(src, e)
 		}
-		sc.CopyData = append(sc.CopyData, Range{start, len(src)})
-		return len(src)
+		return start
 	}
 
 	i := 0
@@ -291,12 +300,32 @@ func Split(src []byte) *Script {
 			sc.Comments = append(sc.Comments, Comment{Range{i, e}, false})
 			i = e
 			continue
+		case c == '\\' && i+1 < n && src[i+1] == ';':
+			// psql's \; separates statements that are sent together.
+			sc.MetaCommands = append(sc.MetaCommands, Range{i, i + 1})
+			if inStmt && paren == 0 && st.beginDepth == 0 {
+				finish(lastTokEnd)
+			}
+			i += 2
+			lastTokEnd = i
+			continue
+		case c == 0xEF && i == 0 && n >= 3 && src[1] == 0xBB && src[2] == 0xBF:
+			i = 3 // UTF-8 byte order mark
+			continue
 		case c == '\\':
 			// psql meta-command: the backslash and the rest of the line.
 			e := lineEnd(src, i)
 			r := Range{i, e}
 			sc.MetaCommands = append(sc.MetaCommands, r)
 			cmd := metaName(src[i+1 : e])
+			if cmd == "copy" && isCopyFromStdin(src[i+1:e]) {
+				// \copy … from stdin reads its data from the script too.
+				if inStmt {
+					finish(lastTokEnd)
+				}
+				i = skipCopyData(e)
+				continue
+			}
 			if inStmt {
 				if len(cmd) > 0 && (cmd[0] == 'g' || cmd == "crosstabview" || cmd == "watch") {
 					// \g, \gset, \gexec, \gx, … send the buffer.
@@ -340,6 +369,17 @@ func Split(src []byte) *Script {
 			}
 		case c == ':' && i+1 < n && src[i+1] == ':':
 			i += 2
+		case c == ':' && i+2 < n && src[i+1] == '{' && src[i+2] == '?' && (i == 0 || src[i-1] != ':'):
+			// :{?name} tests whether a variable is set.
+			e := i + 3
+			for e < n && src[e] != '}' && src[e] != '\n' {
+				e++
+			}
+			if e < n && src[e] == '}' {
+				e++
+			}
+			cur.Vars = append(cur.Vars, Range{i, e})
+			i = e
 		case c == ':' && i+1 < n && (src[i+1] == '\'' || src[i+1] == '"') && (i == 0 || src[i-1] != ':'):
 			e := skipQuoted(src, i+1, src[i+1], false)
 			cur.Vars = append(cur.Vars, Range{i, e})
@@ -397,6 +437,15 @@ func Split(src []byte) *Script {
 	}
 	finish(lastTokEnd)
 	return sc
+}
+
+// isCopyFromStdin reports whether a line holds a COPY (or \copy) … FROM
+// STDIN command, compared case-insensitively.
+func isCopyFromStdin(line []byte) bool {
+	l := strings.ToLower(string(line))
+	l = strings.TrimLeft(l, " \t")
+	l = strings.TrimPrefix(l, "\\")
+	return strings.HasPrefix(l, "copy ") && strings.Contains(l, " from stdin")
 }
 
 // metaName returns the name of a psql meta-command (text after the

@@ -7,6 +7,7 @@
 package sqlparse
 
 import (
+	"bytes"
 	"errors"
 	"unsafe"
 
@@ -56,12 +57,26 @@ func (s *Statement) Source(src []byte) string { return string(src[s.Start:s.End]
 // statements' Text may share memory with src: src must not be modified
 // while they are in use.
 func ParseChunk(src []byte, c Chunk) []Statement {
-	text := chunkText(src, c, false)
+	text := chunkText(src, c, keepVars)
 	res, err := pg.Parse(text)
-	if err != nil && len(c.Vars) > 0 {
-		alt := chunkText(src, c, true)
-		if r2, err2 := pg.Parse(alt); err2 == nil {
-			text, res, err = alt, r2, nil
+	if err != nil {
+		// psql variables stand for text the parser cannot know: try the
+		// readings that fit where they usually stand; then template and
+		// driver placeholders ({name}, {{ .X }}, %(name)s, %s, ?).
+		var modes []varMode
+		if len(c.Vars) > 0 {
+			modes = append(modes, varIdent, varBlank, varGlue, varZero, varString)
+		}
+		modes = append(modes, templates)
+		for _, m := range modes {
+			alt := chunkText(src, c, m)
+			if alt == text {
+				continue
+			}
+			if r2, err2 := pg.Parse(alt); err2 == nil {
+				text, res, err = alt, r2, nil
+				break
+			}
 		}
 	}
 	if err != nil {
@@ -91,12 +106,27 @@ func ParseChunk(src []byte, c Chunk) []Statement {
 	return out
 }
 
-// chunkText returns the bytes of c with meta-commands blanked. With vars,
-// psql variable references are made parseable: ":name" becomes " name"
-// (an identifier), ":'name'" a string and ":\"name\"" a quoted identifier.
-// Offsets never move.
-func chunkText(src []byte, c Chunk, vars bool) string {
-	if len(c.Meta) == 0 && !vars {
+// varMode says how chunkText rewrites psql variables and placeholders.
+type varMode int
+
+const (
+	keepVars  varMode = iota
+	varIdent          // :name → " name" (an identifier), :'name' a string, :"name" an identifier
+	varBlank          // the whole reference → spaces (:PREFIX SELECT …)
+	varGlue           // :name → "_name" (glued to an identifier: pk_:oid)
+	varZero           // → "0" (RESTART :n)
+	varString         // → "''" (LOCATION :dir)
+	templates         // varIdent, plus {name}, {{ … }}, %(name)s, %s and ? as identifiers
+)
+
+// chunkText returns the bytes of c with meta-commands blanked and, by
+// mode, psql variables and placeholders rewritten. Extension-script
+// markers (@extschema@, @extowner@, @extschema:name@) always become an
+// identifier. Offsets never move.
+func chunkText(src []byte, c Chunk, mode varMode) string {
+	raw := src[c.Start:c.End]
+	ext := bytes.Contains(raw, []byte("@ext"))
+	if len(c.Meta) == 0 && mode == keepVars && !ext {
 		if c.End == c.Start {
 			return ""
 		}
@@ -104,18 +134,124 @@ func chunkText(src []byte, c Chunk, vars bool) string {
 		// statement text can share its bytes instead of copying them.
 		return unsafe.String(&src[c.Start], c.End-c.Start)
 	}
-	b := []byte(string(src[c.Start:c.End]))
+	b := []byte(string(raw))
 	for _, m := range c.Meta {
 		for i := m.Start; i < m.End && i < c.End; i++ {
 			b[i-c.Start] = ' '
 		}
 	}
-	if vars {
-		for _, v := range c.Vars {
-			b[v.Start-c.Start] = ' '
+	if ext {
+		replaceExtMarkers(b)
+	}
+	for _, v := range c.Vars {
+		r := b[v.Start-c.Start : v.End-c.Start]
+		switch mode {
+		case varIdent, templates:
+			r[0] = ' '
+		case varBlank:
+			for i := range r {
+				r[i] = ' '
+			}
+		case varGlue:
+			r[0] = '_'
+		case varZero:
+			for i := range r {
+				r[i] = ' '
+			}
+			r[0] = '0'
+		case varString:
+			for i := range r {
+				r[i] = ' '
+			}
+			r[0], r[1] = '\'', '\''
 		}
 	}
+	if mode == templates {
+		blankPlaceholders(b)
+	}
 	return string(b)
+}
+
+// replaceExtMarkers turns @extschema@, @extowner@ and @extschema:name@
+// into identifiers of the same length.
+func replaceExtMarkers(b []byte) {
+	for i := 0; i+4 < len(b); i++ {
+		if b[i] != '@' || !bytes.HasPrefix(b[i+1:], []byte("ext")) {
+			continue
+		}
+		j := i + 1
+		for j < len(b) && (isIdentCont(b[j]) || b[j] == ':') && b[j] != '$' {
+			j++
+		}
+		if j < len(b) && b[j] == '@' {
+			for k := i; k <= j; k++ {
+				if b[k] == '@' || b[k] == ':' {
+					b[k] = '_'
+				}
+			}
+			i = j
+		}
+	}
+}
+
+// blankPlaceholders turns template and driver placeholders outside quotes
+// and comments into identifiers made of underscores, of the same length.
+func blankPlaceholders(b []byte) {
+	fill := func(from, to int) {
+		for k := from; k < to && k < len(b); k++ {
+			b[k] = '_'
+		}
+	}
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '\'' || c == '"':
+			i = skipQuoted(b, i, c, false)
+		case c == '-' && i+1 < len(b) && b[i+1] == '-':
+			i = lineEnd(b, i)
+		case c == '/' && i+1 < len(b) && b[i+1] == '*':
+			i = skipBlockComment(b, i)
+		case c == '$':
+			if t := dollarTag(b, i); t > 0 {
+				i = skipDollar(b, i, t)
+			} else {
+				i++
+			}
+		case c == '{':
+			j := i + 1
+			for j < len(b) && b[j] != '}' && b[j] != ';' && b[j] != '\n' {
+				j++
+			}
+			for j+1 < len(b) && b[j+1] == '}' {
+				j++
+			}
+			if j < len(b) && b[j] == '}' {
+				fill(i, j+1)
+				i = j + 1
+			} else {
+				i++
+			}
+		case c == '%' && i+1 < len(b) && (b[i+1] == 's' || b[i+1] == 'd'):
+			fill(i, i+2)
+			i += 2
+		case c == '%' && i+1 < len(b) && b[i+1] == '(':
+			j := i + 2
+			for j < len(b) && b[j] != ')' && b[j] != '\n' {
+				j++
+			}
+			if j+1 < len(b) && b[j] == ')' && (b[j+1] == 's' || b[j+1] == 'd') {
+				fill(i, j+2)
+				i = j + 2
+			} else {
+				i++
+			}
+		case c == '?' && !(i+1 < len(b) && (b[i+1] == '|' || b[i+1] == '&')):
+			fill(i, i+1)
+			i++
+		default:
+			i++
+		}
+	}
 }
 
 // skipSpaceAndComments moves from i past whitespace and comments, not past

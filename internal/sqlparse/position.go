@@ -50,6 +50,9 @@ func (x *LineIndex) Position(off int) Position {
 	}
 	line := sort.Search(len(x.starts), func(i int) bool { return x.starts[i] > off }) - 1
 	start := x.starts[line]
+	if start == 0 && off >= 3 && len(x.src) >= 3 && x.src[0] == 0xEF && x.src[1] == 0xBB && x.src[2] == 0xBF {
+		start = 3 // a byte order mark is not a column
+	}
 	col := 1
 	for i := start; i < off; {
 		_, size := utf8.DecodeRune(x.src[i:])

@@ -65,6 +65,16 @@ func TestSplit(t *testing.T) {
 		{"plpgsql dollar body", "CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $body$ BEGIN PERFORM 1; END $body$; SELECT 2",
 			[]string{"CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $body$ BEGIN PERFORM 1; END $body$", "SELECT 2"}},
 		{"unicode", "SELECT 'ünï;cødé' AS \"ñ\"; SELECT 2", []string{"SELECT 'ünï;cødé' AS \"ñ\"", "SELECT 2"}},
+		{"byte order mark", "\xef\xbb\xbfSET a = 1; SELECT 2", []string{"SET a = 1", "SELECT 2"}},
+		{"backslash semicolon", "begin\\; insert into t values (3)\\; commit; SET b = 1;", []string{"begin", "insert into t values (3)", "commit", "SET b = 1"}},
+		{"psql copy from stdin data", "\\copy t FROM STDIN\n1,SET x\n\\.\nSET a = 1;", []string{"SET a = 1"}},
+		{"failed copy has no data", "COPY t FROM STDIN; -- fails\nSET a = 1;\nCOPY u FROM stdin;\n1\n\\.\nSELECT 2;", []string{"COPY t FROM STDIN", "SET a = 1", "COPY u FROM stdin", "SELECT 2"}},
+		{"copy data to end of text", "COPY t FROM STDIN;\nSET a = 1;", []string{"COPY t FROM STDIN", "SET a = 1"}},
+		{"extension markers", "CREATE FUNCTION @extschema@.f() RETURNS int LANGUAGE sql AS 'SELECT 1'; ALTER TABLE @extschema:other@.t OWNER TO @extowner@;",
+			[]string{"CREATE FUNCTION @extschema@.f() RETURNS int LANGUAGE sql AS 'SELECT 1'", "ALTER TABLE @extschema:other@.t OWNER TO @extowner@"}},
+		{"psql variable readings", ":PREFIX SELECT 1; ALTER SEQUENCE s RESTART :n; CREATE TABLESPACE t LOCATION :p; CREATE TYPE s.pk_:oid AS (a int); SELECT :{?x};",
+			[]string{":PREFIX SELECT 1", "ALTER SEQUENCE s RESTART :n", "CREATE TABLESPACE t LOCATION :p", "CREATE TYPE s.pk_:oid AS (a int)", "SELECT :{?x}"}},
+		{"template placeholders", "LISTEN {channel_name}; SELECT pg_advisory_lock(%(id)s), %s, ?; SELECT {{ .Table }}", []string{"LISTEN {channel_name}", "SELECT pg_advisory_lock(%(id)s), %s, ?", "SELECT {{ .Table }}"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,6 +113,7 @@ func TestPosition(t *testing.T) {
 		{"tab is one column", "\t\tx", "x", Position{1, 3}},
 		{"multibyte", "SELECT 'ñü€😀', x", "x", Position{1, 16}},
 		{"multibyte second line", "é\n  ü x", "x", Position{2, 5}},
+		{"byte order mark", "\xef\xbb\xbfSET x", "SET", Position{1, 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
