@@ -13,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
 
@@ -210,6 +211,15 @@ func (c *Config) Scan(inputs []Input) (*Report, error) {
 			}
 			if why := notText(data); why != "" {
 				results[i].skip = why
+				return
+			}
+			if lang, ok := extract.LanguageFor(in.Name); ok && !IsSQLFile(in.Name) {
+				res, err := c.AnalyzeCode(in.Name, data, lang)
+				if err != nil {
+					results[i].skip = err.Error()
+					return
+				}
+				results[i].res = res
 				return
 			}
 			results[i].res = c.AnalyzeSource(in.Name, data)

@@ -32,6 +32,9 @@ type Finding struct {
 	// stmtLine is the line where the finding's statement starts; ignore
 	// directives above a statement cover all of its findings.
 	stmtLine int
+	// literalLine is the line where the string literal holding the
+	// statement starts (application code only).
+	literalLine int
 }
 
 // Sort orders findings by file, line, column, rule and message, and drops

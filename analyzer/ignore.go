@@ -78,6 +78,22 @@ func looksLikeRuleList(w string) bool {
 	return true
 }
 
+// comment is a comment of any language: its source range and its text
+// without the markers.
+type comment struct {
+	Start, End int
+	Text       string
+}
+
+// sqlComments converts the splitter's comments.
+func sqlComments(src []byte, cs []sqlparse.Comment) []comment {
+	out := make([]comment, len(cs))
+	for i, c := range cs {
+		out[i] = comment{c.Start, c.End, commentText(src, c)}
+	}
+	return out
+}
+
 // commentText strips the comment markers.
 func commentText(src []byte, c sqlparse.Comment) string {
 	t := string(src[c.Start:c.End])
@@ -91,11 +107,11 @@ func commentText(src []byte, c sqlparse.Comment) string {
 // applyDirectives removes findings covered by ignore directives and adds
 // bad-ignore and unused-ignore findings. It returns the findings and how
 // many were suppressed.
-func applyDirectives(c *Config, name string, src []byte, lines *sqlparse.LineIndex, comments []sqlparse.Comment, fs []Finding) ([]Finding, int) {
+func applyDirectives(c *Config, name string, src []byte, lines *sqlparse.LineIndex, comments []comment, fs []Finding) ([]Finding, int) {
 	var ds []*directive
 	var extra []Finding
 	for _, cm := range comments {
-		d, ok, problem := parseDirective(commentText(src, cm))
+		d, ok, problem := parseDirective(cm.Text)
 		if !ok {
 			continue
 		}
@@ -139,7 +155,7 @@ func applyDirectives(c *Config, name string, src []byte, lines *sqlparse.LineInd
 
 func matchDirective(ds []*directive, f Finding) *directive {
 	for _, d := range ds {
-		if !d.file && f.Line != d.line && f.stmtLine != d.line {
+		if !d.file && f.Line != d.line && f.stmtLine != d.line && f.literalLine != d.line {
 			continue
 		}
 		if len(d.rules) == 0 {

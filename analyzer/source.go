@@ -134,7 +134,7 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 	}
 	tx.flush()
 	res.Findings = fb.findings
-	res.Findings, res.Suppressed = applyDirectives(c, name, src, lines, script.Comments, res.Findings)
+	res.Findings, res.Suppressed = applyDirectives(c, name, src, lines, sqlComments(src, script.Comments), res.Findings)
 	return res
 }
 
@@ -276,21 +276,12 @@ func (t *txTracker) flush() {
 	t.cur = nil
 }
 
-// runBody checks the statements of one routine body. The body runs inside
-// its caller's transaction, so it is one explicit group, except that a
-// procedure's own COMMIT or ROLLBACK ends the group and starts another.
+// runBody checks the statements of one routine body as one explicit
+// group: a call runs inside its caller's transaction, and even a
+// procedure that commits keeps its server connection for the whole CALL,
+// so statements of one body see each other as one transaction does.
 func runBody(stmts []*rules.Stmt, run func(*rules.Group)) {
-	g := &rules.Group{Explicit: true, Body: stmts[0].Body}
-	for _, st := range stmts {
-		g.Stmts = append(g.Stmts, st)
-		if _, ends, _ := txKind(st); ends {
-			run(g)
-			g = &rules.Group{Explicit: true, Body: st.Body}
-		}
-	}
-	if len(g.Stmts) > 0 {
-		run(g)
-	}
+	run(&rules.Group{Stmts: stmts, Explicit: true, Body: stmts[0].Body})
 }
 
 // findingBuilder turns rule findings into located findings.
@@ -299,13 +290,18 @@ type findingBuilder struct {
 	src      []byte
 	lines    *sqlparse.LineIndex
 	findings []Finding
+	// code maps statements found in string literals of application code
+	// to their literal; their offsets are in the literal's SQL text.
+	code map[*sqlparse.Statement]*codeSQL
 }
 
 const maxStatementText = 1000
 
 func (b *findingBuilder) statementText(st *sqlparse.Statement) string {
 	text := st.Text
-	if st.Body == "" && st.End <= len(b.src) && st.Start <= st.End {
+	if cs := b.code[st]; cs != nil {
+		text = cs.text(st)
+	} else if st.Body == "" && st.End <= len(b.src) && st.Start <= st.End {
 		text = string(b.src[st.Start:st.End])
 	}
 	text = strings.TrimSpace(text)
@@ -320,16 +316,20 @@ func (b *findingBuilder) statementText(st *sqlparse.Statement) string {
 }
 
 func (b *findingBuilder) locate(f *Finding, off int, st *sqlparse.Statement) {
-	p := b.lines.Position(off)
-	f.Line, f.Column = p.Line, p.Column
-	end := st.End
+	start, end := st.Start, st.End
 	if end < off {
 		end = off
 	}
+	if cs := b.code[st]; cs != nil {
+		off, start, end = cs.source(off), cs.source(start), cs.sourceEnd(end)
+		f.literalLine = b.lines.Position(cs.lit.Start).Line
+	}
+	p := b.lines.Position(off)
+	f.Line, f.Column = p.Line, p.Column
 	e := b.lines.Position(end)
 	f.EndLine, f.EndColumn = e.Line, e.Column
 	f.SourceLine = b.lines.LineText(p.Line)
-	f.stmtLine = b.lines.Position(st.Start).Line
+	f.stmtLine = b.lines.Position(start).Line
 }
 
 // hidePlaceholder shows the run-time parts of dynamic SQL as "…".

@@ -57,12 +57,14 @@ func (g *Group) index() *groupIndex {
 		if st.Node == nil {
 			continue
 		}
+		// A cleanup that a ROLLBACK TO SAVEPOINT undoes cleans nothing.
+		cleans := !g.Undone(i)
 		if vs := st.Node.GetVariableSetStmt(); vs != nil {
 			name, set, reset := paramChange(vs)
 			if set {
 				first(name, i)
 			}
-			if reset {
+			if reset && cleans {
 				x.lastReset[name] = i
 			}
 		}
@@ -74,10 +76,10 @@ func (g *Group) index() *groupIndex {
 				first(strings.ToLower(n), i)
 			}
 		}
-		if d := st.Node.GetDiscardStmt(); d != nil && d.Target == pg.DiscardMode_DISCARD_TEMP {
+		if d := st.Node.GetDiscardStmt(); d != nil && d.Target == pg.DiscardMode_DISCARD_TEMP && cleans {
 			x.lastDrop[""] = i
 		}
-		if d := st.Node.GetDropStmt(); d != nil {
+		if d := st.Node.GetDropStmt(); d != nil && cleans {
 			for _, o := range d.Objects {
 				var names []*pg.Node
 				switch {
@@ -91,7 +93,7 @@ func (g *Group) index() *groupIndex {
 				x.lastDrop[strings.ToLower(lastName(names))] = i
 			}
 		}
-		if c := st.Node.GetClosePortalStmt(); c != nil {
+		if c := st.Node.GetClosePortalStmt(); c != nil && cleans {
 			x.lastClose[strings.ToLower(c.Portalname)] = i
 		}
 		if st.Node.GetInsertStmt() != nil || st.Node.GetCopyStmt() != nil {

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/baseline"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/config"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/output"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/version"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
@@ -142,7 +144,8 @@ func runScan(e *env, cmd *cobra.Command, f scanFlags, args []string) error {
 		paths = append(paths, a)
 	}
 	walk := analyzer.Walk{Gitignore: true, Wants: func(path string) bool {
-		return analyzer.IsSQLFile(path) && cfg.Language("sql") && cfg.Selects(path)
+		lang := languageOf(path)
+		return lang != "" && cfg.Language(lang) && cfg.Selects(path)
 	}}
 	files, err := analyzer.Collect(paths, walk)
 	if err != nil {
@@ -189,6 +192,23 @@ func runScan(e *env, cmd *cobra.Command, f scanFlags, args []string) error {
 		}
 	}
 	return nil
+}
+
+// languageOf names the language of a file as the config's languages list
+// does, or "" for files scan does not read.
+func languageOf(path string) string {
+	if analyzer.IsSQLFile(path) {
+		return "sql"
+	}
+	lang, ok := extract.LanguageFor(path)
+	if !ok {
+		return ""
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".ts", ".tsx", ".mts", ".cts":
+		return "typescript"
+	}
+	return string(lang)
 }
 
 // loadConfig reads --config, or the config file found from the working

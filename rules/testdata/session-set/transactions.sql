@@ -43,3 +43,11 @@ COMMIT;
 -- a transaction left open at the end of the file
 BEGIN;
 SET lock_timeout = '5s'; -- want session-set:error
+
+-- A RESET that a ROLLBACK TO SAVEPOINT undoes does not pair with the SET.
+BEGIN;
+SET work_mem = '256MB'; -- want session-set:error
+SAVEPOINT before_reset;
+RESET work_mem;
+ROLLBACK TO SAVEPOINT before_reset;
+COMMIT;

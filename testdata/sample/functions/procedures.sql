@@ -3,15 +3,15 @@
 -- Purge old events in batches, committing after each batch so the
 -- transaction stays short. A transaction-level lock would be released by
 -- the first COMMIT, so the procedure takes a session lock and releases it
--- at the end (but not when a batch fails): each COMMIT ends the
--- transaction, so the lock outlives it.
+-- at the end (but not when a batch fails, hence a warning: the whole CALL
+-- keeps one server connection, so the unlock normally lands).
 CREATE OR REPLACE PROCEDURE ops.purge_events(p_keep interval, p_batch int DEFAULT 10000)
 LANGUAGE plpgsql
 AS $$
 DECLARE
     v_deleted int;
 BEGIN
-    IF NOT pg_try_advisory_lock(hashtext('ops.purge_events')) THEN -- want advisory-lock-session:error
+    IF NOT pg_try_advisory_lock(hashtext('ops.purge_events')) THEN -- want advisory-lock-session:warning
         RAISE NOTICE 'purge already running';
         RETURN;
     END IF;
@@ -27,7 +27,7 @@ BEGIN
         COMMIT;
         EXIT WHEN v_deleted < p_batch;
     END LOOP;
-    PERFORM pg_advisory_unlock(hashtext('ops.purge_events')); -- want advisory-lock-session:info
+    PERFORM pg_advisory_unlock(hashtext('ops.purge_events'));
 END;
 $$;
 
@@ -41,16 +41,16 @@ BEGIN
 END;
 $$;
 
--- Refresh the materialized views one by one with more sort memory. Each
--- refresh is committed; when a later one fails, the RESET never runs and
--- the committed SET stays on the server connection.
+-- Refresh the materialized views one by one with more sort memory. The
+-- CALL keeps one server connection and RESETs at the end, so the pair is
+-- clean (if a refresh fails, the committed SET stays: keep it SET LOCAL).
 CREATE OR REPLACE PROCEDURE ops.refresh_views()
 LANGUAGE plpgsql
 AS $$
 DECLARE
     v_view regclass;
 BEGIN
-    SET work_mem = '512MB'; -- want session-set
+    SET work_mem = '512MB';
     FOR v_view IN
         SELECT c.oid::regclass
         FROM pg_class c
@@ -60,7 +60,7 @@ BEGIN
         EXECUTE format('REFRESH MATERIALIZED VIEW CONCURRENTLY %s', v_view);
         COMMIT;
     END LOOP;
-    RESET work_mem; -- want session-set:warning
+    RESET work_mem;
 END;
 $$;
 

@@ -1,0 +1,331 @@
+package extract
+
+// jsRegexKeywords are the keywords after which a slash starts a regular
+// expression rather than a division.
+var jsRegexKeywords = map[string]bool{
+	"return": true, "typeof": true, "instanceof": true, "in": true, "of": true,
+	"new": true, "delete": true, "void": true, "throw": true, "case": true,
+	"do": true, "else": true, "yield": true, "await": true, "extends": true,
+}
+
+// jsLexer tokenizes JavaScript and TypeScript.
+type jsLexer struct {
+	*lexer
+	regexOK bool // a slash here starts a regular expression
+}
+
+// lexJavaScript tokenizes JavaScript and TypeScript source: comments,
+// quoted strings, template literals (tagged or not) with `${…}` replaced by
+// Placeholder, regular expression literals (skipped) and `+`.
+func lexJavaScript(src []byte) *lexer {
+	js := &jsLexer{lexer: newLexer(src), regexOK: true}
+	i := 0
+	if len(src) > 1 && src[0] == '#' && src[1] == '!' {
+		end := lineEnd(src, 0)
+		js.comment(0, end, 2, end)
+		i = end
+	}
+	for i < len(src) {
+		i = js.run(i)
+		if i < len(src) { // a stray closing brace at top level
+			js.add(tokOther, i, i+1)
+			js.regexOK = true
+			i++
+		}
+	}
+	return js.lexer
+}
+
+// run lexes code from i until an unmatched closing brace (the end of a
+// template substitution) and returns its offset, or len(src).
+func (js *jsLexer) run(i int) int {
+	src := js.src
+	depth := 0
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			i++
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			end := lineEnd(src, i)
+			js.comment(i, end, i+2, end)
+			i = end
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end, textEnd := blockCommentEnd(src, i+2, false)
+			js.comment(i, end, i+2, textEnd)
+			i = end
+		case c == '/' && js.regexOK:
+			i = jsRegex(src, i)
+			js.add(tokOther, i, i)
+			js.regexOK = false
+		case c == '"' || c == '\'':
+			i = js.quoted(i)
+			js.regexOK = false
+		case c == '`':
+			i = js.template(i)
+			js.regexOK = false
+		case isIdentStart(c) || c == '$' || c == '#':
+			j := i + 1
+			for j < len(src) && (isIdentChar(src[j]) || src[j] == '$') {
+				j++
+			}
+			if jsRegexKeywords[string(src[i:j])] {
+				js.add(tokOther, i, j)
+				js.regexOK = true
+			} else {
+				js.add(tokIdent, i, j)
+				js.regexOK = false
+			}
+			i = j
+		case isDigit(c) || (c == '.' && i+1 < len(src) && isDigit(src[i+1])):
+			j := i + 1
+			for j < len(src) && (isIdentChar(src[j]) || src[j] == '.') {
+				j++
+			}
+			js.add(tokOther, i, j)
+			js.regexOK = false
+			i = j
+		case c == '.' && !(i+2 < len(src) && src[i+1] == '.' && src[i+2] == '.'):
+			js.add(tokDot, i, i+1)
+			js.regexOK = false
+			i++
+		case c == '?' && i+1 < len(src) && src[i+1] == '.' && !(i+2 < len(src) && isDigit(src[i+2])):
+			js.add(tokDot, i, i+2)
+			js.regexOK = false
+			i += 2
+		case c == '+':
+			if i+1 < len(src) && (src[i+1] == '+' || src[i+1] == '=') {
+				js.add(tokOther, i, i+2)
+				// After x++ a slash divides; after += a value follows.
+				js.regexOK = src[i+1] == '='
+				i += 2
+			} else {
+				js.add(tokPlus, i, i+1)
+				js.regexOK = true
+				i++
+			}
+		case c == '{':
+			depth++
+			js.add(tokOther, i, i+1)
+			js.regexOK = true
+			i++
+		case c == '}':
+			if depth == 0 {
+				return i
+			}
+			depth--
+			js.add(tokOther, i, i+1)
+			js.regexOK = true
+			i++
+		case c == ')' || c == ']':
+			js.add(tokOther, i, i+1)
+			js.regexOK = false
+			i++
+		default:
+			js.add(tokOther, i, i+1)
+			js.regexOK = true
+			i++
+		}
+	}
+	return i
+}
+
+// blockCommentEnd finds the end of a block comment whose body starts at i.
+// It returns the offset after the closing marker and the offset of the
+// marker itself (both len(src) when unterminated). With nested set, inner
+// block comments nest (Kotlin).
+func blockCommentEnd(src []byte, i int, nested bool) (end, textEnd int) {
+	depth := 1
+	for i+1 < len(src) {
+		if src[i] == '*' && src[i+1] == '/' {
+			depth--
+			if depth == 0 {
+				return i + 2, i
+			}
+			i += 2
+			continue
+		}
+		if nested && src[i] == '/' && src[i+1] == '*' {
+			depth++
+			i += 2
+			continue
+		}
+		i++
+	}
+	return len(src), len(src)
+}
+
+// jsRegex skips the regular expression literal starting at src[i] and
+// returns the offset after its flags. An unterminated literal ends at the
+// line break.
+func jsRegex(src []byte, i int) int {
+	i++
+	class := false
+	for i < len(src) {
+		switch src[i] {
+		case '\\':
+			i++
+		case '[':
+			class = true
+		case ']':
+			class = false
+		case '\n', '\r':
+			return i
+		case '/':
+			if !class {
+				i++
+				for i < len(src) && isIdentChar(src[i]) {
+					i++
+				}
+				return i
+			}
+		}
+		i++
+	}
+	return len(src)
+}
+
+// quoted lexes a single- or double-quoted string at src[i].
+func (js *jsLexer) quoted(i int) int {
+	src := js.src
+	quote := src[i]
+	b := newBuilder()
+	j := i + 1
+	for {
+		if j >= len(src) || src[j] == '\n' || src[j] == '\r' {
+			return j // unterminated: dropped
+		}
+		c := src[j]
+		if c == quote {
+			break
+		}
+		if c == '\\' {
+			j = jsEscape(&b, src, j)
+			continue
+		}
+		k := j + 1
+		for k < len(src) && src[k] != quote && src[k] != '\\' && src[k] != '\n' && src[k] != '\r' {
+			k++
+		}
+		b.verbatim(src, j, k)
+		j = k
+	}
+	js.addString(b.literal(i, j+1))
+	return j + 1
+}
+
+// template lexes a template literal at src[i], replacing substitutions with
+// Placeholder and normalising line terminators to LF.
+func (js *jsLexer) template(i int) int {
+	src := js.src
+	b := newBuilder()
+	j := i + 1
+	for {
+		if j >= len(src) {
+			return j
+		}
+		c := src[j]
+		switch {
+		case c == '`':
+			js.addString(b.literal(i, j+1))
+			return j + 1
+		case c == '\\':
+			j = jsEscape(&b, src, j)
+		case c == '$' && j+1 < len(src) && src[j+1] == '{':
+			emit, regexOK := js.emit, js.regexOK
+			js.emit, js.regexOK = false, true
+			end := js.run(j + 2)
+			js.emit, js.regexOK = emit, regexOK
+			if end >= len(src) {
+				return end
+			}
+			b.decoded(Placeholder, j)
+			j = end + 1
+		case c == '\r':
+			b.decoded("\n", j)
+			j++
+			if j < len(src) && src[j] == '\n' {
+				j++
+			}
+		default:
+			k := j + 1
+			for k < len(src) && src[k] != '`' && src[k] != '\\' && src[k] != '$' && src[k] != '\r' {
+				k++
+			}
+			b.verbatim(src, j, k)
+			j = k
+		}
+	}
+}
+
+// jsEscape decodes the escape sequence at src[i] (a backslash) and returns
+// the offset after it.
+func jsEscape(b *builder, src []byte, i int) int {
+	if i+1 >= len(src) {
+		b.verbatim(src, i, i+1)
+		return i + 1
+	}
+	c := src[i+1]
+	switch c {
+	case '\n':
+		b.skip()
+		return i + 2
+	case '\r':
+		b.skip()
+		if i+2 < len(src) && src[i+2] == '\n' {
+			return i + 3
+		}
+		return i + 2
+	case 'x':
+		if r, n := hexRun(src, i+2, 2); n == 2 {
+			b.decodedRune(r, i)
+			return i + 4
+		}
+	case 'u':
+		if i+2 < len(src) && src[i+2] == '{' {
+			r, n := hexRun(src, i+3, 8)
+			if n > 0 && i+3+n < len(src) && src[i+3+n] == '}' {
+				b.decodedRune(r, i)
+				return i + 4 + n
+			}
+			break
+		}
+		if r, n := hexRun(src, i+2, 4); n == 4 {
+			// A surrogate pair written as two escapes.
+			if r >= 0xD800 && r < 0xDC00 && i+11 < len(src) && src[i+6] == '\\' && src[i+7] == 'u' {
+				if lo, m := hexRun(src, i+8, 4); m == 4 && lo >= 0xDC00 && lo < 0xE000 {
+					b.decodedRune((r-0xD800)<<10+(lo-0xDC00)+0x10000, i)
+					return i + 12
+				}
+			}
+			b.decodedRune(r, i)
+			return i + 6
+		}
+	}
+	if c >= '0' && c <= '7' {
+		// \0, and legacy octal escapes in sloppy-mode code.
+		max := 2
+		if c <= '3' {
+			max = 3
+		}
+		var r rune
+		n := 0
+		for n < max && i+1+n < len(src) && src[i+1+n] >= '0' && src[i+1+n] <= '7' {
+			r = r*8 + rune(src[i+1+n]-'0')
+			n++
+		}
+		b.decodedRune(r, i)
+		return i + 1 + n
+	}
+	if s, ok := simpleEscape(c); ok && c != 'a' {
+		b.decoded(s, i)
+		return i + 2
+	}
+	// Any other escaped character stands for itself.
+	if c < 0x80 {
+		b.decoded(string([]byte{c}), i)
+		return i + 2
+	}
+	b.skip()
+	return i + 1
+}
