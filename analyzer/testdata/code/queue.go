@@ -24,8 +24,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	q := "UPDATE jobs SET state = 'running' " +
 		"WHERE id = $1 RETURNING id"
 	w.db.Exec(ctx, q, 1)
-	w.db.Exec(ctx, "SET application_name = " + name) // want session-set:info
-	w.db.Exec(ctx, "SET search_path = "+w.schema) // want session-set:critical
+	w.db.Exec(ctx, "SET application_name = "+name) // want session-set:info
+	w.db.Exec(ctx, "SET search_path = "+w.schema)  // want session-set:critical
 	return w.db.Exec(ctx, `
 		CREATE TEMP TABLE claimed (id bigint)`) // want temp-table
 }
