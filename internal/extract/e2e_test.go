@@ -20,6 +20,7 @@ func TestNormalizedLiteralsParse(t *testing.T) {
 		{Go, `fmt.Sprintf("SET statement_timeout = %d", ms)`, true},
 		{Python, `cur.execute("SELECT * FROM jobs WHERE id = %s AND q = %(queue)s", args)`, true},
 		{Python, `cur.execute(f"LISTEN {channel}")`, true},
+		{Python, `cur.execute("SET search_path TO {}".format(schema))`, true},
 		{Ruby, "connection.execute(<<~SQL)\n  SET LOCAL lock_timeout = #{timeout}\nSQL\n", true},
 		{Ruby, `find_by_sql("SELECT * FROM t WHERE name = ? AND tags ?| array[:tags]", n)`, true},
 		{JavaScript, "await sql`SELECT * FROM ${sql(table)} WHERE id = ${id}`", true},

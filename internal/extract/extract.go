@@ -8,6 +8,13 @@
 // sequences, replace interpolations with Placeholder, and join literals that
 // are concatenated within one expression into a single Literal whose
 // Segments map every byte of the decoded value back to the file.
+//
+// Line terminators inside literals are kept as they are in the source,
+// except where the language itself normalises them: Go raw strings drop
+// carriage returns, and JavaScript template literals and Java text blocks
+// turn CRLF into LF. Literals nested inside an interpolation are not
+// reported. NormalizePlaceholders then rewrites driver placeholders so that
+// the PostgreSQL parser accepts the text.
 package extract
 
 import (
@@ -125,9 +132,10 @@ type Comment struct {
 }
 
 // Literals returns the string literals and the comments of src, in source
-// order. It never fails on malformed input: unterminated literals are
-// dropped and lexing resumes where the language would. The error is only
-// for an unknown language.
+// order. It never fails or panics on malformed input: an unterminated
+// one-line string is dropped and lexing resumes at its line break, while an
+// unterminated multi-line form (triple quotes, template, heredoc, text
+// block) ends the file. The error is only for an unknown language.
 func Literals(lang Language, src []byte) (lits []Literal, comments []Comment, err error) {
 	var lx *lexer
 	switch lang {

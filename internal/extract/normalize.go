@@ -14,7 +14,8 @@ import (
 //     format verbs, when no letter follows) and `%(name)s` become `$1`, and
 //     `%%` becomes `%`;
 //   - `#{name}` (MyBatis and similar bind markers) becomes `$1`, and
-//     `${name}` (text substitution, usually of a name) becomes Placeholder;
+//     `${name}` (text substitution, usually of a name) and str.format
+//     fields `{}`, `{0}` and `{name}` become Placeholder;
 //   - `:name` and `:1` become `$1` (`::` casts and slices such as `a[1:n]`
 //     are left alone);
 //   - `@name` and `@p1` become `$1` (operators such as `@>`, `<@` and `@@`
@@ -24,8 +25,9 @@ import (
 // String constants, quoted identifiers, dollar-quoted strings and comments
 // are copied unchanged. Replacements keep the text's length where they can
 // (padding with spaces), so that offsets usually stay valid; where they
-// cannot (`?` grows by one byte, `??` shrinks by one, a short `${x}` grows
-// to Placeholder), use NormalizePlaceholdersMap to map offsets back.
+// cannot (`?` grows by one byte, `??` shrinks by one, a short `${x}` or
+// `{x}` grows to Placeholder), use NormalizePlaceholdersMap to map offsets
+// back.
 func NormalizePlaceholders(sql string) string {
 	s, _ := NormalizePlaceholdersMap(sql)
 	return s
@@ -34,28 +36,28 @@ func NormalizePlaceholders(sql string) string {
 // OffsetMap maps byte offsets in a normalized text back to the text it was
 // produced from.
 type OffsetMap struct {
-	shifts []shift
+	edits []edit
 }
 
-// shift records that from offset at in the new text on, new offsets exceed
-// old ones by delta.
-type shift struct{ at, delta int }
+// edit records that new[newStart:newEnd] replaced old[oldStart:oldEnd].
+type edit struct{ newStart, newEnd, oldStart, oldEnd int }
 
 // Original returns the offset in the original text of the byte at offset
-// off in the normalized text. A nil map is the identity.
+// off in the normalized text. Offsets inside a replacement map into the
+// text it replaced. A nil map is the identity.
 func (m *OffsetMap) Original(off int) int {
-	if m == nil || len(m.shifts) == 0 {
+	if m == nil {
 		return off
 	}
-	i := sort.Search(len(m.shifts), func(i int) bool { return m.shifts[i].at > off }) - 1
+	i := sort.Search(len(m.edits), func(i int) bool { return m.edits[i].newStart > off }) - 1
 	if i < 0 {
 		return off
 	}
-	o := off - m.shifts[i].delta
-	if o < 0 {
-		o = 0
+	e := m.edits[i]
+	if off < e.newEnd {
+		return e.oldStart + min(off-e.newStart, e.oldEnd-e.oldStart-1)
 	}
-	return o
+	return e.oldEnd + off - e.newEnd
 }
 
 // NormalizePlaceholdersMap is NormalizePlaceholders returning also the
@@ -65,21 +67,20 @@ func NormalizePlaceholdersMap(sql string) (string, *OffsetMap) {
 	var out strings.Builder
 	out.Grow(len(sql) + 8)
 	var m *OffsetMap
-	delta := 0
 	copied := 0 // sql[:copied] has been written
 	replace := func(from, to int, with string, keepLength bool) {
 		out.WriteString(sql[copied:from])
 		if pad := (to - from) - len(with); pad > 0 && keepLength {
 			with += strings.Repeat(" ", pad)
 		}
+		newStart := out.Len()
 		out.WriteString(with)
 		copied = to
-		if d := len(with) - (to - from); d != 0 {
-			delta += d
+		if len(with) != to-from {
 			if m == nil {
 				m = &OffsetMap{}
 			}
-			m.shifts = append(m.shifts, shift{at: out.Len(), delta: delta})
+			m.edits = append(m.edits, edit{newStart, out.Len(), from, to})
 		}
 	}
 	n := len(sql)
@@ -115,6 +116,18 @@ func NormalizePlaceholdersMap(sql string) (string, *OffsetMap) {
 			}
 			replace(i, i+3+j, with, true)
 			i += 3 + j
+		case c == '{':
+			// A str.format field such as {}, {0} or {table}.
+			j := i + 1
+			for j < n && (isIdentChar(sql[j]) && sql[j] < 0x80 || sql[j] == '.') && j-i < 64 {
+				j++
+			}
+			if j < n && sql[j] == '}' {
+				replace(i, j+1, Placeholder, true)
+				i = j + 1
+				break
+			}
+			i++
 		case c == '$':
 			if end := sqlDollarQuote(sql, i); end > i {
 				i = end

@@ -20,6 +20,7 @@ func TestNormalizePlaceholders(t *testing.T) {
 		{"SET search_path = %v; SELECT %q, %i, %f, 10 %dx", "SET search_path = $1; SELECT $1, $1, $1, 10 %dx"},
 		{"SELECT * FROM ${table} WHERE id = #{id} AND a = '${x}' AND b = ${c}", "SELECT * FROM " + Placeholder + " WHERE id = $1    AND a = '${x}' AND b = " + Placeholder},
 		{"SELECT ${unterminated", "SELECT ${unterminated"},
+		{"SELECT * FROM {} WHERE id = {0} AND a = {name} AND b = '{x}' AND c = {not a field}", "SELECT * FROM " + Placeholder + " WHERE id = " + Placeholder + " AND a = " + Placeholder + " AND b = '{x}' AND c = {not a field}"},
 		{"", ""},
 		{"?", "$1"},
 		{"%", "%"},

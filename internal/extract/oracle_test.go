@@ -19,7 +19,8 @@ import (
 // CPython's own tokenize module. It runs when EXTRACT_PYTHON_ORACLE names a
 // JSON file of [{file, strings: [{start, end, value}]}] (byte offsets,
 // UTF-8 value in base64 or null; an end of -1 is not compared), as written
-// by a small tokenize script.
+// by testdata/oracle/pytok.py. The oracle tests are run by hand; see
+// testdata/oracle/README.md.
 func TestPythonOracle(t *testing.T) {
 	runOracle(t, "EXTRACT_PYTHON_ORACLE", lexPython)
 }
