@@ -83,7 +83,6 @@ type parsed struct {
 // AnalyzeSource analyzes one SQL text. name is the path reported in
 // findings.
 func (c *Config) AnalyzeSource(name string, src []byte) Result {
-	script := sqlparse.Split(src)
 	lines := sqlparse.NewLineIndex(src)
 	var checks []*rules.Rule
 	for _, r := range c.rules() {
@@ -108,14 +107,30 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 	}
 	tx := &txTracker{run: runGroup}
 
-	// Windows are parsed ahead (one in flight) while the rules of the
-	// previous one run, so the sequential part overlaps the parallel one.
-	chunks := script.Chunks
+	// Three stages overlap: splitting, parsing a window of statements on
+	// the workers, and running the rules over the window before (which is
+	// sequential: transactions span statements).
+	var script *sqlparse.Script
+	chunkWindows := make(chan []sqlparse.Chunk, 2)
+	go func() {
+		defer close(chunkWindows)
+		var w []sqlparse.Chunk
+		script = sqlparse.SplitFunc(src, func(ch sqlparse.Chunk) {
+			w = append(w, ch)
+			if len(w) == window {
+				chunkWindows <- w
+				w = nil
+			}
+		})
+		if len(w) > 0 {
+			chunkWindows <- w
+		}
+	}()
 	windows := make(chan []parsed, 1)
 	go func() {
 		defer close(windows)
-		for lo := 0; lo < len(chunks); lo += window {
-			windows <- c.parseChunks(src, chunks[lo:min(lo+window, len(chunks))], interesting)
+		for w := range chunkWindows {
+			windows <- c.parseChunks(src, w, interesting)
 		}
 	}()
 	for out := range windows {

@@ -230,6 +230,14 @@ func (s *stmtState) word(w string, parenDepth int) {
 
 // Split splits src into statements. It never fails.
 func Split(src []byte) *Script {
+	return SplitFunc(src, nil)
+}
+
+// SplitFunc is Split that also hands each chunk to emit as soon as it is
+// found, so that a caller can start parsing while the rest is split. With
+// a nil emit the chunks are collected in Script.Chunks; otherwise they are
+// not.
+func SplitFunc(src []byte, emit func(Chunk)) *Script {
 	sc := &Script{}
 	var (
 		cur        Chunk
@@ -249,7 +257,11 @@ func Split(src []byte) *Script {
 	finish := func(end int) (copyStdin bool) {
 		if inStmt {
 			cur.End = end
-			sc.Chunks = append(sc.Chunks, cur)
+			if emit != nil {
+				emit(cur)
+			} else {
+				sc.Chunks = append(sc.Chunks, cur)
+			}
 			copyStdin = st.copyStdin
 		}
 		inStmt = false
