@@ -1,7 +1,10 @@
 package analyzer
 
 import (
+	"bytes"
 	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v5"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
@@ -119,6 +122,14 @@ var notSQLCalls = map[string]bool{
 	"errorf": true, "fatal": true, "fatalf": true, "panic": true, "panicf": true, "raise": true,
 	"new": true, "assert": true, "alert": true, "t.log": true, "t.logf": true, "t.error": true,
 	"t.fatal": true, "describe": true, "it": true, "test": true, "context": true,
+	// Test names (tap, ava, postgres.js: t('listen reconnects', …)) and
+	// expectations (expect(err.message).toBe('listen failed')).
+	"t": true, "tobe": true, "toequal": true, "tostrictequal": true, "tomatch": true, "tocontain": true,
+	"tothrow": true, "tothrowerror": true, "rejects": true, "throws": true, "fail": true,
+	// UI labels in system tests.
+	"click_button": true, "click_on": true, "click_link": true,
+	// Expected text (chai's expect(sql).to.equal('…'), assert.equal).
+	"equal": true, "eql": true, "deepequal": true, "strictequal": true,
 }
 
 // notSQLCall reports whether a literal passed to function name is a
@@ -134,8 +145,189 @@ func notSQLCall(name string) bool {
 	if notSQLCalls[name] || notSQLCalls[last] {
 		return true
 	}
+	if strings.HasPrefix(last, "assert") || strings.HasPrefix(last, "refute") {
+		// assertEquals("message", …), assert_equal "expected", …: a
+		// message or the expected text, not a statement sent.
+		return true
+	}
 	for _, p := range []string{"log", "console.", "logger.", "fmt.", "errors."} {
 		if strings.HasPrefix(name, p) && !strings.HasSuffix(name, "sprintf") {
+			return true
+		}
+	}
+	return false
+}
+
+// maxTxGap is how many lines may separate two literals of one transaction
+// begun by a BEGIN literal; farther apart, the transaction is taken to have
+// been ended by the driver's API (tx.Commit(), conn.rollback()).
+const maxTxGap = 30
+
+// looksLikeProse reports whether a literal that starts with a command word
+// is a sentence for people: the word is capitalised as in prose ("Discard
+// all", "Listen address", "Set up the queue") and no other letter is upper
+// case. SQL spells command words in upper or lower case.
+func looksLikeProse(v string) bool {
+	v = strings.TrimLeft(v, " \t\r\n(")
+	j := 0
+	for j < len(v) && (v[j] >= 'a' && v[j] <= 'z' || v[j] >= 'A' && v[j] <= 'Z') {
+		j++
+	}
+	if j < 2 || !(v[0] >= 'A' && v[0] <= 'Z') || strings.ToLower(v[1:j]) != v[1:j] {
+		return false
+	}
+	// "Select pg_backend_pid()" is odd but SQL: parentheses, operators
+	// and quotes are not prose.
+	return strings.ToLower(v[j:]) == v[j:] && !strings.ContainsAny(v[j:], "()=;*'\"$")
+}
+
+// continuesExpression reports whether the literal at start, with value v,
+// is the right operand of a concatenation that continues a statement
+// begun earlier ("ALTER DATABASE " + name() + " SET …"), in text the
+// extractor did not join: the literal alone is a fragment, not a
+// statement. The leading blank that separates it from the text before
+// tells a fragment from a script appended to a variable (sql <> """…""").
+func continuesExpression(src []byte, start int, v string) bool {
+	if v == "" || v[0] != ' ' && v[0] != '\t' {
+		return false
+	}
+	i := start - 1
+	for i >= 0 && (src[i] == ' ' || src[i] == '\t' || src[i] == '\n' || src[i] == '\r') {
+		i--
+	}
+	if i < 0 {
+		return false
+	}
+	switch src[i] {
+	case '+':
+		return i == 0 || src[i-1] != '+' // not x++ "…" (never valid anyway)
+	case '>':
+		return i > 0 && src[i-1] == '<' // Elixir <>
+	case '.':
+		return i > 0 && src[i-1] == '.' // Lua-style .., rare
+	}
+	return false
+}
+
+// parseCodeChunk parses one statement of a literal. An interpolation on a
+// line of its own before it (${ids.map(…).join("\n")}) usually stands for
+// statements built at run time: when the chunk does not parse with it, the
+// statement after it is parsed alone.
+func parseCodeChunk(sql []byte, ch sqlparse.Chunk) []sqlparse.Statement {
+	sts := sqlparse.ParseChunk(sql, ch)
+	if len(sts) != 1 || sts[0].Err == nil || len(ch.Meta) > 0 || len(ch.Vars) > 0 {
+		return sts
+	}
+	rest := sql[ch.Start:ch.End]
+	if !bytes.HasPrefix(rest, []byte(extract.Placeholder)) {
+		return sts
+	}
+	i := len(extract.Placeholder)
+	newline := false
+	for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\r' || rest[i] == '\n') {
+		newline = newline || rest[i] == '\n'
+		i++
+	}
+	if !newline || i == len(rest) {
+		return sts
+	}
+	return sqlparse.ParseChunk(sql, sqlparse.Chunk{Start: ch.Start + i, End: ch.End})
+}
+
+// otherDialect reports whether a statement that parses is another
+// database's: Oracle's and Firebird's EXECUTE IMMEDIATE ('…') parses as
+// EXECUTE of a prepared statement named immediate, and MySQL's SET of its
+// own session variables (SET foreign_key_checks = 0) as a SET that
+// PostgreSQL would refuse ("unrecognized configuration parameter").
+func otherDialect(n *pg.Node) bool {
+	if e := n.GetExecuteStmt(); e != nil {
+		return strings.EqualFold(e.Name, "immediate")
+	}
+	if v := n.GetVariableSetStmt(); v != nil {
+		return mysqlVariables[strings.ToLower(v.Name)]
+	}
+	return false
+}
+
+// mysqlVariables are MySQL and MariaDB session variables that PostgreSQL
+// does not have (names both have, such as transaction_isolation, are not
+// listed).
+var mysqlVariables = map[string]bool{
+	"foreign_key_checks": true, "unique_checks": true, "sql_mode": true, "time_zone": true,
+	"max_execution_time": true, "max_statement_time": true, "lock_wait_timeout": true,
+	"innodb_lock_wait_timeout": true, "wait_timeout": true, "interactive_timeout": true,
+	"net_read_timeout": true, "net_write_timeout": true, "sql_safe_updates": true,
+	"sql_require_primary_key": true, "sql_log_bin": true, "sql_select_limit": true,
+	"group_concat_max_len": true, "tx_isolation": true, "character_set_client": true,
+	"character_set_connection": true, "character_set_results": true, "collation_connection": true,
+	"optimizer_switch": true, "cte_max_recursion_depth": true, "innodb_strict_mode": true,
+	"sql_notes": true, "sql_warnings": true, "autocommit": true,
+}
+
+// echoesDSL reports whether an EXECUTE statement is a migration DSL's log
+// line rather than SQL: Ecto and Rails migrations print "execute ddl" or
+// "execute #{inspect(sql)}" for their execute/1 command, while SQL-level
+// EXECUTE is rare in Ruby and Elixir, whose drivers prepare statements in
+// the protocol.
+func echoesDSL(lang extract.Language, src []byte, lit *extract.Literal, n *pg.Node) bool {
+	e := n.GetExecuteStmt()
+	if e == nil {
+		return false
+	}
+	text := src[lit.Start:lit.End]
+	if bytes.Contains(text, []byte("inspect(")) || bytes.Contains(text, []byte(".inspect")) {
+		return true // inspect() formats values for people
+	}
+	if lang != extract.Ruby && lang != extract.Elixir || len(e.Params) > 0 {
+		return false
+	}
+	v := strings.TrimLeft(lit.Value, " \t\r\n")
+	return strings.HasPrefix(v, "execute ")
+}
+
+// otherDialectCalls reports whether a statement calls a function the way
+// only another database does: MariaDB's LASTVAL(seq) takes the sequence,
+// PostgreSQL's lastval() takes nothing (and fails with an argument).
+func otherDialectCalls(st *rules.Stmt) bool {
+	for _, c := range st.CallsNamed("lastval") {
+		if len(c.Args) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// matchOperand reports whether the literal at start is the pattern of a
+// match (output =~ "execute ddl" in Ruby and Elixir tests): text looked
+// for in output, not a statement sent.
+func matchOperand(src []byte, start int) bool {
+	i := start - 1
+	for i >= 0 && (src[i] == ' ' || src[i] == '\t') {
+		i--
+	}
+	return i > 0 && src[i] == '~' && (src[i-1] == '=' || src[i-1] == '!')
+}
+
+// otherDatabases are names that mark a file of a multi-database project
+// as written for another database (a MySQL adapter's SET
+// foreign_key_checks is not sent to PostgreSQL).
+var otherDatabases = []string{"mysql", "mariadb", "sqlite", "mssql", "sqlserver", "oracle", "clickhouse", "snowflake", "spanner", "firebird", "cassandra", "mongodb", "duckdb", "bigquery"}
+
+// otherDatabaseFile reports whether a file's name, or one of the three
+// directories that hold it, names another database and none names
+// PostgreSQL (lib/dialects/mysql/query.js, adapters/sqlite3_adapter.rb).
+func otherDatabaseFile(name string) bool {
+	name = strings.ToLower(strings.ReplaceAll(name, "\\", "/"))
+	parts := strings.Split(name, "/")
+	if len(parts) > 4 {
+		parts = parts[len(parts)-4:] // not the directories above the project
+	}
+	tail := strings.Join(parts, "/")
+	if strings.Contains(tail, "postgres") || strings.Contains(tail, "pg") {
+		return false
+	}
+	for _, db := range otherDatabases {
+		if strings.Contains(tail, db) {
 			return true
 		}
 	}
@@ -170,33 +362,87 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	}
 	tx := &txTracker{run: runGroup}
 	var res Result
+	if otherDatabaseFile(name) {
+		lits = nil // SQL for another database: not sent to PostgreSQL
+	}
+	lastLine := 0 // line of the last literal that gave a statement
 	for i := range lits {
 		lit := &lits[i]
-		if !looksLikeSQL(lit.Value) || notSQLCall(callee(src, lit.Start)) {
+		if !looksLikeSQL(lit.Value) || looksLikeProse(lit.Value) || continuesExpression(src, lit.Start, lit.Value) ||
+			matchOperand(src, lit.Start) || notSQLCall(callee(src, lit.Start)) {
 			continue
 		}
 		norm, m := normalizePlaceholders(lit.Value)
 		cs := &codeSQL{lit: lit, sql: []byte(norm), m: m}
+		var stmts []sqlparse.Statement
+		clean := true // every statement of the literal parses
 		for _, ch := range sqlparse.Split(cs.sql).Chunks {
-			for _, st := range sqlparse.ParseChunk(cs.sql, ch) {
-				if st.Err != nil {
-					continue // not SQL after all: no parse-error noise from code
+			for _, st := range parseCodeChunk(cs.sql, ch) {
+				if st.Err != nil || otherDialect(st.Node) || echoesDSL(lang, src, lit, st.Node) {
+					clean = false // not SQL after all: no parse-error noise from code
+					continue
 				}
-				st := st
-				fb.code[&st] = cs
-				res.Statements++
-				tx.add(rules.NewStmt(&st, interesting))
-				if isRoutine(st.Node) {
-					var body []*rules.Stmt
-					for _, b := range sqlparse.Bodies(cs.sql, &st, bodyFilter) {
-						b := b
-						fb.code[&b] = cs
-						body = append(body, rules.NewStmt(&b, interesting))
-					}
-					if len(body) > 0 {
-						runBody(body, runGroup)
-					}
-				}
+				stmts = append(stmts, st)
+			}
+		}
+		if len(stmts) == 0 {
+			continue
+		}
+		line := lines.Position(lit.Start).Line
+		if tx.cur != nil && line-lastLine > maxTxGap {
+			// Far from the transaction's last statement: the
+			// transaction was ended by the driver's API (tx.Commit()),
+			// not by a literal.
+			tx.flush()
+		}
+		lastLine = line
+		var group []*rules.Stmt
+		for i := range stmts {
+			st := &stmts[i]
+			stmt := rules.NewStmt(st, interesting)
+			if otherDialectCalls(stmt) {
+				continue
+			}
+			begins, ends, _ := txKind(stmt)
+			if (begins || ends) && !clean {
+				// BEGIN … END of another database's procedural block
+				// (Oracle, SQL Server), half of which does not parse:
+				// not a transaction.
+				continue
+			}
+			fb.code[st] = cs
+			res.Statements++
+			group = append(group, stmt)
+		}
+		for _, stmt := range group {
+			begins, ends, _ := txKind(stmt)
+			switch {
+			case begins && tx.cur != nil:
+				// A second BEGIN: the open transaction was ended by
+				// the driver's API, not by a literal.
+				tx.flush()
+			case ends && tx.cur == nil:
+				// A COMMIT or ROLLBACK without a BEGIN literal ends
+				// a transaction begun by the driver's API: it does
+				// not take in the statements before it, which ran
+				// in other functions, tests or transactions.
+				tx.flushPending()
+				tx.sawBegin = true
+			}
+			tx.add(stmt)
+		}
+		for _, stmt := range group {
+			if !isRoutine(stmt.Node) {
+				continue
+			}
+			var body []*rules.Stmt
+			for _, b := range sqlparse.Bodies(cs.sql, stmt.Statement, bodyFilter) {
+				b := b
+				fb.code[&b] = cs
+				body = append(body, rules.NewStmt(&b, interesting))
+			}
+			if len(body) > 0 {
+				runBody(body, runGroup)
 			}
 		}
 	}
@@ -204,6 +450,11 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	cms := make([]comment, len(comments))
 	for i, cm := range comments {
 		cms[i] = comment{cm.Start, cm.End, cm.Text}
+	}
+	for i := range fb.findings {
+		// Messages name what the parser saw: show interpolations and
+		// printf verbs as in the statement text, not by their stand-in.
+		fb.findings[i].Message = strings.ReplaceAll(fb.findings[i].Message, extract.Placeholder, "…")
 	}
 	res.Findings, res.Suppressed = applyDirectives(c, name, src, lines, cms, fb.findings)
 	return res, nil

@@ -1,6 +1,10 @@
 package analyzer
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
+)
 
 // offsetMap maps offsets of a rewritten text back to the original: each
 // entry says that rewritten offset out corresponds to original offset in;
@@ -26,8 +30,10 @@ func (m offsetMap) back(off int) int {
 // normalizePlaceholders rewrites the parameter markers of database drivers
 // into PostgreSQL's $1 so that the parser accepts the statement: "?"
 // (JDBC, Rails, database/sql drivers; "??" is an escaped "?", and "?|" and
-// "?&" are jsonb operators), "%s" and "%(name)s" (Python DB-API; "%%" is
-// "%"), ":name" (named parameters; "::" casts are left alone) and "@name"
+// "?&" are jsonb operators), "%d" (printf; "%%" is "%"), "%s", "%(name)s",
+// "%v" and "%q" (Python DB-API and printf formatting, of names as well as
+// values) and template expressions "{{ … }}" (also inside dollar-quoted
+// bodies): these become extract.Placeholder, an identifier, ":name" (named parameters; "::" casts are left alone) and "@name"
 // (.NET style). Quoted strings, quoted identifiers, dollar quotes and
 // comments are left alone. It returns the new text and the map back.
 func normalizePlaceholders(s string) (string, offsetMap) {
@@ -86,10 +92,30 @@ func normalizePlaceholders(s string) (string, offsetMap) {
 				for k < len(s) && !(s[k] == '$' && len(s)-k >= len(tag) && s[k:k+len(tag)] == tag) {
 					k++
 				}
+				// A template's {{ … }} inside a function or DO body is
+				// never PL/pgSQL: replace it so that the body parses.
+				for b := j + 1; b+1 < k; {
+					e := templateEnd(s, b)
+					if e < 0 || e > k {
+						b++
+						continue
+					}
+					flush(b)
+					emit(b, e-b, extract.Placeholder)
+					copied = e
+					b = e
+				}
 				i = k + len(tag)
 			} else {
 				i = j
 			}
+		case c == '{' && templateEnd(s, i) > 0:
+			// Go text/template, Jinja, Handlebars: {{ .Table }}.
+			e := templateEnd(s, i)
+			flush(i)
+			emit(i, e-i, extract.Placeholder)
+			i = e
+			copied = i
 		case c == '?':
 			if i+1 < len(s) && (s[i+1] == '|' || s[i+1] == '&') {
 				i += 2
@@ -111,7 +137,16 @@ func normalizePlaceholders(s string) (string, offsetMap) {
 				emit(i, 2, "%")
 				i += 2
 				copied = i
-			case s[i+1] == 's' || s[i+1] == 'd' || s[i+1] == 'b':
+			case s[i+1] == 's' || s[i+1] == 'v' || s[i+1] == 'q':
+				// Printf-style formatting (Go's fmt.Sprintf, Python's %)
+				// fills in names as often as values: LISTEN %s, SET ROLE
+				// %s, CREATE TEMP TABLE %s. A name parses wherever a
+				// value does, $1 only where a value does.
+				flush(i)
+				emit(i, 2, extract.Placeholder)
+				i += 2
+				copied = i
+			case s[i+1] == 'd' || s[i+1] == 'b':
 				flush(i)
 				emit(i, 2, "$1")
 				i += 2
@@ -122,8 +157,10 @@ func normalizePlaceholders(s string) (string, offsetMap) {
 					j++
 				}
 				if j+1 < len(s) && (s[j+1] == 's' || s[j+1] == 'd') {
+					// Like %s, %(name)s formats names as well as values
+					// ("CREATE TEMP TABLE %(table)s_tmp").
 					flush(i)
-					emit(i, j+2-i, "$1")
+					emit(i, j+2-i, extract.Placeholder)
 					i = j + 2
 					copied = i
 				} else {
@@ -153,4 +190,24 @@ func normalizePlaceholders(s string) (string, offsetMap) {
 		return s, nil
 	}
 	return string(out), m
+}
+
+// templateEnd returns the offset just past the "}}" that closes a template
+// expression "{{ … }}" opening at s[i], or -1. The expression stays on one
+// line and holds no quote of SQL, so "{{" inside other text is left alone.
+func templateEnd(s string, i int) int {
+	if i+1 >= len(s) || s[i] != '{' || s[i+1] != '{' {
+		return -1
+	}
+	for j := i + 2; j+1 < len(s); j++ {
+		switch s[j] {
+		case '\n', ';':
+			return -1
+		case '}':
+			if s[j+1] == '}' {
+				return j + 2
+			}
+		}
+	}
+	return -1
 }

@@ -45,14 +45,6 @@ func BenchmarkJava(b *testing.B)       { benchmarkLanguage(b, Java) }
 func BenchmarkKotlin(b *testing.B)     { benchmarkLanguage(b, Kotlin) }
 func BenchmarkElixir(b *testing.B)     { benchmarkLanguage(b, Elixir) }
 
-func BenchmarkNormalizePlaceholders(b *testing.B) {
-	sql := "INSERT INTO jobs (id, name, state) VALUES (?, %s, :state) ON CONFLICT (id) DO UPDATE SET name = @name, data = data || '{\"a\": 1}'::jsonb WHERE x ?| array['a']"
-	b.SetBytes(int64(len(sql)))
-	for b.Loop() {
-		NormalizePlaceholders(sql)
-	}
-}
-
 // TestBenchSnippets checks that the benchmark inputs exercise the lexers.
 func TestBenchSnippets(t *testing.T) {
 	for lang, s := range benchSnippets {

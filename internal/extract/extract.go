@@ -13,8 +13,8 @@
 // except where the language itself normalises them: Go raw strings drop
 // carriage returns, and JavaScript template literals and Java text blocks
 // turn CRLF into LF. Literals nested inside an interpolation are not
-// reported. NormalizePlaceholders then rewrites driver placeholders so that
-// the PostgreSQL parser accepts the text.
+// reported. The analyzer then normalises driver placeholders so that the
+// PostgreSQL parser accepts the text.
 package extract
 
 import (
