@@ -194,7 +194,7 @@ func (lx *lexer) javaQuoted(i int, kotlin bool) int {
 			if end > len(src) {
 				return len(src)
 			}
-			b.decoded(Placeholder, j)
+			b.decoded(kotlinTemplateValue(src[j:end]), j)
 			j = end
 		default:
 			k := j + 1
@@ -235,6 +235,16 @@ func (lx *lexer) kotlinTemplate(i int) (int, bool) {
 	return 0, false
 }
 
+// kotlinTemplateValue is what a template stands for: the dollar itself
+// for ${'$'} (the way to write "$" in a raw string), Placeholder for
+// everything else.
+func kotlinTemplateValue(t []byte) string {
+	if string(t) == "${'$'}" {
+		return "$"
+	}
+	return Placeholder
+}
+
 // kotlinRaw lexes a Kotlin raw string at src[i] ("""). The closing
 // delimiter is the last three quotes of a run of quotes.
 func (lx *lexer) kotlinRaw(i int) int {
@@ -264,7 +274,7 @@ func (lx *lexer) kotlinRaw(i int) int {
 			if end > len(src) {
 				return len(src)
 			}
-			b.decoded(Placeholder, j)
+			b.decoded(kotlinTemplateValue(src[j:end]), j)
 			j = end
 		default:
 			k := j + 1

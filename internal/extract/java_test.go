@@ -31,6 +31,7 @@ var kotlinCases = []litCase{
 	{name: "CRLF", src: "val a = \"SELECT 1\"\r\nval b = \"\"\"\r\n  LISTEN x\r\n\"\"\"\r\n", want: []string{"SELECT 1", "\r\n  LISTEN x\r\n"}},
 	{name: "log message", src: `logger.warn("could not SET timeout: ${e.message}")`, want: []string{"could not SET timeout: " + Placeholder}},
 	{name: "unterminated template", src: "val s = \"a ${b\nval t = \"c\"", want: []string{}},
+	{name: "dollar in raw string", src: "exec(\"\"\"DO ${'$'}${'$'} BEGIN PERFORM 1; END ${'$'}${'$'}\"\"\")", want: []string{"DO $$ BEGIN PERFORM 1; END $$"}},
 }
 
 func TestJava(t *testing.T)   { runCases(t, Java, javaCases) }
