@@ -58,20 +58,16 @@ func BenchmarkScanCode(b *testing.B) {
 	for _, f := range files {
 		size += len(f.Data)
 	}
-	for _, w := range workerCounts() {
-		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
-			cfg := &Config{Workers: w}
-			b.SetBytes(int64(size))
-			for b.Loop() {
-				rep, err := cfg.Scan(files)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if want := len(files); rep.Summary.Files != want || len(rep.Findings) < want {
-					b.Fatalf("scanned %d files with %d findings, want %d files and at least one finding each", rep.Summary.Files, len(rep.Findings), want)
-				}
-			}
-			b.ReportMetric(float64(len(files))*float64(b.N)/b.Elapsed().Seconds(), "files/s")
-		})
+	cfg := &Config{Workers: workers()}
+	b.SetBytes(int64(size))
+	for b.Loop() {
+		rep, err := cfg.Scan(files)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if want := len(files); rep.Summary.Files != want || len(rep.Findings) < want {
+			b.Fatalf("scanned %d files with %d findings, want %d files and at least one finding each", rep.Summary.Files, len(rep.Findings), want)
+		}
 	}
+	b.ReportMetric(float64(len(files))*float64(b.N)/b.Elapsed().Seconds(), "files/s")
 }

@@ -67,7 +67,7 @@ type Result struct {
 
 // window is how many statements are parsed before their rules run, which
 // bounds the memory held in parse trees for very large files.
-const window = 4096
+const window = 512
 
 // parallelMin is the number of statements below which a source is parsed
 // by one goroutine.
