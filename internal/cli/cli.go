@@ -97,7 +97,7 @@ transaction-mode connection pooler such as PgBouncer.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newScan(e), newRules(e), newExplain(e), newVersion(e))
+	root.AddCommand(newScan(e), newRules(e), newExplain(e), newVersion(e), newProxy(e))
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }

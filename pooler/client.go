@@ -1,0 +1,335 @@
+package pooler
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// clientReadBufSize is the read buffer size of a client connection;
+// larger messages are streamed through it.
+const clientReadBufSize = 4 << 10
+
+// clientWriteBufSize is the size of the pooled write buffers a client
+// holds only while it is being written to (an idle client holds none).
+const clientWriteBufSize = 16 << 10
+
+var clientWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, clientWriteBufSize) }}
+
+// loginTimeout bounds startup and authentication of one client.
+const loginTimeout = 60 * time.Second
+
+// ignoredStartupParams are accepted from clients and dropped, as
+// PgBouncer's ignore_startup_parameters is commonly set up to do.
+var ignoredStartupParams = map[string]bool{"extra_float_digits": true}
+
+// clientConn is one client of the proxy.
+//
+// Its states: login (startup packet, authentication, welcome), then
+// detached (no server; the client goroutine blocks reading the client) and
+// attached (a server is attached; the client goroutine writes the client's
+// messages to it and a pump goroutine relays the server's messages back).
+// In transaction mode the first message of a transaction attaches a server
+// and the pump detaches it at the ReadyForQuery that makes mayRelease true;
+// in session and record mode the server stays attached until the client
+// leaves. When the client leaves, onVanish decides how its server is
+// cleaned up; a server that fails closes the client.
+type clientConn struct {
+	proxy *Proxy
+	conn  net.Conn
+	r     *bufio.Reader
+
+	// wmu guards w, which both the client goroutine (errors) and the pump
+	// (relayed server messages) write to. w is taken from clientWriters
+	// when needed and given back once flushed between transactions.
+	wmu sync.Mutex
+	w   *bufio.Writer
+
+	user, database, appName string
+	pool                    *pool
+	key                     cancelKey
+
+	// mu guards the fields below and params.
+	mu sync.Mutex
+	// server is the attached server, or nil.
+	server *serverConn
+	// st is the protocol state of the attached server.
+	st relState
+	// pumpDone is closed when the current pump goroutine ends.
+	pumpDone chan struct{}
+	// gone is set once the client has disconnected.
+	gone bool
+	// vanished is gone for the pump's hot path: it drops server output.
+	vanished atomic.Bool
+	// loggedIn is set after the welcome was sent.
+	loggedIn bool
+	// params are the client's tracked parameters (varcache): what it asked
+	// for at startup, updated by every ParameterStatus it was sent; sig is
+	// paramsSig(params).
+	params map[string]string
+	sig    uint64
+}
+
+// writer returns the client's write buffer, taking one from the pool if
+// it has none. c.wmu must be held.
+func (c *clientConn) writer() *bufio.Writer {
+	if c.w == nil {
+		c.w = clientWriters.Get().(*bufio.Writer)
+		c.w.Reset(c.conn)
+	}
+	return c.w
+}
+
+// putWriter gives an empty write buffer back to the pool. c.wmu must be
+// held.
+func (c *clientConn) putWriter() {
+	if c.w != nil && c.w.Buffered() == 0 {
+		c.w.Reset(nil)
+		clientWriters.Put(c.w)
+		c.w = nil
+	}
+}
+
+// send writes b to the client and flushes.
+func (c *clientConn) send(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	w := c.writer()
+	_, err := w.Write(b)
+	if err == nil {
+		err = w.Flush()
+	}
+	c.mu.Lock()
+	attached := c.server != nil
+	c.mu.Unlock()
+	if !attached {
+		c.putWriter()
+	}
+	return err
+}
+
+// readAuthMessage reads a PasswordMessage-type ('p') message during login.
+func (c *clientConn) readAuthMessage() ([]byte, error) {
+	h, err := c.r.Peek(headerLen)
+	if err != nil {
+		return nil, err
+	}
+	typ, n, err := parseHeader(h, maxStartupLen)
+	if err != nil {
+		return nil, err
+	}
+	if typ != 'p' {
+		return nil, errors.New("expected a password message")
+	}
+	c.r.Discard(headerLen)
+	body := make([]byte, n)
+	if _, err := io.ReadFull(c.r, body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// serveClient runs one client connection to its end.
+func (p *Proxy) serveClient(nc net.Conn) {
+	defer nc.Close()
+	c := &clientConn{
+		proxy: p,
+		conn:  nc,
+		r:     bufio.NewReaderSize(nc, clientReadBufSize),
+	}
+	nc.SetDeadline(time.Now().Add(loginTimeout))
+	pkt, err := c.readStartupPacket()
+	if err != nil || pkt == nil {
+		return
+	}
+	if !p.addClient(c) {
+		c.send(fatal(codeTooManyConnections, "no more connections allowed (max_client_conn)"))
+		p.log.Info("client refused: max_client_conn reached", "addr", nc.RemoteAddr().String())
+		return
+	}
+	defer p.removeClient(c)
+	if !c.login(pkt) {
+		return
+	}
+	nc.SetDeadline(time.Time{})
+	c.relay()
+}
+
+// readStartupPacket reads startup packets until a StartupMessage, answering
+// SSLRequest and GSSENCRequest with 'N' and handling a CancelRequest. It
+// returns nil when the connection is done.
+func (c *clientConn) readStartupPacket() (*startupPacket, error) {
+	for i := 0; ; i++ {
+		pkt, err := readStartup(c.r)
+		if err != nil {
+			if errors.Is(err, errUnsupportedProtocol) {
+				c.send(fatal(codeFeatureNotSupported, "%v", err))
+			} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !isTimeout(err) {
+				c.send(fatal(codeProtocolViolation, "invalid startup packet: %v", err))
+			}
+			c.proxy.log.Debug("client startup failed", "addr", c.conn.RemoteAddr().String(), "err", err)
+			return nil, err
+		}
+		switch pkt.kind {
+		case startupSSL, startupGSSENC:
+			if i > 2 || c.r.Buffered() > 0 {
+				c.send(fatal(codeProtocolViolation, "unexpected data after encryption request"))
+				return nil, nil
+			}
+			if _, err := c.conn.Write([]byte{'N'}); err != nil {
+				return nil, err
+			}
+		case startupCancel:
+			c.proxy.forwardCancel(&pkt.cancel)
+			return nil, nil
+		default:
+			return pkt, nil
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// login checks the startup parameters, authenticates the client and sends
+// the welcome. It reports whether the client may go on.
+func (c *clientConn) login(pkt *startupPacket) bool {
+	p := c.proxy
+	if p.closing.Load() {
+		c.send(fatal(codeCannotConnectNow, "the pooler is shutting down"))
+		return false
+	}
+	var out []byte
+	if pkt.minor > 0 {
+		// Offer 3.0 and list the protocol options it does not know.
+		var unknown []string
+		for k := range pkt.params {
+			if strings.HasPrefix(k, "_pq_.") {
+				unknown = append(unknown, k)
+			}
+		}
+		sort.Strings(unknown)
+		out = encode(out, &pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: unknown})
+	}
+	c.user = pkt.params["user"]
+	c.database = pkt.params["database"]
+	if c.database == "" {
+		c.database = c.user
+	}
+	c.params = make(map[string]string)
+	for k, v := range pkt.params {
+		switch {
+		case k == "user" || k == "database" || strings.HasPrefix(k, "_pq_.") || ignoredStartupParams[k]:
+		case isTracked(k):
+			c.params[canonicalParam(k)] = v
+		default:
+			c.send(append(out, fatal(codeProtocolViolation, "unsupported startup parameter: %s", k)...))
+			return false
+		}
+	}
+	c.appName = c.params["application_name"]
+	if len(out) > 0 {
+		if err := c.send(out); err != nil {
+			return false
+		}
+		out = out[:0]
+	}
+	if err := p.auth.authenticate(c, c.user); err != nil {
+		if errors.Is(err, errAuthFailed) {
+			c.send(fatal(codeInvalidPassword, "password authentication failed for user %q", c.user))
+			p.log.Info("client login failed", "user", c.user, "database", c.database, "addr", c.conn.RemoteAddr().String())
+		} else if !errors.Is(err, io.EOF) {
+			c.send(fatal(codeInvalidAuth, "authentication failed: %v", err))
+			p.log.Info("client authentication error", "user", c.user, "addr", c.conn.RemoteAddr().String(), "err", err)
+		}
+		return false
+	}
+	c.pool = p.poolFor(c.database, c.user)
+	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.QueryWaitTimeout)
+	defer cancel()
+	defaults, err := c.pool.welcomeParams(ctx, time.Now().Add(p.cfg.QueryWaitTimeout))
+	if err != nil {
+		c.send(serverFailure(err))
+		p.log.Warn("client login: no server", "user", c.user, "database", c.database, "err", err)
+		return false
+	}
+	out = encode(out, &pgproto3.AuthenticationOk{})
+	names := make([]string, 0, len(defaults))
+	for k := range defaults {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range trackedParams {
+		if _, ok := c.params[k]; !ok {
+			if v, ok := defaults[k]; ok {
+				c.params[k] = v
+			}
+		}
+	}
+	for _, k := range names {
+		v := defaults[k]
+		if cv, ok := c.params[k]; ok {
+			v = cv
+		}
+		out = encode(out, &pgproto3.ParameterStatus{Name: k, Value: v})
+	}
+	c.sig = paramsSig(c.params)
+	c.key = p.registerCancelKey(c)
+	defer func() {
+		if !c.loggedIn {
+			p.unregisterCancelKey(c.key)
+		}
+	}()
+	secret := make([]byte, 4)
+	binary.BigEndian.PutUint32(secret, c.key.secret)
+	out = encode(out, &pgproto3.BackendKeyData{ProcessID: c.key.pid, SecretKey: secret}, &pgproto3.ReadyForQuery{TxStatus: 'I'})
+	if err := c.send(out); err != nil {
+		return false
+	}
+	c.mu.Lock()
+	c.loggedIn = true
+	c.mu.Unlock()
+	p.log.Debug("client logged in", "user", c.user, "database", c.database, "application_name", c.appName, "addr", c.conn.RemoteAddr().String())
+	return true
+}
+
+// serverFailure turns a failure to get a server into a FATAL for the
+// client: the server's own error when it sent one.
+func serverFailure(err error) []byte {
+	var pgErr *pgconn.PgError
+	var se *serverError
+	switch {
+	case errors.Is(err, errWaitTimeout):
+		return fatal(codeProtocolViolation, "query_wait_timeout")
+	case errors.Is(err, errPoolClosed):
+		return fatal(codeAdminShutdown, "the pooler is shutting down")
+	case errors.As(err, &pgErr):
+		return fatal(pgErr.Code, "server login failed: %s", pgErr.Message)
+	case errors.As(err, &se):
+		f := parseErrorFields(se.body)
+		return fatal(f['C'], "could not apply the client's settings on the server: %s", f['M'])
+	default:
+		return fatal(codeConnectionFailure, "could not connect to the server")
+	}
+}
+
+// randomKey returns a random cancel key.
+func randomKey() cancelKey {
+	var b [8]byte
+	rand.Read(b[:])
+	return cancelKey{pid: binary.BigEndian.Uint32(b[:4])&0x7fffffff | 1, secret: binary.BigEndian.Uint32(b[4:])}
+}

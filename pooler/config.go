@@ -1,0 +1,159 @@
+package pooler
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Mode is how long a client keeps a server connection.
+type Mode string
+
+// Pool modes.
+const (
+	// ModeTransaction attaches a server for one transaction at a time.
+	ModeTransaction Mode = "transaction"
+	// ModeSession keeps one server per client for its whole session.
+	ModeSession Mode = "session"
+	// ModeRecord is session mode plus capture (the capture hook comes
+	// with the capture feature).
+	ModeRecord Mode = "record"
+)
+
+// AuthType is how clients authenticate to the pooler.
+type AuthType string
+
+// Client authentication methods.
+const (
+	AuthTrust AuthType = "trust"
+	AuthMD5   AuthType = "md5"
+	AuthSCRAM AuthType = "scram-sha-256"
+)
+
+// DefaultMaxMessageSize is the largest client message accepted unless
+// Config.MaxMessageSize says otherwise.
+const DefaultMaxMessageSize = 64 << 20
+
+// Config is what a Proxy needs. Zero durations and sizes take the
+// defaults documented on each field.
+type Config struct {
+	// Listen is the TCP address clients connect to.
+	Listen string
+	// Upstream is the server's connection URL or DSN. It gives host,
+	// port, TLS settings and the default user, password and database.
+	Upstream string
+	// Mode is transaction, session or record (default transaction).
+	Mode Mode
+	// PoolSize is the maximum number of server connections per
+	// (database, user) (default 20).
+	PoolSize int
+	// MaxClientConn is the maximum number of clients at once (default 1000).
+	MaxClientConn int
+	// QueryWaitTimeout is how long a client may wait for a server (default 120s).
+	QueryWaitTimeout time.Duration
+	// ServerIdleTimeout closes servers idle this long (default 600s).
+	ServerIdleTimeout time.Duration
+	// ServerLifetime retires servers this old at their next release (default 3600s).
+	ServerLifetime time.Duration
+	// ServerConnectTimeout bounds one connection attempt (default 15s).
+	ServerConnectTimeout time.Duration
+	// ShutdownTimeout is how long Shutdown lets transactions finish (default 30s).
+	ShutdownTimeout time.Duration
+	// AuthType is how clients log in (default trust).
+	AuthType AuthType
+	// Users maps user names to secrets from the auth file (plain text,
+	// "md5…" or "SCRAM-SHA-256$…").
+	Users Userlist
+	// InsecureTrust allows trust on a non-loopback listen address.
+	InsecureTrust bool
+	// MaxMessageSize is the largest client message (default 64 MiB).
+	MaxMessageSize int
+	// Logger receives the proxy's logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+func (c *Config) withDefaults() Config {
+	d := *c
+	if d.Mode == "" {
+		d.Mode = ModeTransaction
+	}
+	if d.PoolSize == 0 {
+		d.PoolSize = 20
+	}
+	if d.MaxClientConn == 0 {
+		d.MaxClientConn = 1000
+	}
+	if d.QueryWaitTimeout == 0 {
+		d.QueryWaitTimeout = 120 * time.Second
+	}
+	if d.ServerIdleTimeout == 0 {
+		d.ServerIdleTimeout = 600 * time.Second
+	}
+	if d.ServerLifetime == 0 {
+		d.ServerLifetime = 3600 * time.Second
+	}
+	if d.ServerConnectTimeout == 0 {
+		d.ServerConnectTimeout = 15 * time.Second
+	}
+	if d.ShutdownTimeout == 0 {
+		d.ShutdownTimeout = 30 * time.Second
+	}
+	if d.AuthType == "" {
+		d.AuthType = AuthTrust
+	}
+	if d.MaxMessageSize == 0 {
+		d.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	return d
+}
+
+// validate checks the configuration and parses the upstream URL.
+func (c *Config) validate() (*pgconn.Config, error) {
+	switch c.Mode {
+	case ModeTransaction, ModeSession, ModeRecord:
+	default:
+		return nil, fmt.Errorf("unknown mode %q (want transaction, session or record)", c.Mode)
+	}
+	switch c.AuthType {
+	case AuthTrust, AuthMD5, AuthSCRAM:
+	default:
+		return nil, fmt.Errorf("unknown auth type %q (want trust, md5 or scram-sha-256)", c.AuthType)
+	}
+	if c.AuthType != AuthTrust && c.Users == nil {
+		return nil, fmt.Errorf("auth type %s needs an auth file", c.AuthType)
+	}
+	if c.AuthType == AuthTrust && !c.InsecureTrust && !isLoopback(c.Listen) {
+		return nil, fmt.Errorf("trust authentication on non-loopback address %s: use md5 or scram-sha-256, or --insecure-trust", c.Listen)
+	}
+	if c.PoolSize < 1 || c.MaxClientConn < 1 || c.MaxMessageSize < 1024 {
+		return nil, errors.New("pool size and max client connections must be at least 1, max message size at least 1024")
+	}
+	if c.Upstream == "" {
+		return nil, errors.New("no upstream")
+	}
+	pc, err := pgconn.ParseConfig(c.Upstream)
+	if err != nil {
+		return nil, fmt.Errorf("upstream: %w", err)
+	}
+	return pc, nil
+}
+
+// isLoopback reports whether a listen address only accepts local clients.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

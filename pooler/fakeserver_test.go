@@ -1,0 +1,113 @@
+package pooler
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// fakeServer is a scripted PostgreSQL server for protocol edge cases the
+// real one does not produce: it logs anyone in and answers each simple
+// Query by its text: "ok" succeeds, "garbage" sends a message with a
+// negative length, "hangup" closes the connection.
+type fakeServer struct {
+	ln   net.Listener
+	port int
+}
+
+func startFakeServer(t *testing.T) *fakeServer {
+	t.Helper()
+	for range 20 {
+		port := 21000 + rand.IntN(9000)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if errors.Is(err, syscall.EADDRINUSE) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &fakeServer{ln: ln, port: port}
+		t.Cleanup(func() { ln.Close() })
+		go f.serve()
+		return f
+	}
+	t.Fatal("no free port")
+	return nil
+}
+
+func (f *fakeServer) serve() {
+	for {
+		c, err := f.ln.Accept()
+		if err != nil {
+			return
+		}
+		go f.session(c)
+	}
+}
+
+func (f *fakeServer) session(c net.Conn) {
+	defer c.Close()
+	be := pgproto3.NewBackend(c, c)
+	if _, err := be.ReceiveStartupMessage(); err != nil {
+		return
+	}
+	be.Send(&pgproto3.AuthenticationOk{})
+	for _, kv := range [][2]string{{"server_version", "15.0-fake"}, {"client_encoding", "UTF8"}, {"DateStyle", "ISO, MDY"}, {"standard_conforming_strings", "on"}, {"application_name", ""}, {"TimeZone", "UTC"}, {"IntervalStyle", "postgres"}} {
+		be.Send(&pgproto3.ParameterStatus{Name: kv[0], Value: kv[1]})
+	}
+	be.Send(&pgproto3.BackendKeyData{ProcessID: 1, SecretKey: []byte{0, 0, 0, 1}})
+	be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+	be.Flush()
+	for {
+		msg, err := be.Receive()
+		if err != nil {
+			return
+		}
+		q, ok := msg.(*pgproto3.Query)
+		if !ok {
+			continue
+		}
+		switch q.String {
+		case "garbage":
+			c.Write([]byte{'Z', 0xff, 0xff, 0xff, 0xff})
+			time.Sleep(100 * time.Millisecond)
+			return
+		case "hangup":
+			return
+		default:
+			be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT 0")})
+			be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+			be.Flush()
+		}
+	}
+}
+
+// TestServerProtocolFaults: a server that sends a malformed message or
+// hangs up mid-query gives its client 08006, and the pool goes on with a
+// new server.
+func TestServerProtocolFaults(t *testing.T) {
+	f := startFakeServer(t)
+	tp := startProxy(t, nil, Config{PoolSize: 1, Upstream: fmt.Sprintf("postgres://fake@127.0.0.1:%d/fake?sslmode=disable", f.port)})
+	ctx := testCtx(t, 20*time.Second)
+	for _, q := range []string{"garbage", "hangup"} {
+		c := tp.connect(t, pgx.QueryExecModeSimpleProtocol)
+		if _, err := c.Exec(ctx, "ok"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.Exec(ctx, q)
+		if sqlState(err) != "08006" {
+			t.Fatalf("%s: want 08006, got %v", q, err)
+		}
+		c2 := tp.connect(t, pgx.QueryExecModeSimpleProtocol)
+		if _, err := c2.Exec(ctx, "ok"); err != nil {
+			t.Fatalf("after %s: %v", q, err)
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package pooler
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+)
+
+func TestMaxClientConn(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 2, MaxClientConn: 2})
+	ctx := testCtx(t, 20*time.Second)
+	tp.connect(t, pgx.QueryExecModeExec)
+	b := tp.connect(t, pgx.QueryExecModeExec)
+	_, err := pgx.Connect(ctx, tp.url(pgtest.SuperUser, ""))
+	if sqlState(err) != "53300" {
+		t.Fatalf("third client: want 53300, got %v", err)
+	}
+	// The clients already in are unaffected; when one leaves, a new one fits.
+	if _, err := b.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	b.Close(ctx)
+	if !waitFor(2*time.Second, func() bool { return tp.clientCount() == 1 }) {
+		t.Fatal("client count did not drop")
+	}
+	c, err := pgx.Connect(ctx, tp.url(pgtest.SuperUser, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+}
+
+func TestQueryWaitTimeout(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1, QueryWaitTimeout: 300 * time.Millisecond})
+	ctx := testCtx(t, 20*time.Second)
+	a := tp.connect(t, pgx.QueryExecModeExec)
+	b := tp.connect(t, pgx.QueryExecModeExec)
+	if _, err := a.Exec(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.Exec(ctx, "SELECT 1")
+	if sqlState(err) != "08P01" {
+		t.Fatalf("want 08P01 query_wait_timeout, got %v", err)
+	}
+	if _, err := a.Exec(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	// The waiter that timed out did not take the slot with it.
+	c := tp.connect(t, pgx.QueryExecModeExec)
+	if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rawConn dials the proxy.
+func rawConn(t *testing.T, tp *testProxy) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", tp.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// TestMalformedStartup sends broken and unsupported startup packets; each
+// gets an ErrorResponse (or, for encryption requests, 'N') and only that
+// client is closed.
+func TestMalformedStartup(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	be32 := func(v ...uint32) []byte {
+		var b []byte
+		for _, x := range v {
+			b = binary.BigEndian.AppendUint32(b, x)
+		}
+		return b
+	}
+	startup := func(version uint32, body string) []byte {
+		return append(be32(uint32(8+len(body)), version), body...)
+	}
+	tests := []struct {
+		name     string
+		packet   []byte
+		wantCode string
+	}{
+		{"length too small", be32(4), "08P01"},
+		{"length too large", be32(1 << 30), "08P01"},
+		{"negative length", be32(0xfffffff0), "08P01"},
+		{"protocol 2.0", startup(2<<16, "user\x00x\x00\x00"), "0A000"},
+		{"protocol 4.0", startup(4<<16, "user\x00x\x00\x00"), "0A000"},
+		{"no user", startup(3<<16, "\x00"), "08P01"},
+		{"unterminated parameters", startup(3<<16, "user\x00x"), "08P01"},
+		{"bytes after the terminator", startup(3<<16, "user\x00x\x00\x00junk"), "08P01"},
+		{"unsupported parameter", startup(3<<16, "user\x00postgres\x00replication\x00true\x00\x00"), "08P01"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn := rawConn(t, tp)
+			conn.Write(tt.packet)
+			fe := pgproto3.NewFrontend(conn, conn)
+			e := receiveError(t, fe)
+			if e.Code != tt.wantCode {
+				t.Fatalf("got %s %q, want %s", e.Code, e.Message, tt.wantCode)
+			}
+			if _, err := fe.Receive(); err == nil {
+				t.Fatal("connection still open after the error")
+			}
+		})
+	}
+	t.Run("SSLRequest and GSSENCRequest get N", func(t *testing.T) {
+		conn := rawConn(t, tp)
+		for _, code := range []uint32{80877103, 80877104} {
+			conn.Write(be32(8, code))
+			b := make([]byte, 1)
+			if _, err := io.ReadFull(conn, b); err != nil || b[0] != 'N' {
+				t.Fatalf("answer %q, %v", b, err)
+			}
+		}
+	})
+	// The proxy still serves everyone else.
+	c := tp.connect(t, pgx.QueryExecModeExec)
+	if _, err := c.Exec(testCtx(t, 10*time.Second), "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMalformedMessages sends oversized and invalid messages after login,
+// idle and inside a transaction; only that client is closed and the
+// server it had is not handed on dirty.
+func TestMalformedMessages(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1, MaxMessageSize: 1 << 20})
+	ctx := testCtx(t, 30*time.Second)
+	tests := []struct {
+		name     string
+		inTx     bool
+		header   []byte
+		wantCode string
+	}{
+		{"oversized query", false, []byte{'Q', 0, 0x20, 0, 0}, "08P01"},
+		{"oversized in transaction", true, []byte{'Q', 0x10, 0, 0, 0}, "08P01"},
+		{"length below 4", false, []byte{'Q', 0, 0, 0, 2}, "08P01"},
+		{"unknown type", true, []byte{'z', 0, 0, 0, 4}, "08P01"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fe, conn := rawLogin(t, tp, nil)
+			defer conn.Close()
+			if tt.inTx {
+				fe.Send(&pgproto3.Query{String: "BEGIN; CREATE TEMP TABLE dirty (x int)"})
+				fe.Flush()
+				expectTypes(t, fe, "CommandComplete", "CommandComplete", "ReadyForQuery")
+			}
+			conn.Write(tt.header)
+			e := receiveError(t, fe)
+			if e.Code != tt.wantCode {
+				t.Fatalf("got %s %q", e.Code, e.Message)
+			}
+			if _, err := fe.Receive(); err == nil {
+				t.Fatal("client still open")
+			}
+			c := tp.connect(t, pgx.QueryExecModeExec)
+			var st *string
+			if err := c.QueryRow(ctx, "SELECT to_regclass('pg_temp.dirty')::text").Scan(&st); err != nil {
+				t.Fatal(err)
+			}
+			if st != nil || c.PgConn().TxStatus() != 'I' {
+				t.Fatalf("next client got a dirty server (temp table %v, status %q)", *st, c.PgConn().TxStatus())
+			}
+		})
+	}
+	// A large message under the limit works.
+	c := tp.connect(t, pgx.QueryExecModeExec)
+	big := make([]byte, 700<<10)
+	for i := range big {
+		big[i] = 'a' + byte(i%26)
+	}
+	var n int
+	if err := c.QueryRow(ctx, "SELECT length($1::text)", string(big)).Scan(&n); err != nil || n != len(big) {
+		t.Fatalf("large message: %d, %v", n, err)
+	}
+}

@@ -1,0 +1,297 @@
+package pooler
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// poolKey identifies a pool: server connections are shared only by
+// clients of the same database and user.
+type poolKey struct{ database, user string }
+
+// pool holds the server connections of one key. open counts every server
+// that exists or is being connected, and never exceeds the pool size;
+// clients that find no idle server and no free slot wait in FIFO order.
+type pool struct {
+	proxy    *Proxy
+	key      poolKey
+	password string
+	size     int
+
+	mu      sync.Mutex
+	idle    []*serverConn
+	open    int
+	waiters list.List // of *waiter
+	// defaults are the parameters a server reports with no client
+	// settings: the welcome ParameterStatus values.
+	defaults map[string]string
+	closed   bool
+}
+
+// waiter is a client waiting for a server. It receives either a server or
+// nil, which grants it a slot to connect a new server in.
+type waiter struct {
+	ch   chan *serverConn
+	elem *list.Element
+}
+
+func newPool(p *Proxy, key poolKey, password string) *pool {
+	return &pool{proxy: p, key: key, password: password, size: p.cfg.PoolSize}
+}
+
+func (p *pool) lock()   { p.mu.Lock() }
+func (p *pool) unlock() { p.mu.Unlock() }
+
+// aliveCheckAfter is how long a server must have been idle before acquire
+// checks that it is still connected (one non-blocking peek at the
+// socket). A server reused sooner is taken as alive: it answered a
+// ReadyForQuery a moment ago, and checking every transaction would cost a
+// system call each.
+const aliveCheckAfter = 50 * time.Millisecond
+
+// errWaitTimeout is a client that waited longer than the query wait timeout.
+var errWaitTimeout = errors.New("query_wait_timeout")
+
+// errPoolClosed is an acquire during shutdown.
+var errPoolClosed = errors.New("pooler is shutting down")
+
+// acquire returns a server for the caller's exclusive use, connecting a
+// new one (with params as its run-time parameters) when there is a free
+// slot, and otherwise waiting until deadline.
+func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[string]string) (*serverConn, error) {
+	for {
+		p.lock()
+		if p.closed {
+			p.unlock()
+			return nil, errPoolClosed
+		}
+		if n := len(p.idle); n > 0 {
+			s := p.idle[n-1]
+			p.idle[n-1] = nil
+			p.idle = p.idle[:n-1]
+			p.unlock()
+			if time.Since(s.idleSince) >= aliveCheckAfter && !s.alive() {
+				p.discard(s)
+				continue
+			}
+			return s, nil
+		}
+		var granted bool
+		if p.open < p.size {
+			p.open++
+			granted = true
+			p.unlock()
+		} else {
+			w := &waiter{ch: make(chan *serverConn, 1)}
+			w.elem = p.waiters.PushBack(w)
+			p.unlock()
+			s, err := p.wait(ctx, w, deadline)
+			if err != nil {
+				return nil, err
+			}
+			if s != nil {
+				// Handed over straight from a transaction that just ended
+				// with ReadyForQuery: alive a moment ago, so not checked.
+				return s, nil
+			}
+			granted = true
+		}
+		if granted {
+			s, err := p.connect(ctx, params)
+			if err == nil {
+				return s, nil
+			}
+			p.slotFreed()
+			if !isRetryableConnectError(err) || time.Until(deadline) < 250*time.Millisecond || ctx.Err() != nil {
+				return nil, err
+			}
+			p.proxy.log.Warn("server login failed, retrying", "database", p.key.database, "user", p.key.user, "err", err)
+			select {
+			case <-time.After(200 * time.Millisecond):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+	}
+}
+
+// wait blocks until w is served or the deadline passes.
+func (p *pool) wait(ctx context.Context, w *waiter, deadline time.Time) (*serverConn, error) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	var err error
+	select {
+	case s, ok := <-w.ch:
+		if !ok {
+			return nil, errPoolClosed
+		}
+		return s, nil
+	case <-t.C:
+		err = errWaitTimeout
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	p.lock()
+	if w.elem != nil {
+		p.waiters.Remove(w.elem)
+		w.elem = nil
+		p.unlock()
+		return nil, err
+	}
+	p.unlock()
+	// Served while timing out: hand the server or the slot on.
+	if s, ok := <-w.ch; s != nil {
+		p.release(s)
+	} else if ok {
+		p.slotFreed()
+	}
+	return nil, err
+}
+
+// connect logs a new server in. The first server of a pool is made without
+// client parameters so its ParameterStatus values become the defaults.
+func (p *pool) connect(ctx context.Context, params map[string]string) (*serverConn, error) {
+	p.lock()
+	first := p.defaults == nil
+	p.unlock()
+	if first {
+		params = nil
+	}
+	s, err := p.dialServer(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	if first {
+		d := make(map[string]string, len(s.params))
+		for k, v := range s.params {
+			d[k] = v
+		}
+		p.lock()
+		if p.defaults == nil {
+			p.defaults = d
+		}
+		p.unlock()
+	}
+	p.proxy.stats.serversOpened.Add(1)
+	return s, nil
+}
+
+// popWaiter removes and returns the first waiter, or nil. p must be locked.
+func (p *pool) popWaiter() *waiter {
+	e := p.waiters.Front()
+	if e == nil {
+		return nil
+	}
+	w := p.waiters.Remove(e).(*waiter)
+	w.elem = nil
+	return w
+}
+
+// release takes back a clean server: the first waiter gets it, otherwise
+// it goes idle. A server past its lifetime is closed instead.
+func (p *pool) release(s *serverConn) {
+	if time.Since(s.created) > p.proxy.cfg.ServerLifetime {
+		p.discard(s)
+		return
+	}
+	p.lock()
+	if p.closed {
+		p.unlock()
+		p.discard(s)
+		return
+	}
+	if w := p.popWaiter(); w != nil {
+		p.unlock()
+		w.ch <- s
+		return
+	}
+	s.idleSince = time.Now()
+	p.idle = append(p.idle, s)
+	p.unlock()
+}
+
+// discard closes a server and frees its slot.
+func (p *pool) discard(s *serverConn) {
+	s.close()
+	p.slotFreed()
+}
+
+// slotFreed gives up one slot: a waiter gets it, or it is freed.
+func (p *pool) slotFreed() {
+	p.lock()
+	if w := p.popWaiter(); w != nil && !p.closed {
+		p.unlock()
+		w.ch <- nil
+		return
+	}
+	p.open--
+	p.unlock()
+}
+
+// reap closes servers idle longer than the idle timeout or older than
+// their lifetime.
+func (p *pool) reap(now time.Time) {
+	cfg := p.proxy.cfg
+	var old []*serverConn
+	p.lock()
+	keep := p.idle[:0]
+	for _, s := range p.idle {
+		if now.Sub(s.idleSince) > cfg.ServerIdleTimeout || now.Sub(s.created) > cfg.ServerLifetime {
+			old = append(old, s)
+		} else {
+			keep = append(keep, s)
+		}
+	}
+	for i := len(keep); i < len(p.idle); i++ {
+		p.idle[i] = nil
+	}
+	p.idle = keep
+	p.unlock()
+	for _, s := range old {
+		p.discard(s)
+	}
+}
+
+// closeIdle closes every idle server and stops the pool handing out more.
+func (p *pool) closeIdle() {
+	p.lock()
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	for w := p.popWaiter(); w != nil; w = p.popWaiter() {
+		close(w.ch)
+	}
+	p.unlock()
+	for _, s := range idle {
+		s.close()
+		p.lock()
+		p.open--
+		p.unlock()
+	}
+}
+
+// welcomeParams returns the pool's default parameters, connecting a first
+// server if there is none yet.
+func (p *pool) welcomeParams(ctx context.Context, deadline time.Time) (map[string]string, error) {
+	p.lock()
+	d := p.defaults
+	p.unlock()
+	if d != nil {
+		return d, nil
+	}
+	s, err := p.acquire(ctx, deadline, nil)
+	if err != nil {
+		return nil, err
+	}
+	p.release(s)
+	p.lock()
+	d = p.defaults
+	p.unlock()
+	if d == nil {
+		return nil, errors.New("no server parameters")
+	}
+	return d, nil
+}

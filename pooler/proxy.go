@@ -1,0 +1,254 @@
+package pooler
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Proxy is a running pooler: a listener, its clients and its pools.
+type Proxy struct {
+	cfg      Config
+	upstream *pgconn.Config
+	auth     *authenticator
+	log      *slog.Logger
+
+	// ctx ends when the proxy is shut down for good.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	ln      net.Listener
+	closing atomic.Bool
+	wg      sync.WaitGroup
+
+	mu      sync.Mutex
+	pools   map[poolKey]*pool
+	clients map[*clientConn]struct{}
+	keys    map[cancelKey]*clientConn
+
+	stats struct {
+		serversOpened, serversLost, attaches atomic.Int64
+	}
+}
+
+// New checks cfg and returns a Proxy that is not listening yet.
+func New(cfg Config) (*Proxy, error) {
+	c := cfg.withDefaults()
+	up, err := c.validate()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Proxy{
+		cfg:      c,
+		upstream: up,
+		auth:     newAuthenticator(c.AuthType, c.Users),
+		log:      c.Logger,
+		ctx:      ctx,
+		cancel:   cancel,
+		pools:    make(map[poolKey]*pool),
+		clients:  make(map[*clientConn]struct{}),
+		keys:     make(map[cancelKey]*clientConn),
+	}, nil
+}
+
+// Listen opens the listening socket.
+func (p *Proxy) Listen() error {
+	ln, err := net.Listen("tcp", p.cfg.Listen)
+	if err != nil {
+		return err
+	}
+	p.ln = ln
+	return nil
+}
+
+// Addr is the listening address (after Listen).
+func (p *Proxy) Addr() net.Addr { return p.ln.Addr() }
+
+// Serve accepts clients until ctx ends or Shutdown is called, then shuts
+// down gracefully and returns nil; it returns an error if accepting fails
+// for another reason.
+func (p *Proxy) Serve(ctx context.Context) error {
+	if p.ln == nil {
+		if err := p.Listen(); err != nil {
+			return err
+		}
+	}
+	p.log.Info("proxy listening", "listen", p.ln.Addr().String(), "mode", string(p.cfg.Mode),
+		"pool_size", p.cfg.PoolSize, "auth_type", string(p.cfg.AuthType))
+	p.wg.Add(1)
+	go p.janitor()
+	stop := context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout+5*time.Second)
+		defer cancel()
+		p.Shutdown(sctx)
+	})
+	defer stop()
+	var delay time.Duration
+	for {
+		nc, err := p.ln.Accept()
+		if err != nil {
+			if p.closing.Load() {
+				<-p.ctx.Done() // Shutdown has finished
+				p.wg.Wait()
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				p.log.Warn("accept failed; retrying", "err", err, "delay", delay)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.serveClient(nc)
+		}()
+	}
+}
+
+// Shutdown stops accepting clients, closes idle clients, lets attached
+// clients finish their transactions until the shutdown timeout (or ctx)
+// runs out, and then closes every connection.
+func (p *Proxy) Shutdown(ctx context.Context) error {
+	if p.closing.Swap(true) {
+		<-p.ctx.Done()
+		return nil
+	}
+	p.log.Info("proxy shutting down")
+	if p.ln != nil {
+		p.ln.Close()
+	}
+	p.mu.Lock()
+	clients := make([]*clientConn, 0, len(p.clients))
+	for c := range p.clients {
+		clients = append(clients, c)
+	}
+	p.mu.Unlock()
+	for _, c := range clients {
+		c.mu.Lock()
+		idle := c.server == nil && c.loggedIn
+		c.mu.Unlock()
+		if idle {
+			c.closeForShutdown()
+		}
+	}
+	deadline := time.NewTimer(p.cfg.ShutdownTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for p.clientCount() > 0 {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	p.mu.Lock()
+	for c := range p.clients {
+		c.conn.Close()
+		c.mu.Lock()
+		if c.server != nil {
+			c.server.close()
+		}
+		c.mu.Unlock()
+	}
+	pools := make([]*pool, 0, len(p.pools))
+	for _, pl := range p.pools {
+		pools = append(pools, pl)
+	}
+	p.mu.Unlock()
+	for _, pl := range pools {
+		pl.closeIdle()
+	}
+	p.log.Info("proxy stopped")
+	p.cancel()
+	return nil
+}
+
+func (p *Proxy) clientCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.clients)
+}
+
+// addClient counts a client in, unless max_client_conn is reached.
+func (p *Proxy) addClient(c *clientConn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.clients) >= p.cfg.MaxClientConn {
+		return false
+	}
+	p.clients[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) removeClient(c *clientConn) {
+	p.mu.Lock()
+	delete(p.clients, c)
+	if p.keys[c.key] == c {
+		delete(p.keys, c.key)
+	}
+	p.mu.Unlock()
+}
+
+// poolFor returns the pool of (database, user), making it on first use.
+// The server password is the upstream URL's when the user is the URL's
+// user, otherwise the user's plain-text password from the auth file, and
+// otherwise none.
+func (p *Proxy) poolFor(database, user string) *pool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := poolKey{database: database, user: user}
+	if pl, ok := p.pools[k]; ok {
+		return pl
+	}
+	password := ""
+	if user == p.upstream.User {
+		password = p.upstream.Password
+	} else if s, ok := p.cfg.Users[user]; ok && !isMD5Secret(s) && !isSCRAMSecret(s) {
+		password = s
+	}
+	pl := newPool(p, k, password)
+	p.pools[k] = pl
+	return pl
+}
+
+func isSCRAMSecret(s string) bool { return len(s) > 14 && s[:14] == "SCRAM-SHA-256$" }
+
+// janitor closes idle and old servers once a second.
+func (p *Proxy) janitor() {
+	defer p.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case now := <-t.C:
+			p.mu.Lock()
+			pools := make([]*pool, 0, len(p.pools))
+			for _, pl := range p.pools {
+				pools = append(pools, pl)
+			}
+			p.mu.Unlock()
+			for _, pl := range pools {
+				pl.reap(now)
+			}
+		}
+	}
+}

@@ -1,0 +1,409 @@
+package pooler
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"time"
+)
+
+// relay forwards the client's messages to servers until the client leaves.
+// It runs on the client goroutine; see clientConn for the states.
+func (c *clientConn) relay() {
+	p := c.proxy
+	max := p.cfg.MaxMessageSize
+	// locked is the server whose wmu this goroutine holds while a burst of
+	// client messages is written to it; it is flushed and unlocked before
+	// the goroutine blocks reading the client.
+	var locked *serverConn
+	unlock := func() {
+		if locked == nil {
+			return
+		}
+		if err := locked.w.Flush(); err != nil {
+			locked.close() // the pump sees the failure and reports it
+		}
+		locked.wmu.Unlock()
+		locked = nil
+	}
+	for {
+		if c.r.Buffered() == 0 {
+			unlock()
+		}
+		h, err := c.r.Peek(headerLen)
+		if err != nil {
+			unlock()
+			c.vanish()
+			return
+		}
+		typ, n, err := parseHeader(h, max)
+		if err == nil && !isFrontendType(typ) {
+			err = errors.New("invalid frontend message type " + quoteByte(typ))
+		}
+		if err != nil {
+			unlock()
+			c.protocolError(err)
+			return
+		}
+		if typ == 'X' {
+			unlock()
+			c.vanish()
+			return
+		}
+		c.mu.Lock()
+		s := c.server
+		if s == nil {
+			c.mu.Unlock()
+			unlock()
+			if typ == 'd' || typ == 'c' || typ == 'f' {
+				// Copy messages outside COPY are ignored by PostgreSQL too.
+				if _, err := c.r.Discard(headerLen + n); err != nil {
+					c.vanish()
+					return
+				}
+				continue
+			}
+			if s, err = c.attach(); err != nil {
+				c.send(serverFailure(err))
+				p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
+				c.vanish()
+				return
+			}
+			c.mu.Lock()
+			if c.server != s {
+				c.mu.Unlock()
+				continue // the server failed at once; the pump closes the client
+			}
+		}
+		if locked != s {
+			if locked != nil {
+				locked.wmu.Unlock() // a server that failed meanwhile
+			}
+			s.wmu.Lock()
+			locked = s
+		}
+		countFrontend(&c.st, typ)
+		c.mu.Unlock()
+		if err := copyMessage(s.w, c.r, headerLen+n); err != nil {
+			if errors.Is(err, errWrite) {
+				s.close()
+				continue
+			}
+			// The client went away in the middle of a message: the
+			// server has half of it and cannot be reused.
+			c.mu.Lock()
+			c.st.Broken = true
+			c.mu.Unlock()
+			unlock()
+			c.vanish()
+			return
+		}
+	}
+}
+
+func quoteByte(b byte) string {
+	if b >= 0x20 && b < 0x7f {
+		return "'" + string(b) + "'"
+	}
+	return "0x" + string("0123456789abcdef"[b>>4]) + string("0123456789abcdef"[b&15])
+}
+
+// errWrite marks a failed write in copyMessage.
+var errWrite = errors.New("write failed")
+
+// copyMessage moves one whole message of total bytes from r to w. A read
+// error is returned as is, a write error wrapped in errWrite (and the rest
+// of the message still consumed from r).
+func copyMessage(w *bufio.Writer, r *bufio.Reader, total int) error {
+	if total <= r.Size() {
+		b, err := r.Peek(total)
+		if err != nil {
+			return err
+		}
+		_, werr := w.Write(b)
+		r.Discard(total)
+		if werr != nil {
+			return errWrite
+		}
+		return nil
+	}
+	var werr error
+	for total > 0 {
+		chunk := min(total, r.Size())
+		b, err := r.Peek(chunk)
+		if len(b) == 0 && err != nil {
+			return err
+		}
+		if werr == nil {
+			_, werr = w.Write(b)
+		}
+		r.Discard(len(b))
+		total -= len(b)
+	}
+	if werr != nil {
+		return errWrite
+	}
+	return nil
+}
+
+// attach gets a server for the client, sets the client's parameters on
+// it and starts the pump.
+func (c *clientConn) attach() (*serverConn, error) {
+	p := c.proxy
+	if p.closing.Load() {
+		return nil, errPoolClosed
+	}
+	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.cfg.QueryWaitTimeout), c.params)
+	if err != nil {
+		return nil, err
+	}
+	if s.sig == c.sig {
+		// The server already has the client's settings.
+	} else if err := s.applyParams(c.params); err != nil {
+		var se *serverError
+		if errors.As(err, &se) {
+			c.pool.release(s)
+		} else {
+			c.pool.discard(s)
+		}
+		return nil, err
+	}
+	done := make(chan struct{})
+	c.mu.Lock()
+	if c.sig != s.sig {
+		for _, k := range trackedParams {
+			if v, ok := s.params[k]; ok {
+				c.params[k] = v
+			}
+		}
+		c.sig = paramsSig(c.params)
+	}
+	c.server = s
+	c.st = relState{TxStatus: 'I', HeldForSession: p.cfg.Mode != ModeTransaction}
+	c.pumpDone = done
+	c.mu.Unlock()
+	p.stats.attaches.Add(1)
+	go c.pump(s, done)
+	return s, nil
+}
+
+// clientWrite copies one message from the server to the client buffer.
+// Write errors are ignored: a vanished client's server is still drained.
+func (c *clientConn) clientWrite(s *serverConn, total int) error {
+	if c.vanished.Load() {
+		_, err := s.r.Discard(total)
+		return err
+	}
+	c.wmu.Lock()
+	err := copyMessage(c.writer(), s.r, total)
+	c.wmu.Unlock()
+	if errors.Is(err, errWrite) {
+		return nil
+	}
+	return err
+}
+
+// flushClient flushes what the pump wrote to the client; with done it also
+// gives the write buffer back (the server is being released).
+func (c *clientConn) flushClient(done bool) {
+	c.wmu.Lock()
+	if c.w != nil {
+		c.w.Flush()
+		if done {
+			c.putWriter()
+		}
+	}
+	c.wmu.Unlock()
+}
+
+// pump relays the server's messages to the client while s is attached,
+// and releases s when mayRelease says so.
+func (c *clientConn) pump(s *serverConn, done chan struct{}) {
+	defer close(done)
+	fatalSeen := false
+	for {
+		if s.r.Buffered() == 0 {
+			c.flushClient(false)
+		}
+		h, err := s.r.Peek(headerLen)
+		if err != nil {
+			c.serverLost(s, fatalSeen)
+			return
+		}
+		typ := h[0]
+		n := int(int32(binary.BigEndian.Uint32(h[1:5]))) - 4
+		if n < 0 {
+			c.serverLost(s, fatalSeen)
+			return
+		}
+		switch typ {
+		case 'Z':
+			b, err := s.r.Peek(headerLen + 1)
+			if err != nil || n != 1 {
+				c.serverLost(s, fatalSeen)
+				return
+			}
+			status := b[headerLen]
+			if err := c.clientWrite(s, headerLen+n); err != nil {
+				c.serverLost(s, fatalSeen)
+				return
+			}
+			c.mu.Lock()
+			c.st.TxStatus = status
+			if c.st.PendingSyncs > 0 {
+				c.st.PendingSyncs--
+			}
+			release := mayRelease(c.st)
+			if release {
+				c.server = nil
+			}
+			gone := c.gone
+			c.mu.Unlock()
+			if release {
+				c.flushClient(true)
+				s.wmu.Lock() // wait for a write of this client still under way
+				s.wmu.Unlock()
+				c.pool.release(s)
+				if !gone && c.proxy.closing.Load() {
+					c.closeForShutdown()
+				}
+				return
+			}
+			continue
+		case 'S':
+			if n <= maxSmallMessage {
+				b, err := s.r.Peek(headerLen + n)
+				if err == nil {
+					if name, value, ok := parseParameterStatus(b[headerLen:]); ok {
+						c.mu.Lock()
+						s.params[name] = value
+						if isTracked(name) {
+							c.params[name] = value
+							s.sig = paramsSig(s.params)
+							c.sig = paramsSig(c.params)
+						}
+						c.mu.Unlock()
+					}
+				}
+			}
+		case 'E':
+			if n <= maxSmallMessage {
+				if b, err := s.r.Peek(headerLen + n); err == nil {
+					sev := parseErrorFields(b[headerLen:])['V']
+					if sev == "FATAL" || sev == "PANIC" {
+						fatalSeen = true
+					}
+				}
+			}
+		}
+		if err := c.clientWrite(s, headerLen+n); err != nil {
+			c.serverLost(s, fatalSeen)
+			return
+		}
+	}
+}
+
+// serverLost handles a server whose stream ended or broke while attached:
+// the server is closed and its slot freed, and the client, unless it is
+// gone, gets an error (unless the server sent its own FATAL) and is closed.
+func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
+	c.mu.Lock()
+	if c.server == s {
+		c.server = nil
+	}
+	gone := c.gone
+	c.mu.Unlock()
+	c.pool.discard(s)
+	c.proxy.stats.serversLost.Add(1)
+	if gone {
+		return
+	}
+	if !fatalSeen {
+		c.wmu.Lock()
+		c.writer().Write(fatal(codeConnectionFailure, "server connection lost"))
+		c.wmu.Unlock()
+	}
+	c.flushClient(true)
+	c.proxy.log.Info("server connection lost; client closed", "user", c.user, "database", c.database)
+	c.conn.Close()
+}
+
+// protocolError closes a client that sent a malformed message.
+func (c *clientConn) protocolError(err error) {
+	c.vanished.Store(true) // nothing more from the server after the FATAL
+	var tl *tooLargeError
+	if errors.As(err, &tl) {
+		c.send(fatal(codeProtocolViolation, "%v", err))
+	} else {
+		c.send(fatal(codeProtocolViolation, "invalid message: %v", err))
+	}
+	c.proxy.log.Info("client closed: protocol violation", "user", c.user, "err", err)
+	c.vanish()
+}
+
+// closeForShutdown closes a client between transactions during shutdown.
+func (c *clientConn) closeForShutdown() {
+	c.send(fatal(codeAdminShutdown, "the pooler is shutting down"))
+	c.conn.Close()
+}
+
+// vanish cleans up after a client that disconnected, sent Terminate or is
+// being closed, following onVanish, and waits for its pump to end.
+func (c *clientConn) vanish() {
+	c.vanished.Store(true)
+	c.mu.Lock()
+	c.gone = true
+	s := c.server
+	done := c.pumpDone
+	act := onVanish(s != nil, c.st)
+	var queries []string
+	switch act {
+	case vanishNothing:
+		c.mu.Unlock()
+		return
+	case vanishReset, vanishRollback:
+		if act == vanishRollback {
+			queries = append(queries, "ROLLBACK")
+		}
+		if c.st.HeldForSession {
+			queries = append(queries, "DISCARD ALL")
+		}
+		if len(queries) == 0 {
+			queries = append(queries, "") // an empty query, for a ReadyForQuery
+		}
+		c.st.HeldForSession = false
+		c.st.PendingSyncs += len(queries)
+	default:
+		c.st.Broken = true
+	}
+	c.mu.Unlock()
+	switch act {
+	case vanishCancelClose:
+		if err := s.sendCancel(); err != nil {
+			c.proxy.log.Warn("cancel of a vanished client's query failed", "user", c.user, "err", err)
+		}
+		s.close()
+	case vanishClose:
+		s.close()
+	default:
+		s.wmu.Lock()
+		var err error
+		for _, q := range queries {
+			err = errors.Join(err, writeQuery(s.w, q))
+		}
+		if err == nil {
+			err = s.w.Flush()
+		}
+		s.wmu.Unlock()
+		if err != nil {
+			s.close()
+		}
+	}
+	c.proxy.log.Debug("client left with a server attached", "user", c.user, "action", int(act))
+	if done != nil {
+		<-done
+	}
+}
+
+var _ io.Reader = (*bufio.Reader)(nil)

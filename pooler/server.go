@@ -1,0 +1,342 @@
+package pooler
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// trackedParams are the parameters kept per client and applied to
+// whichever server serves it (PgBouncer's varcache).
+var trackedParams = []string{"application_name", "client_encoding", "DateStyle", "TimeZone", "IntervalStyle", "standard_conforming_strings"}
+
+func isTracked(name string) bool {
+	for _, p := range trackedParams {
+		if strings.EqualFold(p, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// paramsSig is a hash of the tracked parameters in m, so that attach can
+// tell with one comparison whether a server already has a client's
+// settings.
+func paramsSig(m map[string]string) uint64 {
+	h := fnv.New64a()
+	for _, k := range trackedParams {
+		h.Write([]byte(m[k]))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+// canonicalParam returns the tracked parameter's spelling as the server
+// reports it, or "" for an untracked name.
+func canonicalParam(name string) string {
+	for _, p := range trackedParams {
+		if strings.EqualFold(p, name) {
+			return p
+		}
+	}
+	return ""
+}
+
+// serverConn is one connection to PostgreSQL, logged in by pgconn and then
+// hijacked for raw relaying. While attached to a client, the client's
+// goroutine writes to it (holding wmu) and the client's pump goroutine
+// reads from it; while idle in the pool nobody touches it.
+type serverConn struct {
+	pool *pool
+	conn net.Conn
+	r    *bufio.Reader
+	w    *bufio.Writer
+	// wmu is held by the goroutine writing client messages to the server;
+	// the pump takes it once before releasing the server, so that no write
+	// of the old client is still under way.
+	wmu sync.Mutex
+
+	pid    uint32
+	secret []byte
+	// params holds the values the server reported in ParameterStatus;
+	// sig is paramsSig(params).
+	params map[string]string
+	sig    uint64
+
+	created   time.Time
+	idleSince time.Time
+}
+
+// serverBufSize is the read and write buffer size of a server connection.
+const serverBufSize = 32 << 10
+
+// dialServer connects and logs in to PostgreSQL as the pool's user and
+// database, with the given run-time parameters.
+func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serverConn, error) {
+	cfg := p.proxy.upstream.Copy()
+	cfg.User = p.key.user
+	cfg.Database = p.key.database
+	cfg.Password = p.password
+	rp := make(map[string]string, len(cfg.RuntimeParams)+len(params))
+	for k, v := range cfg.RuntimeParams {
+		rp[k] = v
+	}
+	for k, v := range params {
+		rp[k] = v
+	}
+	cfg.RuntimeParams = rp
+	cfg.ConnectTimeout = p.proxy.cfg.ServerConnectTimeout
+	ctx, cancel := context.WithTimeout(ctx, p.proxy.cfg.ServerConnectTimeout)
+	defer cancel()
+	pc, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := pc.Hijack()
+	if err != nil {
+		pc.Close(context.Background())
+		return nil, err
+	}
+	now := time.Now()
+	s := &serverConn{
+		pool:    p,
+		conn:    hc.Conn,
+		r:       bufio.NewReaderSize(hc.Conn, serverBufSize),
+		w:       bufio.NewWriterSize(hc.Conn, serverBufSize),
+		pid:     hc.PID,
+		secret:  hc.SecretKey,
+		params:  hc.ParameterStatuses,
+		created: now,
+	}
+	if s.params == nil {
+		s.params = make(map[string]string)
+	}
+	s.sig = paramsSig(s.params)
+	return s, nil
+}
+
+// close closes the connection without a Terminate message.
+func (s *serverConn) close() { s.conn.Close() }
+
+// alive reports whether an idle server still looks usable: nothing
+// buffered and nothing readable on the socket (a terminated backend sends
+// a FATAL error and closes its end).
+func (s *serverConn) alive() bool {
+	if s.r.Buffered() > 0 {
+		return false
+	}
+	nc := s.conn
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	alive := true
+	var b [1]byte
+	err = rc.Read(func(fd uintptr) bool {
+		n, _, rerr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch {
+		case rerr == syscall.EAGAIN || rerr == syscall.EWOULDBLOCK:
+		case rerr != nil || n == 0 || n > 0:
+			alive = false
+		}
+		return true
+	})
+	return err == nil && alive
+}
+
+// cancelAddress returns the network and address of the server a pool
+// connects to, for cancel requests.
+func cancelAddress(cfg *pgconn.Config) (network, addr string) {
+	if strings.HasPrefix(cfg.Host, "/") {
+		return "unix", filepath.Join(cfg.Host, ".s.PGSQL."+strconv.Itoa(int(cfg.Port)))
+	}
+	return "tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+}
+
+// sendCancel asks PostgreSQL to cancel whatever the server is running.
+func (s *serverConn) sendCancel() error {
+	network, addr := cancelAddress(s.pool.proxy.upstream)
+	d := net.Dialer{Timeout: 5 * time.Second}
+	c, err := d.Dial(network, addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 12, 12+len(s.secret))
+	binary.BigEndian.PutUint32(buf[0:], uint32(12+len(s.secret)))
+	binary.BigEndian.PutUint32(buf[4:], codeCancelRequest)
+	binary.BigEndian.PutUint32(buf[8:], s.pid)
+	buf = append(buf, s.secret...)
+	if _, err := c.Write(buf); err != nil {
+		return err
+	}
+	// The server closes the connection once it has handled the request.
+	_, _ = io.Copy(io.Discard, c)
+	return nil
+}
+
+// quoteLiteral quotes v as an SQL string literal valid whatever
+// standard_conforming_strings says.
+func quoteLiteral(v string) string {
+	if strings.ContainsRune(v, '\\') {
+		return "E'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), "'", "''") + "'"
+	}
+	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+}
+
+// applyParams makes the server's tracked parameters equal to want, with
+// one simple Query of SET commands when they differ. It consumes the
+// responses itself. The server must be idle and owned by the caller.
+func (s *serverConn) applyParams(want map[string]string) error {
+	var q strings.Builder
+	for _, k := range trackedParams {
+		v, ok := want[k]
+		if !ok || s.params[k] == v {
+			continue
+		}
+		fmt.Fprintf(&q, "SET %s TO %s;", k, quoteLiteral(v))
+	}
+	if q.Len() == 0 {
+		return nil
+	}
+	if err := writeQuery(s.w, q.String()); err != nil {
+		return err
+	}
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
+	var firstErr error
+	for {
+		typ, body, err := readSmallMessage(s.r)
+		if err != nil {
+			return err
+		}
+		switch typ {
+		case 'S':
+			if name, value, ok := parseParameterStatus(body); ok {
+				s.params[name] = value
+			}
+		case 'E':
+			if firstErr == nil {
+				firstErr = &serverError{body: append([]byte(nil), body...)}
+			}
+		case 'Z':
+			s.sig = paramsSig(s.params)
+			return firstErr
+		}
+	}
+}
+
+// serverError is an ErrorResponse a server sent to the pooler itself.
+type serverError struct{ body []byte }
+
+func (e *serverError) Error() string {
+	fields := parseErrorFields(e.body)
+	return fmt.Sprintf("server error %s: %s", fields['C'], fields['M'])
+}
+
+// parseErrorFields decodes the fields of an ErrorResponse body.
+func parseErrorFields(body []byte) map[byte]string {
+	f := make(map[byte]string)
+	for len(body) > 1 && body[0] != 0 {
+		t := body[0]
+		i := strings.IndexByte(string(body[1:]), 0)
+		if i < 0 {
+			break
+		}
+		f[t] = string(body[1 : 1+i])
+		body = body[2+i:]
+	}
+	return f
+}
+
+// writeQuery writes a simple Query message.
+func writeQuery(w *bufio.Writer, sql string) error {
+	var h [5]byte
+	h[0] = 'Q'
+	binary.BigEndian.PutUint32(h[1:], uint32(4+len(sql)+1))
+	w.Write(h[:])
+	w.WriteString(sql)
+	return w.WriteByte(0)
+}
+
+// maxSmallMessage bounds messages the pooler reads whole from a server
+// for itself.
+const maxSmallMessage = 1 << 20
+
+// readSmallMessage reads one whole message; the body is valid until the
+// next read from r.
+func readSmallMessage(r *bufio.Reader) (byte, []byte, error) {
+	h, err := r.Peek(headerLen)
+	if err != nil {
+		return 0, nil, err
+	}
+	typ, n, err := parseHeader(h, maxSmallMessage)
+	if err != nil {
+		return 0, nil, err
+	}
+	r.Discard(headerLen)
+	if n > r.Size() {
+		body := make([]byte, n)
+		_, err := io.ReadFull(r, body)
+		return typ, body, err
+	}
+	body, err := r.Peek(n)
+	if err != nil {
+		return 0, nil, err
+	}
+	r.Discard(n)
+	return typ, body, nil
+}
+
+// parseParameterStatus decodes a ParameterStatus body.
+func parseParameterStatus(body []byte) (name, value string, ok bool) {
+	i := strings.IndexByte(string(body), 0)
+	if i < 0 {
+		return "", "", false
+	}
+	rest := body[i+1:]
+	j := strings.IndexByte(string(rest), 0)
+	if j < 0 {
+		return "", "", false
+	}
+	return string(body[:i]), string(rest[:j]), true
+}
+
+// isRetryableConnectError reports whether a failed server login is worth
+// retrying while the client waits: the server is unreachable, starting up,
+// shutting down or out of connections. Authentication and configuration
+// errors are reported to the client at once.
+func isRetryableConnectError(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "57P03", "57P01", "57P02", "53300", "08006", "08001":
+			return true
+		}
+		return false
+	}
+	return true
+}

@@ -1,0 +1,225 @@
+package pooler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+)
+
+// TestSessionMode: a client keeps one server for its session, session
+// state stays with it, and the next client of that server gets it reset.
+func TestSessionMode(t *testing.T) {
+	srv := pgtest.Shared(t)
+	for _, mode := range []Mode{ModeSession, ModeRecord} {
+		t.Run(string(mode), func(t *testing.T) {
+			tp := startProxy(t, srv, Config{PoolSize: 1, Mode: mode, QueryWaitTimeout: 500 * time.Millisecond})
+			ctx := testCtx(t, 30*time.Second)
+			a := tp.connect(t, pgx.QueryExecModeExec)
+			var pid1, pid2 int
+			a.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid1)
+			if _, err := a.Exec(ctx, "SET work_mem = '77MB'"); err != nil {
+				t.Fatal(err)
+			}
+			a.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid2)
+			if pid1 != pid2 {
+				t.Fatalf("session moved from %d to %d", pid1, pid2)
+			}
+			var wm string
+			a.QueryRow(ctx, "SHOW work_mem").Scan(&wm)
+			if wm != "77MB" {
+				t.Fatalf("work_mem = %s", wm)
+			}
+			// The pool of 1 is held: a second client waits and times out.
+			b := tp.connect(t, pgx.QueryExecModeExec)
+			if _, err := b.Exec(ctx, "SELECT 1"); sqlState(err) != "08P01" {
+				t.Fatalf("second client while the session holds the server: %v", err)
+			}
+			a.Close(ctx)
+			c := tp.connect(t, pgx.QueryExecModeExec)
+			var pid3 int
+			c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid3)
+			c.QueryRow(ctx, "SHOW work_mem").Scan(&wm)
+			if pid3 != pid1 {
+				t.Logf("next client on a new server (%d, was %d)", pid3, pid1)
+			}
+			if wm == "77MB" {
+				t.Fatal("the previous session's SET leaked to the next client")
+			}
+		})
+	}
+}
+
+// TestClientParameters: each client's startup parameters follow it to
+// whichever server serves it, and a SET of a tracked parameter does too.
+func TestClientParameters(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	ctx := testCtx(t, 30*time.Second)
+	open := func(app, tz string) *pgx.Conn {
+		cfg, err := pgx.ParseConfig(tp.url(pgtest.SuperUser, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+		cfg.RuntimeParams["application_name"] = app
+		cfg.RuntimeParams["TimeZone"] = tz
+		c, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		if got := c.PgConn().ParameterStatus("application_name"); got != app {
+			t.Errorf("welcome application_name = %q, want %q", got, app)
+		}
+		return c
+	}
+	a := open("client-a", "Asia/Tokyo")
+	b := open("client-b", "America/New_York")
+	// BackendKeyData is the pooler's: unique per client, not a backend's.
+	var backend uint32
+	a.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend)
+	if a.PgConn().PID() == b.PgConn().PID() || a.PgConn().PID() == backend || b.PgConn().PID() == backend {
+		t.Errorf("cancel keys: a %d, b %d, server backend %d", a.PgConn().PID(), b.PgConn().PID(), backend)
+	}
+	check := func(c *pgx.Conn, app, tz string) {
+		t.Helper()
+		var gotApp, gotTZ string
+		if err := c.QueryRow(ctx, "SELECT current_setting('application_name'), current_setting('TimeZone')").Scan(&gotApp, &gotTZ); err != nil {
+			t.Fatal(err)
+		}
+		if gotApp != app || gotTZ != tz {
+			t.Fatalf("got (%s, %s), want (%s, %s)", gotApp, gotTZ, app, tz)
+		}
+	}
+	for range 3 {
+		check(a, "client-a", "Asia/Tokyo")
+		check(b, "client-b", "America/New_York")
+	}
+	// A SET of a tracked parameter is kept for the client (varcache).
+	if _, err := a.Exec(ctx, "SET application_name = 'renamed-a'"); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.PgConn().ParameterStatus("application_name"); got != "renamed-a" {
+		t.Errorf("ParameterStatus after SET = %q", got)
+	}
+	check(b, "client-b", "America/New_York")
+	check(a, "renamed-a", "Asia/Tokyo")
+	// Welcome values come from the real server.
+	for _, k := range []string{"server_version", "server_encoding", "client_encoding", "DateStyle", "IntervalStyle", "integer_datetimes", "standard_conforming_strings"} {
+		if b.PgConn().ParameterStatus(k) == "" {
+			t.Errorf("no ParameterStatus %s at login", k)
+		}
+	}
+}
+
+// TestGracefulShutdown: an open transaction may finish, idle clients are
+// told the pooler is going, and Serve returns nil.
+func TestGracefulShutdown(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 2, ShutdownTimeout: 5 * time.Second})
+	ctx := testCtx(t, 30*time.Second)
+	inTx := tp.connect(t, pgx.QueryExecModeExec)
+	idle := tp.connect(t, pgx.QueryExecModeExec)
+	if _, err := idle.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := inTx.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shut := make(chan struct{})
+	go func() { tp.Shutdown(context.Background()); close(shut) }()
+	time.Sleep(200 * time.Millisecond)
+	if _, err := tx.Exec(ctx, "SELECT 2"); err != nil {
+		t.Fatalf("open transaction during shutdown: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit during shutdown: %v", err)
+	}
+	select {
+	case <-shut:
+	case <-time.After(4 * time.Second):
+		t.Fatal("shutdown did not finish once the transaction ended")
+	}
+	if err := <-tp.done; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	tp.done <- nil // for the cleanup
+	if _, err := idle.Exec(ctx, "SELECT 1"); err == nil {
+		t.Fatal("idle client still works after shutdown")
+	}
+	if _, err := pgx.Connect(ctx, tp.url(pgtest.SuperUser, "")); err == nil {
+		t.Fatal("new client accepted after shutdown")
+	}
+}
+
+// TestIdleTimeoutAndLifetime: idle servers are closed after the idle
+// timeout; a server past its lifetime finishes its transaction and is
+// retired at release.
+func TestIdleTimeoutAndLifetime(t *testing.T) {
+	srv := pgtest.Shared(t)
+	t.Run("idle", func(t *testing.T) {
+		tp := startProxy(t, srv, Config{PoolSize: 2, ServerIdleTimeout: 500 * time.Millisecond})
+		ctx := testCtx(t, 30*time.Second)
+		c := tp.connect(t, pgx.QueryExecModeExec)
+		c.Exec(ctx, "SELECT 1")
+		if tp.poolOpen() != 1 {
+			t.Fatalf("open = %d", tp.poolOpen())
+		}
+		if !waitFor(5*time.Second, func() bool { return tp.poolOpen() == 0 }) {
+			t.Fatal("idle server not closed")
+		}
+		if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("lifetime", func(t *testing.T) {
+		tp := startProxy(t, srv, Config{PoolSize: 1, ServerLifetime: 300 * time.Millisecond})
+		ctx := testCtx(t, 30*time.Second)
+		c := tp.connect(t, pgx.QueryExecModeExec)
+		tx, _ := c.Begin(ctx)
+		var p1, p2, p3 int
+		tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&p1)
+		time.Sleep(600 * time.Millisecond)
+		tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&p2)
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if p1 != p2 {
+			t.Fatal("server retired mid-transaction")
+		}
+		c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&p3)
+		if p3 == p1 {
+			t.Fatal("server past its lifetime was reused")
+		}
+	})
+}
+
+// TestBadClientSetting: a startup parameter the server rejects reaches the
+// client as the server's error when it is first applied.
+func TestBadClientSetting(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	ctx := testCtx(t, 20*time.Second)
+	good := tp.connect(t, pgx.QueryExecModeExec) // the pool's first server has the defaults
+	if _, err := good.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := pgx.ParseConfig(tp.url(pgtest.SuperUser, ""))
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	cfg.RuntimeParams["TimeZone"] = "Not/AZone"
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err == nil {
+		_, err = c.Exec(ctx, "SELECT 1")
+		c.Close(ctx)
+	}
+	if sqlState(err) != "22023" {
+		t.Fatalf("want the server's 22023 invalid_parameter_value, got %v", err)
+	}
+	if _, err := good.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatalf("other client after a failed setting: %v", err)
+	}
+}
