@@ -114,20 +114,20 @@ func (st *Stmt) CallsNamed(names ...string) []Call {
 	return out
 }
 
+// constant returns the constant n stands for, looking through casts
+// ('x'::text, CAST('x' AS regclass)); nil when n is not a constant.
+func constant(n *pg.Node) *pg.A_Const {
+	for n.GetTypeCast() != nil {
+		n = n.GetTypeCast().Arg
+	}
+	return n.GetAConst()
+}
+
 // ConstString returns the value of a string constant, looking through
-// casts ('x'::text, CAST('x' AS regclass)).
+// casts.
 func ConstString(n *pg.Node) (string, bool) {
-	for n != nil {
-		if tc := n.GetTypeCast(); tc != nil {
-			n = tc.Arg
-			continue
-		}
-		if c := n.GetAConst(); c != nil {
-			if s := c.GetSval(); s != nil {
-				return s.Sval, true
-			}
-		}
-		return "", false
+	if s := constant(n).GetSval(); s != nil {
+		return s.Sval, true
 	}
 	return "", false
 }
@@ -136,29 +136,19 @@ func ConstString(n *pg.Node) (string, bool) {
 // true/false, a string such as 'off' or 'f', a number, or a cast of any of
 // these. ok is false when the value is only known at run time.
 func ConstBool(n *pg.Node) (value, ok bool) {
-	for n != nil {
-		if tc := n.GetTypeCast(); tc != nil {
-			n = tc.Arg
-			continue
+	c := constant(n)
+	switch {
+	case c.GetBoolval() != nil:
+		return c.GetBoolval().Boolval, true
+	case c.GetSval() != nil:
+		switch strings.ToLower(strings.TrimSpace(c.GetSval().Sval)) {
+		case "t", "true", "on", "yes", "y", "1":
+			return true, true
+		case "f", "false", "off", "no", "n", "0":
+			return false, true
 		}
-		c := n.GetAConst()
-		if c == nil {
-			return false, false
-		}
-		switch {
-		case c.GetBoolval() != nil:
-			return c.GetBoolval().Boolval, true
-		case c.GetSval() != nil:
-			switch strings.ToLower(strings.TrimSpace(c.GetSval().Sval)) {
-			case "t", "true", "on", "yes", "y", "1":
-				return true, true
-			case "f", "false", "off", "no", "n", "0":
-				return false, true
-			}
-		case c.GetIval() != nil:
-			return c.GetIval().Ival != 0, true
-		}
-		return false, false
+	case c.GetIval() != nil:
+		return c.GetIval().Ival != 0, true
 	}
 	return false, false
 }
@@ -166,24 +156,14 @@ func ConstBool(n *pg.Node) (value, ok bool) {
 // ConstKey renders a constant argument (number or string) for comparing
 // advisory lock keys and sequence names; ok is false for non-constants.
 func ConstKey(n *pg.Node) (string, bool) {
-	for n != nil {
-		if tc := n.GetTypeCast(); tc != nil {
-			n = tc.Arg
-			continue
-		}
-		c := n.GetAConst()
-		if c == nil {
-			return "", false
-		}
-		switch {
-		case c.GetIval() != nil:
-			return "i" + strconv.Itoa(int(c.GetIval().Ival)), true
-		case c.GetFval() != nil:
-			return "f" + c.GetFval().Fval, true
-		case c.GetSval() != nil:
-			return "s" + c.GetSval().Sval, true
-		}
-		return "", false
+	c := constant(n)
+	switch {
+	case c.GetIval() != nil:
+		return "i" + strconv.Itoa(int(c.GetIval().Ival)), true
+	case c.GetFval() != nil:
+		return "f" + c.GetFval().Fval, true
+	case c.GetSval() != nil:
+		return "s" + c.GetSval().Sval, true
 	}
 	return "", false
 }
