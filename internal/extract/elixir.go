@@ -351,10 +351,5 @@ func exEscape(b *builder, src []byte, i int) int {
 			return i + 2
 		}
 	}
-	if c < 0x80 {
-		b.decoded(string([]byte{c}), i)
-		return i + 2
-	}
-	b.skip()
-	return i + 1
+	return selfEscape(b, src, i)
 }

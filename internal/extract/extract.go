@@ -425,6 +425,36 @@ func lineEnd(src []byte, i int) int {
 	return i
 }
 
+// octalEscape decodes a C-style octal escape at src[i] (the backslash,
+// followed by an octal digit): up to three digits when the first is 0-3,
+// else two, as in Java and JavaScript. It returns the offset after it.
+func octalEscape(b *builder, src []byte, i int) int {
+	limit := 2
+	if src[i+1] <= '3' {
+		limit = 3
+	}
+	var r rune
+	n := 0
+	for n < limit && i+1+n < len(src) && src[i+1+n] >= '0' && src[i+1+n] <= '7' {
+		r = r*8 + rune(src[i+1+n]-'0')
+		n++
+	}
+	b.decodedRune(r, i)
+	return i + 1 + n
+}
+
+// selfEscape decodes an escape at src[i] whose character stands for
+// itself (\q is "q"); a backslash before a non-ASCII byte is dropped. It
+// returns the offset after what it consumed.
+func selfEscape(b *builder, src []byte, i int) int {
+	if c := src[i+1]; c < 0x80 {
+		b.decoded(string([]byte{c}), i)
+		return i + 2
+	}
+	b.skip()
+	return i + 1
+}
+
 // simpleEscape decodes the one-character escapes shared by most C-like
 // languages.
 func simpleEscape(c byte) (string, bool) {

@@ -144,18 +144,7 @@ func javaEscape(b *builder, src []byte, i int, kotlin bool) int {
 		b.decoded(" ", i)
 		return i + 2
 	case c >= '0' && c <= '7' && !kotlin:
-		max := 2
-		if c <= '3' {
-			max = 3
-		}
-		var r rune
-		n := 0
-		for n < max && i+1+n < len(src) && src[i+1+n] >= '0' && src[i+1+n] <= '7' {
-			r = r*8 + rune(src[i+1+n]-'0')
-			n++
-		}
-		b.decodedRune(r, i)
-		return i + 1 + n
+		return octalEscape(b, src, i)
 	case c == 'v' || c == 'a' || c == '`' || (c == 'f' && kotlin) || (c == '$' && !kotlin):
 		// Not escapes in these languages.
 	default:
@@ -185,17 +174,11 @@ func (lx *lexer) javaQuoted(i int, kotlin bool) int {
 		case c == '\\':
 			j = javaEscape(&b, src, j, kotlin)
 		case c == '$' && kotlin:
-			end, ok := lx.kotlinTemplate(j)
-			if !ok {
-				b.verbatim(src, j, j+1)
-				j++
-				continue
-			}
-			if end > len(src) {
+			next := lx.kotlinTemplateInto(&b, j)
+			if next < 0 {
 				return len(src)
 			}
-			b.decoded(kotlinTemplateValue(src[j:end]), j)
-			j = end
+			j = next
 		default:
 			k := j + 1
 			for k < len(src) && src[k] != '"' && src[k] != '\\' && src[k] != '$' && src[k] != '\n' && src[k] != '\r' {
@@ -235,6 +218,22 @@ func (lx *lexer) kotlinTemplate(i int) (int, bool) {
 	return 0, false
 }
 
+// kotlinTemplateInto decodes the template at src[j] ('$') into b and
+// returns the offset after it; a dollar that starts no template is copied
+// as text. It returns -1 for a template left open at the end of the file.
+func (lx *lexer) kotlinTemplateInto(b *builder, j int) int {
+	end, ok := lx.kotlinTemplate(j)
+	if !ok {
+		b.verbatim(lx.src, j, j+1)
+		return j + 1
+	}
+	if end > len(lx.src) {
+		return -1
+	}
+	b.decoded(kotlinTemplateValue(lx.src[j:end]), j)
+	return end
+}
+
 // kotlinTemplateValue is what a template stands for: the dollar itself
 // for ${'$'} (the way to write "$" in a raw string), Placeholder for
 // everything else.
@@ -265,17 +264,11 @@ func (lx *lexer) kotlinRaw(i int) int {
 			lx.addString(b.literal(i, j+3))
 			return j + 3
 		case c == '$':
-			end, ok := lx.kotlinTemplate(j)
-			if !ok {
-				b.verbatim(src, j, j+1)
-				j++
-				continue
-			}
-			if end > len(src) {
+			next := lx.kotlinTemplateInto(&b, j)
+			if next < 0 {
 				return len(src)
 			}
-			b.decoded(kotlinTemplateValue(src[j:end]), j)
-			j = end
+			j = next
 		default:
 			k := j + 1
 			for k < len(src) && src[k] != '"' && src[k] != '$' {

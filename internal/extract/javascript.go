@@ -304,28 +304,12 @@ func jsEscape(b *builder, src []byte, i int) int {
 	}
 	if c >= '0' && c <= '7' {
 		// \0, and legacy octal escapes in sloppy-mode code.
-		max := 2
-		if c <= '3' {
-			max = 3
-		}
-		var r rune
-		n := 0
-		for n < max && i+1+n < len(src) && src[i+1+n] >= '0' && src[i+1+n] <= '7' {
-			r = r*8 + rune(src[i+1+n]-'0')
-			n++
-		}
-		b.decodedRune(r, i)
-		return i + 1 + n
+		return octalEscape(b, src, i)
 	}
 	if s, ok := simpleEscape(c); ok && c != 'a' {
 		b.decoded(s, i)
 		return i + 2
 	}
 	// Any other escaped character stands for itself.
-	if c < 0x80 {
-		b.decoded(string([]byte{c}), i)
-		return i + 2
-	}
-	b.skip()
-	return i + 1
+	return selfEscape(b, src, i)
 }

@@ -503,13 +503,8 @@ func rbEscape(b *builder, src []byte, i int) int {
 		b.decoded(string([]byte{v}), i)
 		return i + n
 	}
-	if c < 0x80 {
-		// Any other escaped character stands for itself.
-		b.decoded(string([]byte{c}), i)
-		return i + 2
-	}
-	b.skip()
-	return i + 1
+	// Any other escaped character stands for itself.
+	return selfEscape(b, src, i)
 }
 
 // rbMetaCtrl decodes the control and meta escapes \cx, \C-x and \M-x,
