@@ -72,6 +72,11 @@ type Config struct {
 	InsecureTrust bool
 	// MaxMessageSize is the largest client message (default 64 MiB).
 	MaxMessageSize int
+	// MaxPreparedStatements bounds the protocol-level prepared statements
+	// the pooler keeps per server connection in transaction mode (default
+	// 200). A negative value turns the rewriting of prepared statements
+	// off (the command line's 0).
+	MaxPreparedStatements int
 	// Logger receives the proxy's logs (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -107,6 +112,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if d.MaxMessageSize == 0 {
 		d.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if d.MaxPreparedStatements == 0 {
+		d.MaxPreparedStatements = 200
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()

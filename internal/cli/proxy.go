@@ -21,6 +21,7 @@ type proxyFlags struct {
 	authType, authFile        string
 	insecureTrust             bool
 	maxMessageSize            int
+	maxPrepared               int
 	logLevel, logFormat       string
 }
 
@@ -69,6 +70,7 @@ transactions finish for up to --shutdown-timeout, closes everything and exits 0.
 	fl.StringVar(&f.authFile, "auth-file", "", "PgBouncer-format userlist file")
 	fl.BoolVar(&f.insecureTrust, "insecure-trust", false, "allow trust authentication on a non-loopback address")
 	fl.IntVar(&f.maxMessageSize, "max-message-size", pooler.DefaultMaxMessageSize, "largest client message in bytes")
+	fl.IntVar(&f.maxPrepared, "max-prepared-statements", 200, "protocol prepared statements kept per server connection in transaction mode (0 turns their support off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	return cmd
@@ -97,20 +99,21 @@ func runProxy(ctx context.Context, e *env, f proxyFlags) error {
 		return usagef("proxy needs --upstream (or PGPOOLCHECK_UPSTREAM)")
 	}
 	cfg := pooler.Config{
-		Listen:               f.listen,
-		Upstream:             upstream,
-		Mode:                 pooler.Mode(f.mode),
-		PoolSize:             f.poolSize,
-		MaxClientConn:        f.maxClientConn,
-		QueryWaitTimeout:     f.queryWait,
-		ServerIdleTimeout:    f.idle,
-		ServerLifetime:       f.lifetime,
-		ServerConnectTimeout: f.connectTimeout,
-		ShutdownTimeout:      f.shutdown,
-		AuthType:             pooler.AuthType(f.authType),
-		InsecureTrust:        f.insecureTrust,
-		MaxMessageSize:       f.maxMessageSize,
-		Logger:               logger,
+		Listen:                f.listen,
+		Upstream:              upstream,
+		Mode:                  pooler.Mode(f.mode),
+		PoolSize:              f.poolSize,
+		MaxClientConn:         f.maxClientConn,
+		QueryWaitTimeout:      f.queryWait,
+		ServerIdleTimeout:     f.idle,
+		ServerLifetime:        f.lifetime,
+		ServerConnectTimeout:  f.connectTimeout,
+		ShutdownTimeout:       f.shutdown,
+		AuthType:              pooler.AuthType(f.authType),
+		InsecureTrust:         f.insecureTrust,
+		MaxMessageSize:        f.maxMessageSize,
+		MaxPreparedStatements: maxPrepared(f.maxPrepared),
+		Logger:                logger,
 	}
 	if f.authFile != "" {
 		users, err := pooler.LoadUserlist(f.authFile)
@@ -129,4 +132,13 @@ func runProxy(ctx context.Context, e *env, f proxyFlags) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return p.Serve(ctx)
+}
+
+// maxPrepared maps the command line's 0 (off) to the Config's negative
+// value.
+func maxPrepared(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }
