@@ -1,0 +1,566 @@
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// wireMsg encodes a protocol message and returns its type byte and body.
+func wireMsg(t testing.TB, m interface {
+	Encode([]byte) ([]byte, error)
+}) (byte, []byte) {
+	b, err := m.Encode(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[0], b[5:]
+}
+
+func front(t testing.TB, s *Session, m interface {
+	Encode([]byte) ([]byte, error)
+}) {
+	typ, body := wireMsg(t, m)
+	s.Frontend(typ, body, len(body))
+}
+
+func back(t testing.TB, s *Session, m interface {
+	Encode([]byte) ([]byte, error)
+}) {
+	typ, body := wireMsg(t, m)
+	s.Backend(typ, body)
+}
+
+func readAll(t *testing.T, data []byte) (Header, []*Event, *Reader) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(data), "test.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []*Event
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	return r.Header(), evs, r
+}
+
+// brief keeps the fields a test compares.
+func brief(evs []*Event) []Event {
+	out := make([]Event, len(evs))
+	for i, ev := range evs {
+		e := *ev
+		e.T, e.Line = 0, 0
+		out[i] = e
+	}
+	return out
+}
+
+func TestRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Header{Upstream: "postgres://app:secret@db:5432/app", Mode: "record"}, Options{})
+	s := w.StartSession(SessionInfo{ClientAddr: "127.0.0.1:5555", User: "app", Database: "app", ApplicationName: "billing",
+		Params: map[string]string{"search_path": "app", "password": "hunter2"}})
+	back(t, s, &pgproto3.ReadyForQuery{TxStatus: 'I'})
+	front(t, s, &pgproto3.Query{String: "SET search_path = app"})
+	back(t, s, &pgproto3.ReadyForQuery{TxStatus: 'I'})
+	front(t, s, &pgproto3.Parse{Name: "stmtcache_1", Query: "SELECT $1::int", ParameterOIDs: []uint32{23}})
+	front(t, s, &pgproto3.Bind{DestinationPortal: "", PreparedStatement: "stmtcache_1", ParameterFormatCodes: []int16{1}, Parameters: [][]byte{[]byte("TOPSECRETVALUE")}})
+	front(t, s, &pgproto3.Describe{ObjectType: 'P', Name: ""})
+	front(t, s, &pgproto3.Execute{Portal: "", MaxRows: 10})
+	front(t, s, &pgproto3.Sync{})
+	back(t, s, &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: "22P02", Message: "invalid input", Detail: "DETAILSECRET"})
+	back(t, s, &pgproto3.ReadyForQuery{TxStatus: 'I'})
+	front(t, s, &pgproto3.Query{String: "BEGIN"})
+	back(t, s, &pgproto3.ReadyForQuery{TxStatus: 'T'})
+	front(t, s, &pgproto3.Query{String: "COPY t FROM STDIN"})
+	back(t, s, &pgproto3.CopyInResponse{})
+	front(t, s, &pgproto3.CopyData{Data: []byte("ROWDATA")})
+	front(t, s, &pgproto3.CopyDone{})
+	back(t, s, &pgproto3.ReadyForQuery{TxStatus: 'T'})
+	front(t, s, &pgproto3.FunctionCall{Function: 1234, Arguments: [][]byte{[]byte("ARGSECRET")}})
+	front(t, s, &pgproto3.Close{ObjectType: 'S', Name: "stmtcache_1"})
+	front(t, s, &pgproto3.Flush{})
+	back(t, s, &pgproto3.NotificationResponse{PID: 7, Channel: "jobs", Payload: "PAYLOADSECRET"})
+	back(t, s, &pgproto3.DataRow{Values: [][]byte{[]byte("ROWSECRET")}})
+	front(t, s, &pgproto3.Query{String: "COMMIT"})
+	back(t, s, &pgproto3.ReadyForQuery{TxStatus: 'I'})
+	s.End("client closed")
+	s.Frontend('Q', []byte("SELECT 1\x00"), 9) // after End: ignored
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"secret", "hunter2", "TOPSECRETVALUE", "DETAILSECRET", "ROWDATA", "ARGSECRET", "PAYLOADSECRET", "ROWSECRET"} {
+		if bytes.Contains(buf.Bytes(), []byte(secret)) {
+			t.Errorf("capture contains %q:\n%s", secret, buf.String())
+		}
+	}
+	h, evs, r := readAll(t, buf.Bytes())
+	if h.Format != Format || h.Version != Version || h.Upstream != "postgres://app@db:5432/app" || h.Mode != "record" || h.Part != 1 || h.ID == "" {
+		t.Errorf("header = %+v", h)
+	}
+	if tr := r.Trailer(); tr == nil || tr.Events != int64(len(evs)) || tr.Dropped != 0 {
+		t.Errorf("trailer = %+v, %d events", r.Trailer(), len(evs))
+	}
+	if len(r.Warnings()) != 0 {
+		t.Errorf("warnings: %v", r.Warnings())
+	}
+	want := []Event{
+		{Session: 1, Tx: 0, Kind: SessionStart, Client: "127.0.0.1:5555", User: "app", Database: "app", ApplicationName: "billing", Params: map[string]string{"search_path": "app"}},
+		{Session: 1, Tx: 1, Kind: Ready, Status: "I"},
+		{Session: 1, Tx: 1, Kind: Query, SQL: "SET search_path = app"},
+		{Session: 1, Tx: 1, Kind: Ready, Status: "I"},
+		{Session: 1, Tx: 2, Kind: Parse, Name: "stmtcache_1", SQL: "SELECT $1::int", ParamTypes: []uint32{23}},
+		{Session: 1, Tx: 2, Kind: Bind, Name: "stmtcache_1"},
+		{Session: 1, Tx: 2, Kind: Describe, Target: "P"},
+		{Session: 1, Tx: 2, Kind: Execute, MaxRows: 10},
+		{Session: 1, Tx: 2, Kind: Sync},
+		{Session: 1, Tx: 2, Kind: Error, SQLState: "22P02", Severity: "ERROR", Message: "invalid input"},
+		{Session: 1, Tx: 2, Kind: Ready, Status: "I"},
+		{Session: 1, Tx: 3, Kind: Query, SQL: "BEGIN"},
+		{Session: 1, Tx: 3, Kind: Ready, Status: "T"},
+		{Session: 1, Tx: 3, Kind: Query, SQL: "COPY t FROM STDIN"},
+		{Session: 1, Tx: 3, Kind: CopyStart, Direction: "in"},
+		{Session: 1, Tx: 3, Kind: CopyEnd, From: "client"},
+		{Session: 1, Tx: 3, Kind: Ready, Status: "T"},
+		{Session: 1, Tx: 3, Kind: FunctionCall, OID: 1234},
+		{Session: 1, Tx: 3, Kind: Close, Target: "S", Name: "stmtcache_1"},
+		{Session: 1, Tx: 3, Kind: Flush},
+		{Session: 1, Tx: 3, Kind: Notification, Channel: "jobs"},
+		{Session: 1, Tx: 3, Kind: Query, SQL: "COMMIT"},
+		{Session: 1, Tx: 3, Kind: Ready, Status: "I"},
+		{Session: 1, Tx: 4, Kind: SessionEnd, Reason: "client closed"},
+	}
+	got := brief(evs)
+	if !reflect.DeepEqual(got, want) {
+		for i := range max(len(got), len(want)) {
+			var g, w Event
+			if i < len(got) {
+				g = got[i]
+			}
+			if i < len(want) {
+				w = want[i]
+			}
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("event %d:\n got %+v\nwant %+v", i, g, w)
+			}
+		}
+	}
+	for i, ev := range evs {
+		if ev.Line != i+2 {
+			t.Errorf("event %d: line %d, want %d", i, ev.Line, i+2)
+		}
+		if i > 0 && ev.T < evs[i-1].T {
+			t.Errorf("event %d: time goes back", i)
+		}
+	}
+}
+
+func TestConcurrentSessions(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Header{}, Options{})
+	var wg sync.WaitGroup
+	const sessions, queries = 8, 200
+	for range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := w.StartSession(SessionInfo{User: "u"})
+			var inner sync.WaitGroup
+			inner.Add(2)
+			go func() {
+				defer inner.Done()
+				for range queries {
+					s.Frontend('Q', []byte("SELECT 1\x00"), 9)
+				}
+			}()
+			go func() {
+				defer inner.Done()
+				for range queries {
+					s.Backend('Z', []byte{'I'})
+				}
+			}()
+			inner.Wait()
+			s.End("done")
+		}()
+	}
+	wg.Wait()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, evs, r := readAll(t, buf.Bytes())
+	if want := sessions * (2*queries + 2); len(evs) != want {
+		t.Fatalf("%d events, want %d", len(evs), want)
+	}
+	if r.Trailer().Events != int64(len(evs)) {
+		t.Errorf("trailer %+v", r.Trailer())
+	}
+	lastTx := map[uint64]int64{}
+	for _, ev := range evs {
+		if ev.Tx < lastTx[ev.Session] {
+			t.Fatalf("session %d: transaction number goes back at line %d", ev.Session, ev.Line)
+		}
+		lastTx[ev.Session] = ev.Tx
+	}
+}
+
+// blockedWriter blocks every Write until release is closed.
+type blockedWriter struct {
+	release chan struct{}
+	buf     bytes.Buffer
+	mu      sync.Mutex
+}
+
+func (b *blockedWriter) Write(p []byte) (int, error) {
+	<-b.release
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func TestDropsInsteadOfBlocking(t *testing.T) {
+	bw := &blockedWriter{release: make(chan struct{})}
+	w := NewWriter(bw, Header{}, Options{QueueEvents: 8})
+	s := w.StartSession(SessionInfo{})
+	s.End("first") // makes the background goroutine flush, and block
+	s2 := w.StartSession(SessionInfo{})
+	const n = 10000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range n {
+			s2.Frontend('Q', []byte("SELECT 1\x00"), 9)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Frontend blocked on a blocked writer")
+	}
+	dropped := w.Dropped()
+	if dropped == 0 {
+		t.Fatal("nothing dropped")
+	}
+	close(bw.release)
+	if err := w.Close(); !errors.As(err, new(*DroppedError)) {
+		t.Fatalf("Close: %v, want a DroppedError", err)
+	}
+	_, evs, r := readAll(t, bw.buf.Bytes())
+	tr := r.Trailer()
+	if tr == nil || tr.Dropped != w.Dropped() || tr.Events != int64(len(evs)) {
+		t.Fatalf("trailer %+v, %d events, dropped %d", tr, len(evs), w.Dropped())
+	}
+	if int64(len(evs))+tr.Dropped != n+3 {
+		t.Errorf("%d written + %d dropped != %d", len(evs), tr.Dropped, n+3)
+	}
+	if len(r.Warnings()) != 1 || !strings.Contains(r.Warnings()[0], "dropped") {
+		t.Errorf("warnings %v", r.Warnings())
+	}
+}
+
+type failingWriter struct{ n int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if f.n > 0 {
+		return 0, errors.New("disk full")
+	}
+	f.n++
+	return len(p), nil
+}
+
+func TestWriteErrorStopsCapture(t *testing.T) {
+	w := NewWriter(&failingWriter{}, Header{}, Options{})
+	s := w.StartSession(SessionInfo{})
+	s.End("x")
+	s2 := w.StartSession(SessionInfo{})
+	s2.Frontend('Q', []byte("SELECT 1\x00"), 9)
+	err := w.Close()
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Close: %v", err)
+	}
+	if w.Dropped() == 0 {
+		t.Error("no drops counted after a write error")
+	}
+}
+
+func TestRotation(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cap.jsonl")
+	w, err := Create(path, Header{Mode: "record"}, Options{MaxBytes: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.StartSession(SessionInfo{User: "u"})
+	const n = 200
+	for range n {
+		s.Frontend('Q', []byte("SELECT 1\x00"), 9)
+	}
+	s.End("done")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for part := 1; ; part++ {
+		p := PartPath(path, part)
+		if _, err := os.Stat(p); err != nil {
+			break
+		}
+		paths = append(paths, p)
+		st, _ := os.Stat(p)
+		if st.Size() > 2000 {
+			t.Errorf("%s: %d bytes > MaxBytes", p, st.Size())
+		}
+	}
+	if len(paths) < 3 {
+		t.Fatalf("%d parts", len(paths))
+	}
+	if filepath.Base(paths[1]) != "cap.2.jsonl" {
+		t.Errorf("second part %s", paths[1])
+	}
+	total := 0
+	var id string
+	warns, err := ReadFiles(paths, func(h Header, file string, ev *Event) error {
+		if id == "" {
+			id = h.ID
+		}
+		if h.ID != id || PartPath(path, h.Part) != file {
+			t.Errorf("%s: header %+v", file, h)
+		}
+		total++
+		return nil
+	})
+	if err != nil || len(warns) > 0 {
+		t.Fatal(err, warns)
+	}
+	if total != n+2 {
+		t.Errorf("%d events, want %d", total, n+2)
+	}
+}
+
+func sampleCapture(t *testing.T) []byte {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Header{}, Options{})
+	s := w.StartSession(SessionInfo{User: "u"})
+	s.Frontend('Q', []byte("SELECT 1\x00"), 9)
+	s.Backend('Z', []byte{'I'})
+	s.Frontend('Q', []byte("SELECT 2\x00"), 9)
+	s.End("x")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestCrashCutLastLine(t *testing.T) {
+	data := sampleCapture(t)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	// Drop the trailer and cut the last event in the middle.
+	last := lines[len(lines)-3]
+	cut := append(bytes.Join(lines[:len(lines)-3], nil), last[:len(last)/2]...)
+	_, evs, r := readAll(t, cut)
+	if len(evs) != 4 {
+		t.Errorf("%d events before the cut, want 4", len(evs))
+	}
+	w := r.Warnings()
+	if len(w) != 2 || !strings.Contains(w[0], "test.jsonl:6: the last line is cut short") || !strings.Contains(w[1], "no trailer") {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+func TestReaderErrors(t *testing.T) {
+	good := sampleCapture(t)
+	header, rest, _ := bytes.Cut(good, []byte("\n"))
+	tests := []struct {
+		name, data, err string
+	}{
+		{"empty", "", "empty file"},
+		{"not json", "hello\n", "not a pgpoolcheck capture"},
+		{"other format", `{"format":"other","version":"1.0"}` + "\n", "not a pgpoolcheck capture"},
+		{"major 2", `{"format":"pgpoolcheck-capture","version":"2.0"}` + "\n", `capture format version 2.0 is not supported`},
+		{"bad version", `{"format":"pgpoolcheck-capture","version":"one"}` + "\n", `capture version "one"`},
+		{"cut header", `{"format":"pgpoolcheck-captu`, "header line is cut short"},
+		{"bad middle line", string(header) + "\n{nope\n" + string(rest), "test.jsonl:2: not a capture event"},
+		{"no kind", string(header) + "\n{\"t\":1}\n", "without \"ev\""},
+		{"after trailer", string(good) + `{"t":1,"s":1,"tx":1,"ev":"sync"}` + "\n", "after the trailer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := NewReader(strings.NewReader(tt.data), "test.jsonl")
+			for err == nil {
+				_, err = r.Next()
+			}
+			if err == io.EOF || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("error %v, want %q", err, tt.err)
+			}
+		})
+	}
+	// A newer minor version with an unknown event kind and field reads.
+	data := `{"format":"pgpoolcheck-capture","version":"1.7"}` + "\n" + `{"t":1,"s":1,"tx":1,"ev":"hologram","colour":"blue"}` + "\n"
+	_, evs, _ := readAll(t, []byte(data))
+	if len(evs) != 1 || evs[0].Kind != "hologram" {
+		t.Errorf("minor version: %+v", evs)
+	}
+}
+
+func TestMalformedMessages(t *testing.T) {
+	tests := []struct {
+		name    string
+		typ     byte
+		body    string
+		total   int // 0: len(body)
+		kind    Kind
+		invalid string
+		check   func(*Event) string
+	}{
+		{"query no zero", 'Q', "SELECT 1", 0, Query, "string without terminating zero byte", nil},
+		{"query trailing", 'Q', "SELECT 1\x00x", 0, Query, "trailing bytes after the message", nil},
+		{"query prefix", 'Q', "SELECT 'ab\xc3", 100, Query, "", func(e *Event) string {
+			if !e.Truncated || e.SQL != "SELECT 'ab" {
+				return "want truncated SQL without the cut rune"
+			}
+			return ""
+		}},
+		{"parse short oids", 'P', "s\x00SELECT $1\x00\x00\x02\x00\x00\x00\x17", 0, Parse, "message too short", nil},
+		{"parse negative", 'P', "s\x00q\x00\xff\xff", 0, Parse, "negative parameter count", nil},
+		{"parse prefix", 'P', "s\x00SELECT $1\x00\x00\x02\x00\x00\x00\x17", 100, Parse, "", func(e *Event) string {
+			if len(e.ParamTypes) != 1 || e.ParamTypes[0] != 23 {
+				return "want the OIDs that are there"
+			}
+			return ""
+		}},
+		{"bind empty", 'B', "", 0, Bind, "string without terminating zero byte", nil},
+		{"bind bad length", 'B', "\x00\x00\x00\x00\x00\x01\xff\xff\xff\xf0", 0, Bind, "invalid parameter length", nil},
+		{"bind value overruns", 'B', "\x00\x00\x00\x00\x00\x01\x00\x00\x00\x09ab", 0, Bind, "message too short", nil},
+		{"bind prefix", 'B', "p\x00s\x00\x00\x00\x00\x01\x00\x00", 1000, Bind, "", func(e *Event) string {
+			if e.Portal != "p" || e.Name != "s" {
+				return "want the names"
+			}
+			return ""
+		}},
+		{"describe bad target", 'D', "X\x00", 0, Describe, "unknown describe or close target", nil},
+		{"close empty", 'C', "", 0, Close, "message too short", nil},
+		{"execute short", 'E', "\x00\x00", 0, Execute, "message too short", nil},
+		{"function short", 'F', "\x00", 0, FunctionCall, "message too short", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ev Event
+			total := tt.total
+			if total == 0 {
+				total = len(tt.body)
+			}
+			if !decodeFrontend(&ev, tt.typ, []byte(tt.body), len(tt.body) < total) {
+				t.Fatal("not recorded")
+			}
+			if ev.Kind != tt.kind || ev.Invalid != tt.invalid {
+				t.Errorf("kind %q invalid %q, want %q %q", ev.Kind, ev.Invalid, tt.kind, tt.invalid)
+			}
+			if tt.check != nil {
+				if msg := tt.check(&ev); msg != "" {
+					t.Errorf("%s: %+v", msg, ev)
+				}
+			}
+		})
+	}
+	backTests := []struct {
+		typ     byte
+		body    string
+		invalid string
+	}{
+		{'Z', "", "message too short"},
+		{'Z', "X", "unknown transaction status"},
+		{'E', "Cabc", "string without terminating zero byte"},
+		{'A', "\x00\x00", "message too short"},
+	}
+	for _, tt := range backTests {
+		var ev Event
+		decodeBackend(&ev, tt.typ, []byte(tt.body))
+		if ev.Invalid != tt.invalid {
+			t.Errorf("%c %q: invalid %q, want %q", tt.typ, tt.body, ev.Invalid, tt.invalid)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Header{}, Options{Redact: true})
+	s := w.StartSession(SessionInfo{})
+	s.Frontend('Q', []byte("SELECT * FROM users WHERE email = 'alice@example.com' AND pin = 4321\x00"), 68)
+	s.Frontend('P', []byte("\x00UPDATE t SET secret = 'x9x9x9' WHERE id = $1\x00\x00\x00"), 49)
+	s.Frontend('Q', []byte("SELEC 'broken-literal\x00"), 22)
+	s.End("x")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, secret := range []string{"alice", "4321", "x9x9x9", "broken-literal"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("redacted capture contains %q:\n%s", secret, out)
+		}
+	}
+	h, evs, _ := readAll(t, buf.Bytes())
+	if !h.Redacted {
+		t.Error("header not marked redacted")
+	}
+	if evs[1].SQL != "SELECT * FROM users WHERE email = $1 AND pin = $2" {
+		t.Errorf("query redacted to %q", evs[1].SQL)
+	}
+	if !strings.Contains(evs[2].SQL, "WHERE id = $1") || strings.Contains(evs[2].SQL, "'") {
+		t.Errorf("parse redacted to %q", evs[2].SQL)
+	}
+	if evs[3].SQL != "" || evs[3].Redact == "" {
+		t.Errorf("unparsable statement: %+v", evs[3])
+	}
+}
+
+func TestSafeUpstream(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"postgres://app:secret@db:5432/app?sslmode=require", "postgres://app@db:5432/app?sslmode=require"},
+		{"postgres://db/app?password=secret&sslmode=disable", "postgres://db/app?sslmode=disable"},
+		{"host=db user=app password=secret dbname=app", "host=db user=app dbname=app"},
+		{"host=db password = secret", "(connection string with a password left out)"},
+		{"postgres://a:b@[::1", "(unreadable connection string)"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := SafeUpstream(tt.in); got != tt.want {
+			t.Errorf("SafeUpstream(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestAppendString(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", `"plain"`},
+		{"q\"b\\n\nr\rt\t\x01", `"q\"b\\n\nr\rt\t\u0001"`},
+		{"é€😀", `"é€😀"`},
+		{"bad\xffend\xc3", `"bad\ufffdend\ufffd"`},
+	}
+	for _, tt := range tests {
+		if got := string(appendString(nil, tt.in)); got != tt.want {
+			t.Errorf("appendString(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestNilSession(t *testing.T) {
+	var s *Session
+	s.Frontend('Q', []byte("x\x00"), 2)
+	s.Backend('Z', []byte{'I'})
+	s.End("x")
+}

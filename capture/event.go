@@ -1,0 +1,155 @@
+// Package capture is pgpoolcheck's record of what clients did on the wire:
+// the capture event model, a writer the pooler feeds with protocol
+// messages, and a streaming reader for analyze.
+//
+// A capture file is JSON Lines (docs/capture-format.md): a header line,
+// then one event per line, then a trailer line written at Close. Events
+// hold statement text and protocol names, never query parameter values,
+// result rows, passwords or SASL data.
+//
+// The writer never blocks the proxy: Session methods decode a message into
+// an event on the caller's goroutine and hand it to a bounded queue; one
+// background goroutine encodes and writes. When the queue is full the event
+// is dropped and counted.
+package capture
+
+import "time"
+
+// Format is the value of the header's "format" field.
+const Format = "pgpoolcheck-capture"
+
+// Version is the format version this package writes, major.minor. A reader
+// accepts every minor version of its major version: minor versions only
+// add fields and event kinds, which older readers skip.
+const Version = "1.0"
+
+// Major is the major version this package reads.
+const Major = 1
+
+// Header is the first line of a capture file.
+type Header struct {
+	// Format is always Format.
+	Format string `json:"format"`
+	// Version is the format version, "major.minor".
+	Version string `json:"version"`
+	// Pgpoolcheck is the version of the program that wrote the file.
+	Pgpoolcheck string `json:"pgpoolcheck"`
+	// ID identifies one recording; the parts of a rotated capture share
+	// it, and session ids are unique within it.
+	ID string `json:"capture_id"`
+	// Part numbers the files of a rotated capture from 1.
+	Part int `json:"part"`
+	// Start is the wall-clock time the capture started; event timestamps
+	// count nanoseconds from it on a monotonic clock.
+	Start time.Time `json:"start"`
+	// Upstream is the server the proxy connected to, without a password.
+	Upstream string `json:"upstream"`
+	// Mode is the pool mode: record, session or transaction.
+	Mode string `json:"mode"`
+	// Redacted is set when literals in SQL were replaced by placeholders.
+	Redacted bool `json:"redacted"`
+}
+
+// Trailer is the last line of a capture file written by Close (or by
+// rotation, for every part but the last).
+type Trailer struct {
+	// Events is the number of events written to this file.
+	Events int64 `json:"events"`
+	// Dropped is the number of events the capture dropped so far (all
+	// parts) because the writer could not keep up or failed.
+	Dropped int64 `json:"dropped"`
+	// T is the time of the trailer, nanoseconds since Start.
+	T int64 `json:"t"`
+}
+
+// Kind is the kind of an event, its "ev" field.
+type Kind string
+
+// Event kinds. Reader passes on kinds it does not know (from a newer minor
+// version) with only the common fields filled in.
+const (
+	SessionStart Kind = "session_start" // a client logged in
+	Query        Kind = "query"         // simple-protocol Query
+	Parse        Kind = "parse"         // extended-protocol Parse
+	Bind         Kind = "bind"          // Bind (names only)
+	Describe     Kind = "describe"      // Describe of a statement (S) or portal (P)
+	Execute      Kind = "execute"       // Execute of a portal
+	Close        Kind = "close"         // Close of a statement (S) or portal (P)
+	Sync         Kind = "sync"          // Sync
+	Flush        Kind = "flush"         // Flush
+	FunctionCall Kind = "function_call" // FunctionCall (OID only)
+	CopyStart    Kind = "copy_start"    // CopyInResponse / CopyOutResponse / CopyBothResponse
+	CopyEnd      Kind = "copy_end"      // CopyDone or CopyFail
+	Ready        Kind = "ready"         // ReadyForQuery
+	Error        Kind = "error"         // ErrorResponse
+	Notification Kind = "notification"  // NotificationResponse (channel only)
+	SessionEnd   Kind = "session_end"   // the client session ended
+)
+
+// Event is one line of a capture file after the header. Which fields are
+// set depends on Kind (see docs/capture-format.md); the others are zero.
+type Event struct {
+	// T is the time in nanoseconds since the header's Start.
+	T int64 `json:"t"`
+	// Session identifies the client session within the capture.
+	Session uint64 `json:"s"`
+	// Tx numbers the session's transactions from 1: it grows each time
+	// the session is back to idle (ReadyForQuery 'I') after a message of
+	// its own. Session start is transaction 0.
+	Tx int64 `json:"tx"`
+	// Kind is the event kind.
+	Kind Kind `json:"ev"`
+
+	// Session start.
+	Client          string            `json:"client,omitempty"`
+	User            string            `json:"user,omitempty"`
+	Database        string            `json:"database,omitempty"`
+	ApplicationName string            `json:"application_name,omitempty"`
+	Params          map[string]string `json:"params,omitempty"`
+
+	// SQL is the statement text of Query and Parse.
+	SQL string `json:"sql,omitempty"`
+	// Name is the prepared statement's name (Parse, Bind, and Describe or
+	// Close of a statement) or the portal's name (Describe or Close of a
+	// portal); "" is the unnamed one.
+	Name string `json:"name,omitempty"`
+	// Portal is the portal of Bind and Execute.
+	Portal string `json:"portal,omitempty"`
+	// ParamTypes are the parameter type OIDs of Parse.
+	ParamTypes []uint32 `json:"param_types,omitempty"`
+	// Target is "S" (statement) or "P" (portal) for Describe and Close.
+	Target string `json:"target,omitempty"`
+	// MaxRows is Execute's row limit (0: all rows).
+	MaxRows int32 `json:"max_rows,omitempty"`
+	// OID is the function of FunctionCall.
+	OID uint32 `json:"oid,omitempty"`
+	// Direction is "in", "out" or "both" for CopyStart.
+	Direction string `json:"direction,omitempty"`
+	// From is "client" or "server" for CopyEnd; Fail is set for CopyFail.
+	From string `json:"from,omitempty"`
+	Fail bool   `json:"fail,omitempty"`
+	// Status is ReadyForQuery's transaction status: "I", "T" or "E".
+	Status string `json:"status,omitempty"`
+	// SQLState, Severity and Message describe an ErrorResponse.
+	SQLState string `json:"sqlstate,omitempty"`
+	Severity string `json:"severity,omitempty"`
+	Message  string `json:"message,omitempty"`
+	// Channel is the channel of a Notification.
+	Channel string `json:"channel,omitempty"`
+	// Reason says why a session ended.
+	Reason string `json:"reason,omitempty"`
+
+	// Truncated is set when the proxy saw only a prefix of the message:
+	// SQL is cut short and later fields may be missing.
+	Truncated bool `json:"truncated,omitempty"`
+	// Invalid says what was wrong with a message that did not decode;
+	// the fields that did decode are kept.
+	Invalid string `json:"invalid,omitempty"`
+	// Redact says why SQL is empty in a redacted capture (it did not
+	// parse, so its literals could not be found).
+	Redact string `json:"redact,omitempty"`
+
+	// Line is the 1-based line of the event in its file (set by the
+	// reader, not written).
+	Line int `json:"-"`
+}

@@ -1,0 +1,434 @@
+package capture
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/version"
+)
+
+// Options configure a Writer.
+type Options struct {
+	// Redact replaces the literals in SQL with placeholders ($1, $2, …)
+	// before the SQL is written. SQL that does not parse is left out.
+	Redact bool
+	// MaxBytes starts a new file (a new part) before the current one
+	// would exceed this many bytes (trailer included; a single event
+	// longer than that still gets a part of its own); 0 never rotates.
+	// Only Create rotates.
+	MaxBytes int64
+	// QueueEvents bounds the events waiting to be written; when the queue
+	// is full, new events are dropped and counted. 0 means 65536.
+	QueueEvents int
+	// Logger receives write errors and the drop count at Close; nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// DefaultQueueEvents is the queue bound when Options.QueueEvents is 0.
+const DefaultQueueEvents = 1 << 16
+
+// flushEvery is how long written events may sit in the buffer while the
+// queue is idle.
+const flushEvery = 250 * time.Millisecond
+
+// Writer writes a capture. It is safe for use by many goroutines: every
+// Session method and Dropped may be called concurrently; Close once, after
+// which Session methods drop their events.
+//
+// Nothing a Session method does waits for disk I/O: events go to a bounded
+// queue that one background goroutine encodes and writes through a
+// bufio.Writer. A full queue drops the event (Dropped counts it, the
+// trailer records it); a write error stops the writing for good, and every
+// later event counts as dropped.
+type Writer struct {
+	start  time.Time
+	header Header
+	opt    Options
+	log    *slog.Logger
+
+	queue   chan *Event
+	closing chan struct{}
+	done    chan struct{}
+
+	mu     sync.RWMutex // write-held by Close; read-held around a send
+	closed bool
+
+	nextSession atomic.Uint64
+	dropped     atomic.Int64
+
+	// The fields below belong to the background goroutine.
+	out      io.Writer
+	file     *os.File // nil for NewWriter
+	path     string
+	bw       *bufio.Writer
+	buf      []byte
+	written  int64 // bytes in the current file
+	events   int64 // events in the current file
+	unsynced int64 // events in bw since the last successful flush
+	dirty    bool
+	err      error
+	redacted map[string]redaction
+}
+
+type redaction struct{ sql, why string }
+
+// Create creates the capture file at path (truncating it) and starts
+// writing h to it. Empty fields of h are filled in: Format, Version,
+// Pgpoolcheck, ID, Start and Part; Upstream loses any password; Redacted
+// follows opt. With opt.MaxBytes, later parts are written next to path
+// with the part number before the extension (capture.jsonl,
+// capture.2.jsonl, capture.3.jsonl, …).
+func Create(path string, h Header, opt Options) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	w := newWriter(f, h, opt)
+	w.file, w.path = f, path
+	w.startLoop()
+	return w, nil
+}
+
+// NewWriter writes a capture to out, which it does not close. It never
+// rotates (opt.MaxBytes is ignored).
+func NewWriter(out io.Writer, h Header, opt Options) *Writer {
+	opt.MaxBytes = 0
+	w := newWriter(out, h, opt)
+	w.startLoop()
+	return w
+}
+
+func newWriter(out io.Writer, h Header, opt Options) *Writer {
+	if opt.QueueEvents <= 0 {
+		opt.QueueEvents = DefaultQueueEvents
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h.Format, h.Version = Format, Version
+	if h.Pgpoolcheck == "" {
+		h.Pgpoolcheck = version.String()
+	}
+	if h.Start.IsZero() {
+		h.Start = time.Now()
+	}
+	if h.ID == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		h.ID = hex.EncodeToString(b[:])
+	}
+	if h.Part == 0 {
+		h.Part = 1
+	}
+	h.Upstream = SafeUpstream(h.Upstream)
+	h.Redacted = opt.Redact
+	w := &Writer{
+		start:   h.Start,
+		header:  h,
+		opt:     opt,
+		log:     log,
+		queue:   make(chan *Event, opt.QueueEvents),
+		closing: make(chan struct{}),
+		done:    make(chan struct{}),
+		out:     out,
+		bw:      bufio.NewWriterSize(out, 64<<10),
+	}
+	if opt.Redact {
+		w.redacted = map[string]redaction{}
+	}
+	return w
+}
+
+// Header returns the header of the first part.
+func (w *Writer) Header() Header { return w.header }
+
+// Dropped returns the number of events dropped so far.
+func (w *Writer) Dropped() int64 { return w.dropped.Load() }
+
+// Close stops the capture: it writes the events still queued, the trailer,
+// flushes, and closes the file Create opened. It returns the first write
+// error, or an error saying how many events were dropped. Calling it again
+// returns nil.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	close(w.closing)
+	<-w.done
+	err := w.err
+	if w.file != nil {
+		if cerr := w.file.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("capture: %w", cerr)
+		}
+	}
+	if n := w.Dropped(); n > 0 {
+		w.log.Warn("capture dropped events", "dropped", n, "path", w.path)
+		if err == nil {
+			err = &DroppedError{N: n}
+		}
+	}
+	return err
+}
+
+// DroppedError is returned by Close when events were dropped.
+type DroppedError struct{ N int64 }
+
+func (e *DroppedError) Error() string {
+	return fmt.Sprintf("capture: %d events dropped (the writer could not keep up)", e.N)
+}
+
+// eventPool recycles events between the sessions and the background
+// goroutine.
+var eventPool = sync.Pool{New: func() any { return new(Event) }}
+
+func newEvent() *Event { return eventPool.Get().(*Event) }
+
+func freeEvent(ev *Event) {
+	*ev = Event{}
+	eventPool.Put(ev)
+}
+
+// enqueue hands ev to the background goroutine, or drops it. Either way
+// the caller must not touch ev again.
+func (w *Writer) enqueue(ev *Event) {
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		w.dropped.Add(1)
+		freeEvent(ev)
+		return
+	}
+	select {
+	case w.queue <- ev:
+	default:
+		w.dropped.Add(1)
+		freeEvent(ev)
+	}
+	w.mu.RUnlock()
+}
+
+func (w *Writer) now() int64 { return int64(time.Since(w.start)) }
+
+func (w *Writer) startLoop() {
+	w.writeHeader()
+	go w.loop()
+}
+
+func (w *Writer) loop() {
+	defer close(w.done)
+	tick := time.NewTicker(flushEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case ev := <-w.queue:
+			w.write(ev)
+			freeEvent(ev)
+		case <-tick.C:
+			if w.dirty {
+				w.flush()
+			}
+		case <-w.closing:
+		drain:
+			for {
+				select {
+				case ev := <-w.queue:
+					w.write(ev)
+					freeEvent(ev)
+				default:
+					break drain
+				}
+			}
+			w.writeTrailer()
+			w.flush()
+			return
+		}
+	}
+}
+
+func (w *Writer) writeHeader() {
+	b, _ := json.Marshal(w.header)
+	w.put(append(b, '\n'))
+}
+
+func (w *Writer) writeTrailer() {
+	var b [maxTrailer]byte
+	w.put(appendTrailer(b[:0], Trailer{T: w.now(), Events: w.events, Dropped: w.Dropped()}))
+}
+
+// maxTrailer bounds the length of a trailer line; rotation keeps room for
+// it.
+const maxTrailer = 128
+
+// put writes one line to the buffer.
+func (w *Writer) put(line []byte) {
+	if w.err != nil {
+		return
+	}
+	if _, err := w.bw.Write(line); err != nil {
+		w.fail(err)
+		return
+	}
+	w.written += int64(len(line))
+	w.dirty = true
+}
+
+func (w *Writer) flush() {
+	if w.err != nil {
+		return
+	}
+	if err := w.bw.Flush(); err != nil {
+		w.fail(err)
+		return
+	}
+	w.unsynced = 0
+	w.dirty = false
+}
+
+// fail stops writing after an error: the events in the buffer are lost.
+func (w *Writer) fail(err error) {
+	w.err = fmt.Errorf("capture: %w", err)
+	w.dropped.Add(w.unsynced)
+	w.unsynced = 0
+	w.log.Error("capture stopped writing; the proxy goes on without it", "err", err, "path", w.path)
+}
+
+func (w *Writer) write(ev *Event) {
+	if w.err != nil {
+		w.dropped.Add(1)
+		return
+	}
+	if w.redacted != nil && ev.SQL != "" {
+		w.redact(ev)
+	}
+	w.buf = appendEvent(w.buf[:0], ev)
+	if w.opt.MaxBytes > 0 && w.file != nil && w.events > 0 && w.written+int64(len(w.buf))+maxTrailer > w.opt.MaxBytes {
+		w.rotate()
+		if w.err != nil {
+			w.dropped.Add(1)
+			return
+		}
+	}
+	w.put(w.buf)
+	if w.err != nil {
+		w.dropped.Add(1)
+		return
+	}
+	w.events++
+	w.unsynced++
+	if ev.Kind == SessionEnd {
+		w.flush()
+	}
+}
+
+// redact replaces ev.SQL by its normalised form, with a bounded cache:
+// most traffic repeats the same statements.
+func (w *Writer) redact(ev *Event) {
+	r, ok := w.redacted[ev.SQL]
+	if !ok {
+		norm, err := sqlparse.Normalize(ev.SQL)
+		if err != nil {
+			r = redaction{why: "statement does not parse; left out"}
+		} else {
+			r = redaction{sql: norm}
+		}
+		if len(w.redacted) >= 4096 {
+			clear(w.redacted)
+		}
+		w.redacted[ev.SQL] = r
+	}
+	if ev.Truncated && r.why != "" {
+		r.why = "statement cut short; left out"
+	}
+	ev.SQL, ev.Redact = r.sql, r.why
+}
+
+// rotate ends the current part with its trailer and opens the next one.
+func (w *Writer) rotate() {
+	w.writeTrailer()
+	w.flush()
+	if w.err != nil {
+		return
+	}
+	if err := w.file.Close(); err != nil {
+		w.fail(err)
+		return
+	}
+	w.header.Part++
+	f, err := os.OpenFile(PartPath(w.path, w.header.Part), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		w.file = nil
+		w.fail(err)
+		return
+	}
+	w.file, w.out = f, f
+	w.bw.Reset(f)
+	w.written, w.events = 0, 0
+	w.writeHeader()
+}
+
+// PartPath returns the file name of part n of the capture at path: path
+// itself for part 1, otherwise the part number before the extension
+// ("cap.jsonl" → "cap.2.jsonl").
+func PartPath(path string, n int) string {
+	if n <= 1 {
+		return path
+	}
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s.%d%s", strings.TrimSuffix(path, ext), n, ext)
+}
+
+// SafeUpstream returns a connection string without its password: the
+// password of a URL's user information is removed, and so is a
+// password=… keyword of either form. A string that cannot be read is
+// replaced by a placeholder rather than risk writing a password.
+func SafeUpstream(s string) string {
+	if s == "" {
+		return ""
+	}
+	if strings.Contains(s, "://") {
+		u, err := url.Parse(s)
+		if err != nil {
+			return "(unreadable connection string)"
+		}
+		if u.User != nil {
+			u.User = url.User(u.User.Username())
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Del("password")
+			u.RawQuery = q.Encode()
+		}
+		return u.String()
+	}
+	// key=value form: drop the password keyword and its value.
+	var out []string
+	for _, f := range strings.Fields(s) {
+		if strings.HasPrefix(strings.ToLower(f), "password=") {
+			continue
+		}
+		out = append(out, f)
+	}
+	if strings.Contains(strings.ToLower(strings.Join(out, " ")), "password") {
+		return "(connection string with a password left out)"
+	}
+	return strings.Join(out, " ")
+}
