@@ -1,37 +1,66 @@
 #!/usr/bin/env bash
 # bench-pooler.sh — pgbench -S through pgpoolcheck's pooler, PgBouncer and
 # directly to PostgreSQL, interleaved, on this machine. Not a test: it
-# prints figures (TPS, average latency, failed transactions, pooler CPU
-# seconds and peak RSS per run, and the RSS of each pooler holding 10,000
-# idle clients).
+# prints figures. For each protocol, client count and round it runs
+# direct, each PgBouncer and pgpoolcheck in turn and records TPS, mean
+# latency, failed transactions, aborted clients, the pooler's CPU seconds
+# (utime+stime from /proc/PID/stat) per 100k transactions and its peak RSS
+# (VmHWM, reset before each run). Then, on freshly started poolers, the RSS
+# per idle client with IDLE clients logged in and holding their connection.
+# Output: raw rows, then markdown tables to paste into BENCHMARKS.md.
 #
-# Usage: scripts/bench-pooler.sh
-# Environment:
-#   CLIENTS="10 100 1000"  client counts        DURATION=10   seconds per run
-#   ROUNDS=2               interleaved rounds   SCALE=10      pgbench scale
-#   POOL_SIZE=20           pool size            IDLE=10000    idle clients (0: skip)
-#   PGBOUNCER_BIN          PgBouncer binary (default: pgbouncer on PATH; none: skipped)
-#   PGBIN                  PostgreSQL server binaries (default: /usr/lib/postgresql/<newest>/bin)
-#   POOLER_GOMAXPROCS      GOMAXPROCS for the pgpoolcheck process (default: Go's, all CPUs)
-# Every server runs in its own session (setsid) on ports in 21000–29999,
-# below the kernel's ephemeral range. Run as root or as a normal user; as
-# root, PostgreSQL and PgBouncer run as the postgres OS user.
+# Usage: [VAR=value ...] scripts/bench-pooler.sh
+# Environment (default):
+#   CLIENTS ("10 100 1000")          pgbench client counts
+#   PROTOCOLS ("simple extended prepared")  pgbench -M values
+#   DURATION (10) seconds per run    ROUNDS (2) interleaved rounds
+#   SCALE (10) pgbench scale         POOL_SIZE (20) server connections per pool
+#   IDLE (10000)                     idle clients per pooler for memory (0: skip)
+#   MAX_PREPARED (200)               prepared statements kept per server connection:
+#                                    pgpoolcheck --max-prepared-statements and PgBouncer
+#                                    max_prepared_statements (set only for PgBouncer >= 1.21)
+#   PGBOUNCER_BIN (/usr/sbin/pgbouncer)  PgBouncer binaries, space-separated, each
+#                                    a target named pgbouncer-<version> ("": none)
+#   POOLER_REV (unset)               build pgpoolcheck from this git revision instead
+#                                    of the working tree (e.g. HEAD: committed code only)
+#   POOLER_GOMAXPROCS (Go's default) GOMAXPROCS for the pgpoolcheck process
+#   POOLER_ARGS ("")                 extra `pgpoolcheck proxy` flags (split on spaces)
+#   PGBIN (/usr/lib/postgresql/<newest>/bin)  PostgreSQL server binaries
+#   BASE_PORT (24300)                PostgreSQL on BASE_PORT, pgpoolcheck on +1,
+#                                    PgBouncers on +2, +3, ... (keep within 21000–29999)
+# Every server runs in its own session (setsid) on those fixed ports, below
+# the kernel's ephemeral range. As root, PostgreSQL and PgBouncer run as the
+# postgres OS user; PgBouncer's open-files limit is raised to the hard limit
+# in its own shell, because runuser resets the soft limit to 1024.
+# Failed runs (an aborted client, a pgbench that cannot connect) are counted
+# in the rows, never stop the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 
 CLIENTS=${CLIENTS-"10 100 1000"}
+PROTOCOLS=${PROTOCOLS-"simple extended prepared"}
 DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-2}
 SCALE=${SCALE:-10}
 POOL_SIZE=${POOL_SIZE:-20}
 IDLE=${IDLE:-10000}
+MAX_PREPARED=${MAX_PREPARED:-200}
+PGBOUNCER_BIN=${PGBOUNCER_BIN-/usr/sbin/pgbouncer}
+POOLER_REV=${POOLER_REV-}
+POOLER_ARGS=${POOLER_ARGS-}
+BASE_PORT=${BASE_PORT:-24300}
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
-PGBOUNCER_BIN=${PGBOUNCER_BIN:-$(command -v pgbouncer || true)}
 PGBENCH=$(command -v pgbench || echo "$PGBIN/pgbench")
+read -ra EXTRA_ARGS <<<"$POOLER_ARGS"
 
 ulimit -n "$(ulimit -Hn)" || true
-echo "# ulimit -n $(ulimit -n); $(nproc) CPUs; $(date -u +%FT%TZ); pooler GOMAXPROCS=${POOLER_GOMAXPROCS:-default}"
+NOFILE=$(ulimit -n)
+MAX_CLIENTS=$(printf '%s\n' $CLIENTS | sort -n | tail -1)
+MAX_CLIENT_CONN=$(( (IDLE > MAX_CLIENTS ? IDLE : MAX_CLIENTS) + 2000 ))
+if [ "$IDLE" -gt 0 ] && [ "$NOFILE" -le $((IDLE + 100)) ]; then
+  echo "warning: open-files limit $NOFILE is too low for IDLE=$IDLE" >&2
+fi
 
 WORK=$(mktemp -d /tmp/bench-pooler-XXXXXX)
 RUNAS=()
@@ -39,160 +68,303 @@ if [ "$(id -u)" = 0 ]; then
   chown postgres: "$WORK"
   RUNAS=(runuser -u postgres --)
 fi
-PIDS=()
-# Each server runs under setsid, so its pid is also its process group:
-# SIGINT to the group shuts it down (the pooler and PgBouncer stop,
-# PostgreSQL does a fast shutdown), SIGKILL to the group after a grace time.
+
+declare -A PORT=() SID=() PID=() BIN=()
+SIDS=()    # every session started, for cleanup
+# Each server runs under setsid, so the pid $! is also its session and
+# process group: SIGINT to the group shuts it down (the poolers stop,
+# PostgreSQL does a fast shutdown), SIGKILL after a grace time.
+alive() { local s; s=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ "$s" != Z ]; }
+stop_session() {
+  kill -INT -- "-$1" 2>/dev/null || return 0
+  for _ in $(seq 100); do alive "$1" || break; sleep 0.1; done
+  kill -KILL -- "-$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
 cleanup() {
-  for p in "${PIDS[@]}"; do kill -INT -- "-$p" 2>/dev/null || true; done
-  sleep 2
-  for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
+  trap - EXIT
+  local s
+  for s in "${SIDS[@]}"; do kill -INT -- "-$s" 2>/dev/null || true; done
+  for _ in $(seq 50); do
+    local any=
+    for s in "${SIDS[@]}"; do alive "$s" && any=1; done
+    [ -z "$any" ] && break
+    sleep 0.1
+  done
+  for s in "${SIDS[@]}"; do kill -KILL -- "-$s" 2>/dev/null || true; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-free_port() {
-  local p
-  while :; do
-    p=$((21000 + RANDOM % 9000))
-    if ! ss -ltn "( sport = :$p )" 2>/dev/null | grep -q ":$p"; then echo "$p"; return; fi
-  done
+port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+wait_ready() {  # port: until it answers a startup packet, 10 s at most
+  for _ in $(seq 100); do "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$1" -U postgres -d postgres && return 0; sleep 0.1; done
+  return 1
 }
+# The process that serves a target: the oldest one named $2 in session $1
+# (with runuser, $! is runuser's pid and the server is its child).
+server_pid() { pgrep -o -s "$1" -x "$2" || echo "$1"; }
+bouncer_version() { "$1" --version 2>/dev/null | awk 'NR == 1 {print $2}'; }
+version_ge() { [ "$(printf '%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]; }
 
-PGPORT=$(free_port)
-POOLER_PORT=$(free_port)
-BOUNCER_PORT=$(free_port)
-
-echo "# building pgpoolcheck and idleclients"
-go build -o "$WORK/pgpoolcheck" ./cmd/pgpoolcheck
+# --- build ---------------------------------------------------------------
+if [ -n "$POOLER_REV" ]; then
+  POOLER_SRC="$WORK/src"
+  mkdir -p "$POOLER_SRC"
+  git archive "$POOLER_REV" | tar -x -C "$POOLER_SRC"
+  POOLER_DESC="$(git rev-parse --short "$POOLER_REV") ($POOLER_REV)"
+else
+  POOLER_SRC=$PWD
+  POOLER_DESC="$(git rev-parse --short HEAD) working tree"
+  if [ -n "$(git status --porcelain -- cmd pooler internal go.mod go.sum)" ]; then
+    POOLER_DESC="$POOLER_DESC, with uncommitted changes"
+  fi
+fi
+echo "# building pgpoolcheck ($POOLER_DESC) and idleclients"
+(cd "$POOLER_SRC" && go build -o "$WORK/pgpoolcheck" ./cmd/pgpoolcheck)
 go build -o "$WORK/idleclients" ./scripts/idleclients
 
-echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on port $PGPORT"
-"${RUNAS[@]}" "$PGBIN/initdb" -D "$WORK/data" -U postgres -A trust -E UTF8 --locale=C --no-sync >/dev/null
-setsid "${RUNAS[@]}" "$PGBIN/postgres" -D "$WORK/data" -k "$WORK" -p "$PGPORT" \
-  -c listen_addresses=127.0.0.1 -c max_connections=1100 -c shared_buffers=256MB \
-  -c fsync=off -c synchronous_commit=off >"$WORK/postgres.log" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do "$PGBIN/pg_isready" -q -h "$WORK" -p "$PGPORT" && break; sleep 0.1; done
-"$PGBENCH" -i -q -s "$SCALE" -h "$WORK" -p "$PGPORT" -U postgres postgres 2>&1 | tail -1
+# --- targets ---------------------------------------------------------------
+PORT[direct]=$BASE_PORT
+PORT[pgpoolcheck]=$((BASE_PORT + 1))
+BOUNCERS=()
+n=2
+for b in $PGBOUNCER_BIN; do
+  v=$(bouncer_version "$b" || true)
+  if [ -z "$v" ]; then echo "# PgBouncer $b: not runnable, skipped"; continue; fi
+  t="pgbouncer-$v"
+  [ -n "${BIN[$t]:-}" ] && t="$t-$n"
+  BIN[$t]=$b
+  PORT[$t]=$((BASE_PORT + n))
+  BOUNCERS+=("$t")
+  n=$((n + 1))
+done
+for t in "${!PORT[@]}"; do
+  port_free "${PORT[$t]}" || { echo "port ${PORT[$t]} ($t) is in use: set BASE_PORT" >&2; exit 1; }
+done
 
-echo "# pgpoolcheck proxy on port $POOLER_PORT"
-${POOLER_GOMAXPROCS:+env GOMAXPROCS=$POOLER_GOMAXPROCS} setsid "$WORK/pgpoolcheck" proxy --listen "127.0.0.1:$POOLER_PORT" \
-  --upstream "postgres://postgres@/postgres?host=$WORK&port=$PGPORT" \
-  --mode transaction --pool-size "$POOL_SIZE" --max-client-conn 12000 --log-level warn \
-  >"$WORK/pooler.log" 2>&1 &
-POOLER_PID=$!
-PIDS+=("$POOLER_PID")
+PPC_HELP=$("$WORK/pgpoolcheck" proxy -h 2>&1 || true)
+PPC_FLAGS=(--listen "127.0.0.1:${PORT[pgpoolcheck]}"
+  --upstream "postgres://postgres@/postgres?host=$WORK&port=${PORT[direct]}"
+  --mode transaction --pool-size "$POOL_SIZE" --max-client-conn "$MAX_CLIENT_CONN" --log-level warn)
+if grep -q -- '-max-prepared-statements' <<<"$PPC_HELP"; then
+  PPC_FLAGS+=(--max-prepared-statements "$MAX_PREPARED")
+fi
 
-BOUNCER_PID=
-if [ -n "$PGBOUNCER_BIN" ]; then
-  echo "# PgBouncer $("$PGBOUNCER_BIN" --version | head -1 | awk '{print $2}') on port $BOUNCER_PORT"
-  cat >"$WORK/pgbouncer.ini" <<INI
+start_pgpoolcheck() {
+  ${POOLER_GOMAXPROCS:+env GOMAXPROCS=$POOLER_GOMAXPROCS} setsid "$WORK/pgpoolcheck" proxy \
+    "${PPC_FLAGS[@]}" "${EXTRA_ARGS[@]}" >>"$WORK/pgpoolcheck.log" 2>&1 &
+  SID[pgpoolcheck]=$!
+  SIDS+=("$!")
+  wait_ready "${PORT[pgpoolcheck]}" || { echo "pgpoolcheck did not start:" >&2; tail -5 "$WORK/pgpoolcheck.log" >&2; exit 1; }
+  PID[pgpoolcheck]=$(server_pid "${SID[pgpoolcheck]}" pgpoolcheck)
+}
+
+start_pgbouncer() {  # target name; 1 if it does not start
+  local t=$1 ini="$WORK/$1.ini" v
+  v=$(bouncer_version "${BIN[$t]}")
+  cat >"$ini" <<INI
 [databases]
-postgres = host=$WORK port=$PGPORT dbname=postgres
+postgres = host=$WORK port=${PORT[direct]} dbname=postgres
 [pgbouncer]
 listen_addr = 127.0.0.1
-listen_port = $BOUNCER_PORT
+listen_port = ${PORT[$t]}
 unix_socket_dir =
 auth_type = trust
 auth_file = $WORK/userlist.txt
 pool_mode = transaction
 default_pool_size = $POOL_SIZE
-max_client_conn = 12000
+max_client_conn = $MAX_CLIENT_CONN
 ignore_startup_parameters = extra_float_digits
-logfile = $WORK/pgbouncer.log
+logfile = $WORK/$t.log
 log_connections = 0
 log_disconnections = 0
 INI
+  if version_ge "$v" 1.21; then echo "max_prepared_statements = $MAX_PREPARED" >>"$ini"; fi
   echo '"postgres" ""' >"$WORK/userlist.txt"
-  [ "$(id -u)" = 0 ] && chown postgres: "$WORK/pgbouncer.ini" "$WORK/userlist.txt"
-  # runuser resets the open-files limit (to 1024 here); raise it again for
-  # PgBouncer, which needs one descriptor per client.
-  setsid "${RUNAS[@]}" sh -c 'ulimit -n "$(ulimit -Hn)"; exec "$0" "$@"' "$PGBOUNCER_BIN" "$WORK/pgbouncer.ini" >/dev/null 2>&1 &
-  BOUNCER_PID=$!
-  PIDS+=("$BOUNCER_PID")
-else
-  echo "# PgBouncer not found: skipped"
-fi
-sleep 1
-# With runuser, $! is runuser's pid; the pooler process is its child.
-real_pid() { local c; c=$(pgrep -P "$1" | head -1); echo "${c:-$1}"; }
-[ -n "$BOUNCER_PID" ] && BOUNCER_PID=$(real_pid "$BOUNCER_PID")
+  [ "$(id -u)" = 0 ] && chown postgres: "$ini" "$WORK/userlist.txt"
+  setsid "${RUNAS[@]}" sh -c 'ulimit -n "$(ulimit -Hn)"; exec "$0" "$@"' "${BIN[$t]}" "$ini" \
+    >>"$WORK/$t.out" 2>&1 &
+  SID[$t]=$!
+  SIDS+=("$!")
+  if ! wait_ready "${PORT[$t]}"; then
+    echo "# $t did not start, skipped:"; tail -3 "$WORK/$t.out" "$WORK/$t.log" 2>/dev/null | sed 's/^/    /'
+    stop_session "${SID[$t]}"
+    return 1
+  fi
+  PID[$t]=$(server_pid "${SID[$t]}" "$(basename "${BIN[$t]}" | cut -c1-15)")
+}
 
+start_target() { case $1 in pgpoolcheck) start_pgpoolcheck ;; *) start_pgbouncer "$1" ;; esac; }
+stop_target() { stop_session "${SID[$1]}"; }
+
+# --- PostgreSQL --------------------------------------------------------------
+echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on port ${PORT[direct]}"
+"${RUNAS[@]}" "$PGBIN/initdb" -D "$WORK/data" -U postgres -A trust -E UTF8 --locale=C --no-sync >/dev/null
+setsid "${RUNAS[@]}" "$PGBIN/postgres" -D "$WORK/data" -k "$WORK" -p "${PORT[direct]}" \
+  -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS + POOL_SIZE * (${#BOUNCERS[@]} + 1) + 20)) \
+  -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off >"$WORK/postgres.log" 2>&1 &
+SIDS+=("$!")
+wait_ready "${PORT[direct]}" || { echo "PostgreSQL did not start:" >&2; tail -5 "$WORK/postgres.log" >&2; exit 1; }
+"$PGBENCH" -i -q -s "$SCALE" -h 127.0.0.1 -p "${PORT[direct]}" -U postgres postgres 2>&1 | tail -1
+
+echo "# pgpoolcheck proxy on port ${PORT[pgpoolcheck]}: ${PPC_FLAGS[*]:4} ${EXTRA_ARGS[*]}" \
+  "(GOMAXPROCS=${POOLER_GOMAXPROCS:-default})"
+start_pgpoolcheck
+POOLERS=()
+for t in "${BOUNCERS[@]}"; do
+  v=$(bouncer_version "${BIN[$t]}")
+  mps="max_prepared_statements = $MAX_PREPARED"
+  version_ge "$v" 1.21 || mps="no max_prepared_statements (< 1.21)"
+  if start_pgbouncer "$t"; then
+    echo "# $t (${BIN[$t]}) on port ${PORT[$t]}: pool_mode = transaction, default_pool_size = $POOL_SIZE, $mps;" \
+      "open files $(awk '/Max open files/ {print $4}' "/proc/${PID[$t]}/limits")"
+    POOLERS+=("$t")
+  fi
+done
+POOLERS+=(pgpoolcheck)
+TARGETS=(direct "${POOLERS[@]}")
+echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ); ulimit -n $NOFILE"
+echo "# each run: $PGBENCH -n -S -M PROTOCOL -T $DURATION -j 2 -c CLIENTS postgresql://postgres@127.0.0.1:PORT/postgres"
+
+# --- pgbench runs --------------------------------------------------------------
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hwm_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 TICK=$(getconf CLK_TCK)
+url_for() { echo "postgresql://postgres@127.0.0.1:${PORT[$1]}/postgres"; }
 
-url_for() {
-  case $1 in
-    direct) echo "postgresql://postgres@127.0.0.1:$PGPORT/postgres" ;;
-    pgbouncer) echo "postgresql://postgres@127.0.0.1:$BOUNCER_PORT/postgres" ;;
-    pgpoolcheck) echo "postgresql://postgres@127.0.0.1:$POOLER_PORT/postgres" ;;
-  esac
-}
-pid_for() {
-  case $1 in
-    pgbouncer) echo "$BOUNCER_PID" ;;
-    pgpoolcheck) echo "$POOLER_PID" ;;
-    *) echo "" ;;
-  esac
-}
-
-TARGETS="direct pgpoolcheck"
-[ -n "$BOUNCER_PID" ] && TARGETS="direct pgbouncer pgpoolcheck"
-
-printf '\n%-12s %7s %5s %10s %10s %8s %9s %9s\n' target clients round tps lat_ms failed cpu_s peak_mb
-for c in $CLIENTS; do
-  for r in $(seq "$ROUNDS"); do
-    for t in $TARGETS; do
-      pid=$(pid_for "$t")
-      if [ -n "$pid" ]; then echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true; c0=$(cpu_ticks "$pid"); fi
-      out=$("$PGBENCH" -n -S -T "$DURATION" -j 2 -c "$c" "$(url_for "$t")" 2>&1 || true)
-      tps=$(echo "$out" | awk '/^tps/ {print $3; exit}')
-      lat=$(echo "$out" | awk '/latency average/ {print $4; exit}')
-      failed=$(echo "$out" | awk '/number of failed transactions/ {print $5; exit}')
-      [ -z "$failed" ] && failed=$(echo "$out" | grep -c 'error\|abort' || true)
-      cpu=- ; peak=-
-      if [ -n "$pid" ]; then
-        c1=$(cpu_ticks "$pid")
-        cpu=$(awk -v a="$c0" -v b="$c1" -v t="$TICK" 'BEGIN {printf "%.1f", (b - a) / t}')
-        peak=$(awk -v k="$(hwm_kb "$pid")" 'BEGIN {printf "%.1f", k / 1024}')
-      fi
-      printf '%-12s %7s %5s %10s %10s %8s %9s %9s\n' "$t" "$c" "$r" "${tps:-ERR}" "${lat:-ERR}" "${failed:-?}" "$cpu" "$peak" | tee -a "$WORK/results"
-      if [ -z "$tps" ] || [ "${failed:-0}" != 0 ]; then
-        echo "$out" | grep -i -m3 'error\|fatal\|could not\|abort' | sed 's/^/    /' || true
-      fi
+ROWS="$WORK/rows"
+: >"$ROWS"
+: >"$WORK/errors"
+ROW_FMT='%-9s %-18s %7s %5s %10s %9s %7s %7s %9s %7s %9s %8s\n'
+printf "\n## raw rows\n\n$ROW_FMT" protocol target clients round tps lat_ms failed aborted txns cpu_s cpu_100k peak_mb
+for proto in $PROTOCOLS; do
+  for c in $CLIENTS; do
+    for r in $(seq "$ROUNDS"); do
+      for t in "${TARGETS[@]}"; do
+        pid=${PID[$t]:-}
+        if [ -n "$pid" ]; then echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true; c0=$(cpu_ticks "$pid"); fi
+        out=$("$PGBENCH" -n -S -M "$proto" -T "$DURATION" -j $((c < 2 ? c : 2)) -c "$c" "$(url_for "$t")" 2>&1 || true)
+        tps=$(awk '/^tps = / {printf "%.1f", $3; exit}' <<<"$out")
+        lat=$(awk '/^latency average/ {print $4; exit}' <<<"$out")
+        txns=$(awk '/number of transactions actually processed/ {print $6; exit}' <<<"$out")
+        failed=$(awk '/number of failed transactions/ {print $5; exit}' <<<"$out")
+        aborted=$(grep -c 'client [0-9]* .*aborted' <<<"$out" || true)
+        cpu=- cpu100k=- peak=-
+        if [ -n "$pid" ]; then
+          cpu=$(awk -v a="$c0" -v b="$(cpu_ticks "$pid")" -v t="$TICK" 'BEGIN {printf "%.2f", (b - a) / t}')
+          [ "${txns:-0}" -gt 0 ] && cpu100k=$(awk -v s="$cpu" -v n="$txns" 'BEGIN {printf "%.2f", s / (n * 1e-5)}')
+          peak=$(awk -v k="$(hwm_kb "$pid")" 'BEGIN {printf "%.1f", k / 1024}')
+        fi
+        [ -z "$tps" ] && tps=ERR lat=ERR
+        printf "$ROW_FMT" "$proto" "$t" "$c" "$r" "$tps" "$lat" "${failed:--}" "$aborted" "${txns:-0}" "$cpu" "$cpu100k" "$peak" | tee -a "$ROWS"
+        if [ "$tps" = ERR ] || [ "$aborted" != 0 ] || [ "${failed:-0}" != 0 ]; then
+          { echo "$proto $t c=$c round $r:"; grep -i -m2 'error\|fatal\|could not' <<<"$out" | sed 's/^/    /' || true; } >>"$WORK/errors"
+        fi
+      done
     done
   done
 done
+if [ -s "$WORK/errors" ]; then printf '\n## first errors of failed runs\n\n'; cat "$WORK/errors"; fi
 
-if [ -s "$WORK/results" ]; then
-  printf '\n# mean over rounds\n%-12s %7s %10s %10s %9s\n' target clients tps lat_ms cpu_s
-  awk '$4 != "ERR" {k = $1 " " $2; n[k]++; tps[k] += $4; lat[k] += $5; if ($7 != "-") cpu[k] += $7}
-       END {for (k in n) {split(k, a, " "); printf "%-12s %7s %10.0f %10.3f %9s\n", a[1], a[2], tps[k] / n[k], lat[k] / n[k], (cpu[k] ? sprintf("%.1f", cpu[k] / n[k]) : "-")}}' \
-    "$WORK/results" | sort -k2,2n -k1,1
-fi
+# --- summary: markdown, one table per protocol ---------------------------------------
+printf '\n## summary (markdown; mean of %s rounds of %s s, pool %s)\n' "$ROUNDS" "$DURATION" "$POOL_SIZE"
+for proto in $PROTOCOLS; do
+  awk -v proto="$proto" -v targets="${TARGETS[*]}" -v clients="$CLIENTS" -v rounds="$ROUNDS" '
+    function sp(x,   s, out) {  # integer with a space every three digits
+      s = sprintf("%.0f", x); out = ""
+      while (length(s) > 3) { out = " " substr(s, length(s) - 2) out; s = substr(s, 1, length(s) - 3) }
+      return s out
+    }
+    function cell(list, f,   i, k, out) {
+      out = ""
+      for (i = 1; i <= list[0]; i++) { k = c SUBSEP list[i]; out = out (i > 1 ? " / " : "") f[k] }
+      return out
+    }
+    function cell0(list,   i, out) {
+      for (i = 1; i <= list[0]; i++) out = out (i > 1 ? " / " : "") list[i]
+      return out
+    }
+    $1 == proto {
+      k = $3 SUBSEP $2; n[k]++
+      # A run counts for TPS, latency and CPU only if pgbench finished it
+      # with no client aborted (pgbench still prints a TPS for the rest).
+      if ($5 != "ERR" && $8 == 0) {
+        ok[k]++; tps[k] += $5; lat[k] += $6
+        if ($11 != "-") { ncpu[k]++; cpu[k] += $11 }
+      }
+      if ($7 != "-") fail[k] += $7
+      ab[k] += $8
+      if ($12 != "-" && $12 + 0 > peak[k] + 0) peak[k] = $12
+    }
+    END {
+      nt = split(targets, t, " "); np = 0; nb = 0
+      all[0] = nt; for (i = 1; i <= nt; i++) all[i] = t[i]
+      for (i = 2; i <= nt; i++) { pool[++np] = t[i]; if (t[i] ~ /^pgbouncer/) bnc[++nb] = t[i] }
+      pool[0] = np
+      printf "\n### pgbench -S -M %s\n\nCells: %s; CPU and RSS: the poolers only.\n", proto, cell0(all)
+      printf "TPS, latency and CPU are means over the rounds that ran with no aborted client\n"
+      printf "(\"(1 of 2)\": one such round; \"failed\": none).\n\n"
+      printf "| clients | TPS | "
+      for (i = 1; i <= nb; i++) printf "pgpoolcheck ÷ %s | ", bnc[i]
+      printf "latency ms | failed tx | aborted clients | pooler CPU s per 100k tx | peak RSS MB |\n"
+      printf "|--------:|-----|"
+      for (i = 1; i <= nb; i++) printf "------:|"
+      printf "-----|-----|-----|-----|-----|\n"
+      nc = split(clients, cl, " ")
+      for (j = 1; j <= nc; j++) {
+        c = cl[j]
+        for (i = 1; i <= nt; i++) {
+          k = c SUBSEP t[i]
+          T[k] = ok[k] ? sp(tps[k] / ok[k]) (ok[k] < n[k] ? " (" ok[k] " of " n[k] ")" : "") : "failed"
+          L[k] = ok[k] ? sprintf("%.3f", lat[k] / ok[k]) : "–"
+          F[k] = fail[k] + 0; A[k] = ab[k] + 0
+          C[k] = ncpu[k] ? sprintf("%.2f", cpu[k] / ncpu[k]) : "–"
+          P[k] = peak[k] != "" ? peak[k] : "–"
+        }
+        printf "| %s | %s | ", c, cell(all, T)
+        for (i = 1; i <= nb; i++) {
+          a = c SUBSEP "pgpoolcheck"; b = c SUBSEP bnc[i]
+          printf "%s | ", (ok[a] && ok[b] && tps[b] > 0) ? sprintf("%.2f", (tps[a] / ok[a]) / (tps[b] / ok[b])) : "–"
+        }
+        printf "%s | %s | %s | %s | %s |\n", cell(all, L), cell(all, F), cell(all, A), cell(pool, C), cell(pool, P)
+      }
+    }' "$ROWS"
+done
 
+# --- idle clients, on freshly started poolers -------------------------------------------
 if [ "$IDLE" -gt 0 ]; then
-  printf '\n%-12s %8s %12s %12s %14s\n' target idle rss_before rss_after bytes_per_client
-  for t in $TARGETS; do
-    pid=$(pid_for "$t")
-    [ -z "$pid" ] && continue
-    before=$(rss_kb "$pid")
+  IDLE_ROWS="$WORK/idle"
+  : >"$IDLE_ROWS"
+  printf '\n## idle clients (each pooler restarted first)\n\n%-18s %8s %12s %12s %10s\n' target idle rss_fresh_kb rss_idle_kb bytes_per
+  for t in "${POOLERS[@]}"; do
+    stop_target "$t"
+    start_target "$t" || continue
+    sleep 1
+    before=$(rss_kb "${PID[$t]}")
     "$WORK/idleclients" -n "$IDLE" -url "$(url_for "$t")" >"$WORK/idle.out" 2>"$WORK/idle.err" &
     ic=$!
-    for _ in $(seq 600); do grep -q ready "$WORK/idle.out" 2>/dev/null && break; sleep 0.2; done
+    for _ in $(seq 1500); do grep -q ready "$WORK/idle.out" 2>/dev/null && break; alive "$ic" || break; sleep 0.2; done
     sleep 2
-    after=$(rss_kb "$pid")
+    after=$(rss_kb "${PID[$t]}")
     ready=$(awk '/ready/ {print $2}' "$WORK/idle.out")
-    kill -TERM "$ic"; wait "$ic" 2>/dev/null || true  # background jobs ignore SIGINT
+    kill -TERM "$ic" 2>/dev/null || true  # background jobs ignore SIGINT
+    wait "$ic" 2>/dev/null || true
     per=$(awk -v a="$before" -v b="$after" -v n="${ready:-0}" 'BEGIN {if (n > 0) printf "%.0f", (b - a) * 1024 / n; else print "-"}')
-    printf '%-12s %8s %10s kB %10s kB %14s\n' "$t" "${ready:-0}" "$before" "$after" "$per"
-    [ -s "$WORK/idle.err" ] && sed 's/^/    /' "$WORK/idle.err"
-    sleep 2
+    printf '%-18s %8s %12s %12s %10s\n' "$t" "${ready:-0}" "$before" "$after" "$per" | tee -a "$IDLE_ROWS"
+    if [ -s "$WORK/idle.err" ]; then sed 's/^/    /' "$WORK/idle.err"; fi
   done
+  printf '\n| pooler | idle clients | RSS fresh | RSS with idle clients | per idle client |\n'
+  printf '|--------|-------------:|----------:|----------------------:|----------------:|\n'
+  awk '{printf "| %s | %s | %s kB | %s kB | %s |\n", $1, $2, $3, $4, ($5 == "-" ? "–" : sprintf("%.2f KiB", $5 / 1024))}' "$IDLE_ROWS"
 fi
+
 echo
-echo "# pooler log (warnings and errors):"
-tail -5 "$WORK/pooler.log" | sed 's/^/    /'
+for t in "${POOLERS[@]}"; do
+  log="$WORK/$t.log"
+  [ -s "$log" ] || continue
+  echo "# $t log: $(grep -c -i 'warn\|error\|fatal' "$log" || true) warning/error lines, last 3:"
+  tail -3 "$log" | cut -c1-200 | sed 's/^/    /'
+done
