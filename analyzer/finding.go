@@ -27,6 +27,10 @@ type Finding struct {
 	// Fingerprint is pg_query's fingerprint of the statement, empty for
 	// statements that do not parse.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Traffic is set for findings from captured traffic (analyze): one
+	// finding then stands for every occurrence of the same rule, severity
+	// and statement.
+	Traffic *TrafficStats `json:"traffic,omitempty"`
 	// SourceLine is the text of Line, for renderers that show it.
 	SourceLine string `json:"-"`
 	// stmtLine is the line where the finding's statement starts; ignore

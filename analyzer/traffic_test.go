@@ -1,0 +1,149 @@
+package analyzer_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/rules"
+)
+
+// TestAnalyzeCaptures runs analyze over each golden capture of
+// testdata/captures and checks the exact set of findings (rule:severity),
+// one capture per scenario.
+func TestAnalyzeCaptures(t *testing.T) {
+	tests := []struct {
+		capture string
+		target  rules.Target
+		want    []string
+	}{
+		{"set_later", "", []string{"session-set:critical"}},
+		{"set_last_tx", "", nil},
+		{"set_local", "", nil},
+		{"set_config_false", "", []string{"session-set:critical"}},
+		{"set_config_true", "", nil},
+		{"set_role", "", []string{"session-role:critical"}},
+		{"set_local_role", "", nil},
+		{"advisory_session", "", []string{"advisory-lock-session:error"}},
+		{"advisory_never_released", "", []string{"advisory-lock-session:error"}},
+		{"advisory_xact", "", nil},
+		{"advisory_one_tx", "", nil},
+		{"listen", "", []string{"listen:error"}},
+		{"notify_only", "", nil},
+		{"temp_across", "", []string{"temp-table:error"}},
+		{"temp_on_commit_drop", "", nil},
+		{"temp_one_tx", "", nil},
+		{"hold_cursor", "", []string{"cursor-with-hold:error"}},
+		{"plain_cursor", "", nil},
+		{"sql_prepare", "", []string{"sql-prepare:error"}},
+		{"sequence", "", []string{"sequence-session:error"}},
+		{"sequence_one_tx", "", nil},
+		{"idle", "", []string{"idle-in-transaction:warning"}},
+		{"idle_short", "", nil},
+		{"pgx_default", "", []string{"protocol-prepare:info"}},
+		{"pgx_default", rules.Generic, []string{"protocol-prepare:error"}},
+		{"pgx_default", rules.PgBouncerLegacy, []string{"protocol-prepare:error"}},
+		{"pgx_exec", rules.Generic, nil},
+		{"pgbench_prepared", rules.PgBouncerLegacy, []string{"protocol-prepare:error"}},
+		{"pgbench_extended", rules.PgBouncerLegacy, nil},
+		{"libpq_two_round_trips", "", []string{"unnamed-statement-reuse:error"}},
+		{"libpq_two_round_trips", rules.PgPoolCheck, []string{"unnamed-statement-reuse:info"}},
+		{"startup_search_path", "", []string{"startup-parameter:error", "startup-parameter:warning"}},
+		{"rollback", "", nil},
+		{"two_sessions", "", []string{"session-set:critical"}},
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		seen[tt.capture] = true
+		name := tt.capture
+		if tt.target != "" {
+			name += "/" + string(tt.target)
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg := &analyzer.Config{Target: tt.target}
+			rep, warns, err := cfg.AnalyzeCaptures([]string{filepath.Join("testdata", "captures", tt.capture+".jsonl")}, analyzer.CaptureOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warns) > 0 {
+				t.Errorf("warnings: %v", warns)
+			}
+			var got []string
+			for _, f := range rep.Findings {
+				got = append(got, f.Rule+":"+f.Severity.String())
+				if f.Traffic == nil || f.Traffic.Count == 0 || f.Line == 0 {
+					t.Errorf("finding without traffic stats or line: %+v", f)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				for _, f := range rep.Findings {
+					t.Logf("%s:%d %s [%s] %s", f.File, f.Line, f.Severity, f.Rule, f.Message)
+				}
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+	files, _ := filepath.Glob("testdata/captures/*.jsonl")
+	for _, f := range files {
+		if name := strings.TrimSuffix(filepath.Base(f), ".jsonl"); !seen[name] {
+			t.Errorf("%s has no test case", f)
+		}
+	}
+}
+
+func TestAnalyzeCapturesGrouping(t *testing.T) {
+	cfg := &analyzer.Config{}
+	rep, _, err := cfg.AnalyzeCaptures([]string{"testdata/captures/two_sessions.jsonl"}, analyzer.CaptureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 {
+		t.Fatalf("%d findings", len(rep.Findings))
+	}
+	f := rep.Findings[0]
+	tr := f.Traffic
+	if tr.Count != 2 || tr.Sessions != 2 || !slices.Equal(tr.ApplicationNames, []string{"billing", "reports"}) {
+		t.Errorf("traffic %+v", tr)
+	}
+	if !tr.FirstSeen.Before(tr.LastSeen) || tr.FirstSeen.Year() != 2026 {
+		t.Errorf("first/last seen %v %v", tr.FirstSeen, tr.LastSeen)
+	}
+	if f.File != "testdata/captures/two_sessions.jsonl" || f.Line != 3 || f.Fingerprint == "" || f.Statement != "SET search_path = app" {
+		t.Errorf("finding %+v", f)
+	}
+	if !strings.Contains(f.Message, "none of which read it back (2 of 2)") {
+		t.Errorf("message %q", f.Message)
+	}
+	if rep.Summary.Files != 1 || rep.Summary.Statements != 4 {
+		t.Errorf("summary %+v", rep.Summary)
+	}
+}
+
+func TestAnalyzeCapturesIdleThreshold(t *testing.T) {
+	cfg := &analyzer.Config{}
+	rep, _, err := cfg.AnalyzeCaptures([]string{"testdata/captures/idle.jsonl"}, analyzer.CaptureOptions{IdleThreshold: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 0 {
+		t.Errorf("findings above a 2s threshold: %+v", rep.Findings)
+	}
+	rep, _, _ = cfg.AnalyzeCaptures([]string{"testdata/captures/idle.jsonl"}, analyzer.CaptureOptions{})
+	if len(rep.Findings) != 1 || !strings.Contains(rep.Findings[0].Message, "longest 1.501s") || !strings.Contains(rep.Findings[0].Statement, "FOR UPDATE") {
+		t.Errorf("idle finding %+v", rep.Findings)
+	}
+}
+
+func TestAnalyzeCapturesErrors(t *testing.T) {
+	cfg := &analyzer.Config{}
+	if _, _, err := cfg.AnalyzeCaptures([]string{"testdata/captures/missing.jsonl"}, analyzer.CaptureOptions{}); err == nil {
+		t.Error("no error for a missing file")
+	}
+	if _, _, err := cfg.AnalyzeCaptures([]string{"traffic_test.go"}, analyzer.CaptureOptions{}); err == nil || !strings.Contains(err.Error(), "not a pgpoolcheck capture") {
+		t.Errorf("error %v", err)
+	}
+}
