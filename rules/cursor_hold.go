@@ -2,9 +2,9 @@ package rules
 
 import "fmt"
 
-// cursorOptHold is CURSOR_OPT_HOLD from PostgreSQL's parsenodes.h; the bit
+// CursorOptHold is CURSOR_OPT_HOLD from PostgreSQL's parsenodes.h; the bit
 // masks keep their C values in pg_query's tree.
-const cursorOptHold = 0x20
+const CursorOptHold = 0x20
 
 // CursorWithHold flags DECLARE … WITH HOLD.
 var CursorWithHold = &Rule{
@@ -25,7 +25,7 @@ func checkCursorWithHold(p *Pass) {
 			continue
 		}
 		d := st.Node.GetDeclareCursorStmt()
-		if d == nil || d.Options&cursorOptHold == 0 {
+		if d == nil || d.Options&CursorOptHold == 0 {
 			continue
 		}
 		if closedLater(p.Group, i, d.Portalname) {

@@ -172,11 +172,15 @@ func undoneBySavepoints(stmts []*Stmt) []bool {
 
 // planOnly reports whether the statement is an EXPLAIN without ANALYZE,
 // which plans the statement under it without running its functions.
-func (st *Stmt) planOnly() bool {
-	if st.Node == nil || st.Node.GetExplainStmt() == nil {
+func (st *Stmt) planOnly() bool { return PlanOnly(st.Node) }
+
+// PlanOnly reports whether n is an EXPLAIN without ANALYZE, which plans
+// the statement under it without running its functions.
+func PlanOnly(n *pg.Node) bool {
+	if n == nil || n.GetExplainStmt() == nil {
 		return false
 	}
-	for _, o := range st.Node.GetExplainStmt().Options {
+	for _, o := range n.GetExplainStmt().Options {
 		if d := o.GetDefElem(); d != nil && strings.EqualFold(d.Defname, "analyze") {
 			return d.Arg != nil && !optionOn(d.Arg)
 		}

@@ -167,6 +167,17 @@ func txNote(p *Pass) string {
 	return ""
 }
 
+// PgSettingsUpdate reports whether n is an UPDATE of pg_settings, which
+// changes a setting like set_config(…, false), and the setting's name
+// (lower-case) when its WHERE clause says name = 'constant'.
+func PgSettingsUpdate(n *pg.Node) (name string, ok bool) {
+	up := n.GetUpdateStmt()
+	if up == nil || !isPgSettings(up.Relation) {
+		return "", false
+	}
+	return settingNameFromWhere(up.WhereClause), true
+}
+
 func isPgSettings(rv *pg.RangeVar) bool {
 	if rv == nil || strings.ToLower(rv.Relname) != "pg_settings" {
 		return false

@@ -93,6 +93,18 @@ func createdTemp(n *pg.Node) (tempTarget, bool) {
 	return tempTarget{}, false
 }
 
+// CreatedTemp reports the temporary object statement n creates, if any:
+// its kind ("table", "view", "sequence", "function", …), its name, and its
+// ON COMMIT action (ONCOMMIT_DROP: dropped at the end of the transaction).
+func CreatedTemp(n *pg.Node) (kind, name string, onCommit pg.OnCommitAction, ok bool) {
+	t, ok := createdTemp(n)
+	return t.kind, t.name, t.onCommit, ok
+}
+
+// IsTemp reports whether a relation is temporary: TEMP/TEMPORARY, or
+// named in schema pg_temp.
+func IsTemp(rv *pg.RangeVar) bool { return isTemp(rv) }
+
 // inPgTemp reports whether a qualified name (schema, name) or (catalog,
 // schema, name) puts the object in the session's temporary schema.
 func inPgTemp(names []*pg.Node) bool {

@@ -114,9 +114,9 @@ func (st *Stmt) CallsNamed(names ...string) []Call {
 	return out
 }
 
-// constant returns the constant n stands for, looking through casts
+// Constant returns the constant n stands for, looking through casts
 // ('x'::text, CAST('x' AS regclass)); nil when n is not a constant.
-func constant(n *pg.Node) *pg.A_Const {
+func Constant(n *pg.Node) *pg.A_Const {
 	for n.GetTypeCast() != nil {
 		n = n.GetTypeCast().Arg
 	}
@@ -126,7 +126,7 @@ func constant(n *pg.Node) *pg.A_Const {
 // ConstString returns the value of a string constant, looking through
 // casts.
 func ConstString(n *pg.Node) (string, bool) {
-	if s := constant(n).GetSval(); s != nil {
+	if s := Constant(n).GetSval(); s != nil {
 		return s.Sval, true
 	}
 	return "", false
@@ -136,7 +136,7 @@ func ConstString(n *pg.Node) (string, bool) {
 // true/false, a string such as 'off' or 'f', a number, or a cast of any of
 // these. ok is false when the value is only known at run time.
 func ConstBool(n *pg.Node) (value, ok bool) {
-	c := constant(n)
+	c := Constant(n)
 	switch {
 	case c.GetBoolval() != nil:
 		return c.GetBoolval().Boolval, true
@@ -156,7 +156,7 @@ func ConstBool(n *pg.Node) (value, ok bool) {
 // ConstKey renders a constant argument (number or string) for comparing
 // advisory lock keys and sequence names; ok is false for non-constants.
 func ConstKey(n *pg.Node) (string, bool) {
-	c := constant(n)
+	c := Constant(n)
 	switch {
 	case c.GetIval() != nil:
 		return "i" + strconv.Itoa(int(c.GetIval().Ival)), true

@@ -522,9 +522,9 @@ func plpgsqlFallback(b body) []Statement {
 			}
 			text := string(src[w.start:c.End])
 			if w.word == "perform" {
-				// "SELECT " and "PERFORM " have the same length, so
-				// offsets line up.
-				text = "SELECT " + text[len("perform "):]
+				// "SELECT" and "PERFORM" have the same length, so
+				// offsets line up (the word may end the body).
+				text = "SELECT" + text[len("perform"):]
 			}
 			res, err := pg.Parse(text)
 			if err != nil {

@@ -1,0 +1,242 @@
+package classify
+
+import "strings"
+
+// MayAffect reports whether sql may change session state, from its words
+// alone: it is the pre-filter Classify runs before the cache and the
+// parser. It makes one pass over the text and never allocates.
+//
+// It is true when a statement of sql starts with one of the keywords of
+// the statements involved (SET, RESET, LISTEN, UNLISTEN, DECLARE, CLOSE,
+// PREPARE, DEALLOCATE, LOAD, DISCARD, DROP, DO), or when a word anywhere
+// names one of the functions involved (pg_advisory_lock and the other
+// session-level advisory lock functions, set_config) or a temporary
+// object (TEMP, TEMPORARY, pg_temp) or pg_settings. Comments and string
+// constants are skipped, lexed as PostgreSQL does with
+// standard_conforming_strings on: SQL inside a string only runs as the
+// body of a DO block, whose keyword is enough. A false positive only
+// costs a parse (once, with the cache); a false negative would be a missed
+// effect, so the lists are kept a superset.
+func MayAffect(sql string) bool {
+	atStart := true // the next word starts a statement
+	for i := 0; i < len(sql); {
+		c := sql[i]
+		switch byteClass[c] {
+		case classSpace:
+			i++
+			continue
+		case classWord:
+			j := i + 1
+			for j < len(sql) && byteClass[sql[j]] >= classWord {
+				j++
+			}
+			w := sql[i:j]
+			if atStart && leadingWord(w) || anywhereWord(w) {
+				return true
+			}
+			atStart = false
+			if j-i == 1 && j < len(sql) {
+				switch {
+				case (c == 'u' || c == 'U') && sql[j] == '&':
+					return true // U&'…' or U&"…" with Unicode escapes: let the parser read it
+				case (c == 'e' || c == 'E') && sql[j] == '\'':
+					j = skipString(sql, j, true)
+				}
+			}
+			i = j
+			continue
+		case classDigit:
+			atStart = false
+			i++
+			continue
+		}
+		switch {
+		case c == ';':
+			atStart = true
+			i++
+		case c == '(':
+			i++ // (SELECT …) keeps the statement start
+		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
+			for i < len(sql) && sql[i] != '\n' && sql[i] != '\r' {
+				i++
+			}
+		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
+			i = skipComment(sql, i)
+		case c == '\'':
+			atStart = false
+			i = skipString(sql, i, false)
+		case c == '"':
+			j := i + 1
+			for j < len(sql) {
+				if sql[j] == '"' {
+					if j+1 < len(sql) && sql[j+1] == '"' {
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			if anywhereWord(sql[i+1 : j]) {
+				return true
+			}
+			atStart = false
+			i = j + 1
+		case c == '$':
+			if n := dollarTagLen(sql, i); n > 0 {
+				end := strings.Index(sql[i+n:], sql[i:i+n])
+				if end < 0 {
+					return false
+				}
+				i += n + end + n
+			} else {
+				i++
+			}
+			atStart = false
+		default:
+			atStart = false
+			i++
+		}
+	}
+	return false
+}
+
+// Byte classes for the pre-filter's lexer.
+const (
+	classOther = iota
+	classSpace
+	classWord  // starts or continues a word: letters, _, non-ASCII
+	classDigit // continues a word: digits, $
+)
+
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			t[c] = classSpace
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
+			t[c] = classWord
+		case c >= '0' && c <= '9' || c == '$':
+			t[c] = classDigit
+		}
+	}
+	return t
+}()
+
+func isWordStart(c byte) bool { return byteClass[c] == classWord }
+
+func isWordByte(c byte) bool { return byteClass[c] >= classWord }
+
+// skipComment returns the offset after the (nested) block comment at i.
+func skipComment(s string, i int) int {
+	depth := 0
+	for i < len(s) {
+		switch {
+		case s[i] == '/' && i+1 < len(s) && s[i+1] == '*':
+			depth++
+			i += 2
+		case s[i] == '*' && i+1 < len(s) && s[i+1] == '/':
+			depth--
+			i += 2
+			if depth == 0 {
+				return i
+			}
+		default:
+			i++
+		}
+	}
+	return i
+}
+
+// skipString returns the offset after the string constant whose opening
+// quote is at i (” is a quote; with backslash, \x escapes x).
+func skipString(s string, i int, backslash bool) int {
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			if backslash {
+				j++
+			}
+		case '\'':
+			if j+1 < len(s) && s[j+1] == '\'' {
+				j++
+				continue
+			}
+			return j + 1
+		}
+	}
+	return len(s)
+}
+
+// dollarTagLen returns the length of the dollar-quote delimiter ($$ or
+// $tag$) at i, or 0 when there is none ($1 is a parameter).
+func dollarTagLen(s string, i int) int {
+	j := i + 1
+	if j < len(s) && s[j] != '$' && !isWordStart(s[j]) {
+		return 0
+	}
+	for j < len(s) && s[j] != '$' {
+		if !isWordByte(s[j]) {
+			return 0
+		}
+		j++
+	}
+	if j >= len(s) {
+		return 0
+	}
+	return j + 1 - i
+}
+
+// leadingWord reports whether w, the first word of a statement, is the
+// keyword of a statement that may change session state.
+func leadingWord(w string) bool {
+	switch len(w) {
+	case 2:
+		return strings.EqualFold(w, "do")
+	case 3:
+		return strings.EqualFold(w, "set")
+	case 4:
+		return strings.EqualFold(w, "load") || strings.EqualFold(w, "drop")
+	case 5:
+		return strings.EqualFold(w, "reset") || strings.EqualFold(w, "close")
+	case 6:
+		return strings.EqualFold(w, "listen")
+	case 7:
+		return strings.EqualFold(w, "declare") || strings.EqualFold(w, "prepare") || strings.EqualFold(w, "discard")
+	case 8:
+		return strings.EqualFold(w, "unlisten")
+	case 10:
+		return strings.EqualFold(w, "deallocate")
+	}
+	return false
+}
+
+// anywhereWord reports whether w, anywhere in a statement, names a
+// function or object that may change session state.
+func anywhereWord(w string) bool {
+	switch n := len(w); {
+	case n < 4:
+		return false
+	case n == 4 || n == 9:
+		return w[0]|0x20 == 't' && (strings.EqualFold(w, "temp") || strings.EqualFold(w, "temporary"))
+	case n == 10:
+		return w[0]|0x20 == 's' && strings.EqualFold(w, "set_config")
+	case n == 7 || n == 11 || n >= 16:
+		if w[0]|0x20 != 'p' || w[1]|0x20 != 'g' || w[2] != '_' {
+			return false
+		}
+		switch n {
+		case 7:
+			return strings.EqualFold(w, "pg_temp")
+		case 11:
+			return strings.EqualFold(w, "pg_settings")
+		}
+		return hasPrefixFold(w, "pg_advisory_") && !hasPrefixFold(w, "pg_advisory_xact") ||
+			hasPrefixFold(w, "pg_try_advisory_") && !hasPrefixFold(w, "pg_try_advisory_xact")
+	}
+	return false
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
