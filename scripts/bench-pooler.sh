@@ -13,7 +13,9 @@
 # Environment (default):
 #   CLIENTS ("10 100 1000")          pgbench client counts
 #   PROTOCOLS ("simple extended prepared")  pgbench -M values
-#   DURATION (10) seconds per run    ROUNDS (2) interleaved rounds
+#   DURATION (10) seconds per run, pgbench -T: it includes the clients' connecting
+#                                    (1000 direct connections take seconds here)
+#   ROUNDS (2) interleaved rounds
 #   SCALE (10) pgbench scale         POOL_SIZE (20) server connections per pool
 #   IDLE (10000)                     idle clients per pooler for memory (0: skip)
 #   MAX_PREPARED (200)               prepared statements kept per server connection:
@@ -261,7 +263,11 @@ for proto in $PROTOCOLS; do
         [ -z "$tps" ] && tps=ERR lat=ERR
         printf "$ROW_FMT" "$proto" "$t" "$c" "$r" "$tps" "$lat" "${failed:--}" "$aborted" "${txns:-0}" "$cpu" "$cpu100k" "$peak" | tee -a "$ROWS"
         if [ "$tps" = ERR ] || [ "$aborted" != 0 ] || [ "${failed:-0}" != 0 ]; then
-          { echo "$proto $t c=$c round $r:"; grep -i -m2 'error\|fatal\|could not' <<<"$out" | sed 's/^/    /' || true; } >>"$WORK/errors"
+          { echo "$proto $t c=$c round $r:"
+            grep -i -m2 'error\|fatal\|could not' <<<"$out" ||
+              if [ "${txns:-0}" = 0 ]; then echo "no transaction in $DURATION s (clients still connecting when it ended?)"
+              else tail -1 <<<"$out"; fi
+          } | sed '2,$s/^/    /' >>"$WORK/errors"
         fi
       done
     done
