@@ -91,13 +91,15 @@ prepared statements — which breaks, or leaks to other clients, behind a
 transaction-mode connection pooler such as PgBouncer.`,
 		Example: `  pgpoolcheck scan migrations/
   pgpoolcheck scan --format sarif --target pgbouncer . > pgpoolcheck.sarif
+  pgpoolcheck analyze capture.jsonl
+  pgpoolcheck gate --scan db/ --capture 'staging/*.jsonl'
   pgpoolcheck rules
   pgpoolcheck explain advisory-lock-session`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newScan(e), newRules(e), newExplain(e), newVersion(e), newProxy(e))
+	root.AddCommand(newScan(e), newAnalyze(e), newGate(e), newRules(e), newExplain(e), newVersion(e), newProxy(e))
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }

@@ -125,33 +125,10 @@ func runScan(e *env, cmd *cobra.Command, f scanFlags, args []string) error {
 		return err
 	}
 
-	var inputs []analyzer.Input
-	var paths []string
-	stdinUsed := false
-	for _, a := range args {
-		if a == "-" {
-			if stdinUsed {
-				return usagef("standard input (-) given twice")
-			}
-			stdinUsed = true
-			in, err := analyzer.ReadStdin(e.stdin, f.stdinFilename)
-			if err != nil {
-				return err
-			}
-			inputs = append(inputs, in)
-			continue
-		}
-		paths = append(paths, a)
-	}
-	walk := analyzer.Walk{Gitignore: true, Wants: func(path string) bool {
-		lang := languageOf(path)
-		return lang != "" && cfg.Language(lang) && cfg.Selects(path)
-	}}
-	files, err := analyzer.Collect(paths, walk)
+	inputs, err := scanInputs(e, f, cfg, args)
 	if err != nil {
 		return err
 	}
-	inputs = append(inputs, files...)
 
 	ac := &analyzer.Config{Target: target, Rules: enabled, Workers: f.workers}
 	if cfg != nil {
@@ -192,6 +169,39 @@ func runScan(e *env, cmd *cobra.Command, f scanFlags, args []string) error {
 		}
 	}
 	return nil
+}
+
+// scanInputs collects the inputs of a scan: "-" reads standard input,
+// files are taken as given, directories are walked for the languages and
+// paths the config selects (and that git does not ignore).
+func scanInputs(e *env, f scanFlags, cfg *config.Config, args []string) ([]analyzer.Input, error) {
+	var inputs []analyzer.Input
+	var paths []string
+	stdinUsed := false
+	for _, a := range args {
+		if a == "-" {
+			if stdinUsed {
+				return nil, usagef("standard input (-) given twice")
+			}
+			stdinUsed = true
+			in, err := analyzer.ReadStdin(e.stdin, f.stdinFilename)
+			if err != nil {
+				return nil, err
+			}
+			inputs = append(inputs, in)
+			continue
+		}
+		paths = append(paths, a)
+	}
+	walk := analyzer.Walk{Gitignore: true, Wants: func(path string) bool {
+		lang := languageOf(path)
+		return lang != "" && cfg.Language(lang) && cfg.Selects(path)
+	}}
+	files, err := analyzer.Collect(paths, walk)
+	if err != nil {
+		return nil, err
+	}
+	return append(inputs, files...), nil
 }
 
 // languageOf names the language of a file as the config's languages list

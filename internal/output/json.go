@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"encoding/json"
+	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
 )
@@ -37,6 +38,17 @@ type jsonFinding struct {
 	Fix         string `json:"fix"`
 	Statement   string `json:"statement"`
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Traffic is set for findings from captured traffic (analyze, gate).
+	Traffic *jsonTraffic `json:"traffic,omitempty"`
+}
+
+// jsonTraffic is what analyze observed about a finding from traffic.
+type jsonTraffic struct {
+	Occurrences      int      `json:"occurrences"`
+	Sessions         int      `json:"sessions"`
+	FirstSeen        string   `json:"first_seen"`
+	LastSeen         string   `json:"last_seen"`
+	ApplicationNames []string `json:"application_names"`
 }
 
 // jsonSummary is the summary of the json format.
@@ -83,6 +95,16 @@ func writeJSON(buf *bytes.Buffer, rep *analyzer.Report, _ Options) error {
 		},
 	}
 	for _, f := range rep.Findings {
+		var traffic *jsonTraffic
+		if t := f.Traffic; t != nil {
+			traffic = &jsonTraffic{
+				Occurrences:      t.Count,
+				Sessions:         t.Sessions,
+				FirstSeen:        t.FirstSeen.UTC().Format(time.RFC3339Nano),
+				LastSeen:         t.LastSeen.UTC().Format(time.RFC3339Nano),
+				ApplicationNames: append([]string{}, t.ApplicationNames...),
+			}
+		}
 		out.Findings = append(out.Findings, jsonFinding{
 			Rule:        f.Rule,
 			Severity:    f.Severity.String(),
@@ -96,6 +118,7 @@ func writeJSON(buf *bytes.Buffer, rep *analyzer.Report, _ Options) error {
 			Fix:         f.Fix,
 			Statement:   f.Statement,
 			Fingerprint: f.Fingerprint,
+			Traffic:     traffic,
 		})
 	}
 	for _, sev := range severities {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
@@ -78,6 +79,12 @@ type (
 	}
 	sarifResultProperties struct {
 		Severity string `json:"severity"`
+		// The traffic fields are set for findings from captured traffic.
+		Occurrences      int      `json:"occurrences,omitempty"`
+		Sessions         int      `json:"sessions,omitempty"`
+		FirstSeen        string   `json:"firstSeen,omitempty"`
+		LastSeen         string   `json:"lastSeen,omitempty"`
+		ApplicationNames []string `json:"applicationNames,omitempty"`
 	}
 	sarifLocation struct {
 		PhysicalLocation sarifPhysicalLocation `json:"physicalLocation"`
@@ -128,6 +135,12 @@ func writeSARIF(buf *bytes.Buffer, rep *analyzer.Report, _ Options) error {
 		}
 		if i, ok := index[f.Rule]; ok {
 			res.RuleIndex = &i
+		}
+		if t := f.Traffic; t != nil {
+			res.Properties.Occurrences, res.Properties.Sessions = t.Count, t.Sessions
+			res.Properties.FirstSeen = t.FirstSeen.Format(time.RFC3339Nano)
+			res.Properties.LastSeen = t.LastSeen.Format(time.RFC3339Nano)
+			res.Properties.ApplicationNames = t.ApplicationNames
 		}
 		if f.File != "" {
 			res.Locations = []sarifLocation{{PhysicalLocation: sarifPhysical(f)}}

@@ -51,9 +51,37 @@ func writeTextFinding(buf *bytes.Buffer, p *palette, f analyzer.Finding) {
 			buf.WriteString(indent + caretPad(src, f.Column) + "^\n")
 		}
 	}
+	if t := f.Traffic; t != nil {
+		if f.Statement != "" {
+			buf.WriteString(indent + "statement: " + indentLines(f.Statement) + "\n")
+		}
+		buf.WriteString(indent + "seen: " + trafficLine(t) + "\n")
+	}
 	if f.Fix != "" {
 		buf.WriteString(indent + "fix: " + indentLines(f.Fix) + "\n")
 	}
+}
+
+// trafficLine says how often and where a finding from traffic was seen.
+func trafficLine(t *analyzer.TrafficStats) string {
+	s := fmt.Sprintf("%s in %s", plural(t.Count, "time"), plural(t.Sessions, "session"))
+	const layout = "2006-01-02 15:04:05.000"
+	if t.FirstSeen.Equal(t.LastSeen) {
+		s += ", at " + t.FirstSeen.UTC().Format(layout) + " UTC"
+	} else {
+		s += ", " + t.FirstSeen.UTC().Format(layout) + " to " + t.LastSeen.UTC().Format(layout) + " UTC"
+	}
+	var apps []string
+	for _, a := range t.ApplicationNames {
+		if a == "" {
+			a = `""`
+		}
+		apps = append(apps, a)
+	}
+	if len(apps) > 0 {
+		s += ", application_name " + strings.Join(apps, ", ")
+	}
+	return s
 }
 
 // location returns "path:line:col", leaving out the parts that are unknown.

@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/config"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/output"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/version"
+	"github.com/pgpoolcheck/pgpoolcheck/rules"
+	"github.com/spf13/cobra"
+)
+
+// judgeFlags are the flags analyze and gate share with scan: how findings
+// are judged and shown.
+type judgeFlags struct {
+	format   string
+	target   string
+	failOn   string
+	color    string
+	disable  []string
+	config   string
+	noConfig bool
+	idle     time.Duration
+}
+
+func addJudgeFlags(cmd *cobra.Command, f *judgeFlags) {
+	fl := cmd.Flags()
+	fl.StringVarP(&f.format, "format", "f", "text", "output format: "+strings.Join(output.Formats(), ", "))
+	fl.StringVar(&f.target, "target", string(rules.DefaultTarget), "pooler to judge against: "+targetNames())
+	fl.StringVar(&f.failOn, "fail-on", "error", "exit 1 when a finding is at or above this severity: critical, error, warning, info, never")
+	fl.StringVar(&f.color, "color", "auto", "colour text output: auto, always, never (NO_COLOR is respected)")
+	fl.StringSliceVar(&f.disable, "disable", nil, "rule ids to turn off (comma-separated or repeated)")
+	fl.StringVar(&f.config, "config", "", "config file (default: "+config.FileName+" in the working directory or a parent)")
+	fl.BoolVar(&f.noConfig, "no-config", false, "ignore config files")
+	fl.DurationVar(&f.idle, "idle-threshold", analyzer.DefaultIdleThreshold, "report transactions left idle longer than this (idle-in-transaction)")
+}
+
+// judgement is the settled form of judgeFlags.
+type judgement struct {
+	format  string
+	target  rules.Target
+	failOn  rules.Severity
+	color   bool
+	cfg     *config.Config
+	analyze *analyzer.Config
+	idle    time.Duration
+}
+
+// settle reads the config file and checks the flags; flags given on the
+// command line win over the config file.
+func (f judgeFlags) settle(e *env, cmd *cobra.Command) (*judgement, error) {
+	cfg, err := loadConfig(scanFlags{config: f.config, noConfig: f.noConfig})
+	if err != nil {
+		return nil, err
+	}
+	if cfg != nil {
+		if cfg.Target != "" && !cmd.Flags().Changed("target") {
+			f.target = cfg.Target
+		}
+		if cfg.FailOn != "" && !cmd.Flags().Changed("fail-on") {
+			f.failOn = cfg.FailOn
+		}
+		for id := range cfg.Disabled {
+			f.disable = append(f.disable, id)
+		}
+	}
+	target, err := rules.ParseTarget(f.target)
+	if err != nil {
+		return nil, usagef("--target: %v", err)
+	}
+	failOn, err := parseFailOn(f.failOn)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if !validFormat(f.format) {
+		return nil, usagef("--format: unknown format %q (want %s)", f.format, strings.Join(output.Formats(), ", "))
+	}
+	color, err := output.UseColor(f.color, e.stdout, e.getenv)
+	if err != nil {
+		return nil, usagef("--color: %v", err)
+	}
+	if f.idle <= 0 {
+		return nil, usagef("--idle-threshold: must be positive, got %s", f.idle)
+	}
+	enabled, err := enabledRules(f.disable)
+	if err != nil {
+		return nil, err
+	}
+	ac := &analyzer.Config{Target: target, Rules: enabled}
+	if cfg != nil {
+		ac.Severity = cfg.Severity
+	}
+	return &judgement{format: f.format, target: target, failOn: failOn, color: color, cfg: cfg, analyze: ac, idle: f.idle}, nil
+}
+
+// failing returns the findings at or above --fail-on.
+func (j *judgement) failing(fs []analyzer.Finding) []analyzer.Finding {
+	var out []analyzer.Finding
+	if j.failOn == 0 {
+		return out
+	}
+	for _, f := range fs {
+		if f.Severity >= j.failOn {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func newAnalyze(e *env) *cobra.Command {
+	var f judgeFlags
+	cmd := &cobra.Command{
+		Use:   "analyze CAPTURE...",
+		Short: "Analyze captured traffic: what the clients relied on across transactions",
+		Long: `Analyze capture files written by "pgpoolcheck proxy --capture" (or --mode
+record): each client session is rebuilt transaction by transaction, every
+statement it ran is checked with the same rules as scan, and a finding is kept
+when the session state it made actually crossed a transaction boundary — a SET
+followed by later transactions, a lock still held at COMMIT, a temporary table,
+WITH HOLD cursor or prepared statement used in a later transaction. Traffic
+shows what scan cannot: named protocol-level statements, the unnamed statement
+bound after a Sync, startup parameters and transactions left idle.
+
+Findings are grouped by rule and statement, with how often they happened, in
+how many sessions, when, and from which application_name. Arguments may be
+glob patterns (quote them); the parts of a rotated capture may come in any
+order.
+
+Exit status: 0 when no finding is at or above --fail-on, 1 when one is, 2 for a
+usage error, an unreadable or invalid capture or an internal error.`,
+		Example: `  pgpoolcheck analyze capture.jsonl
+  pgpoolcheck analyze --target pgbouncer-legacy 'captures/*.jsonl'
+  pgpoolcheck analyze --format sarif --idle-threshold 500ms capture.jsonl > traffic.sarif`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("analyze needs at least one CAPTURE file")
+			}
+			j, err := f.settle(e, cmd)
+			if err != nil {
+				return err
+			}
+			rep, err := j.analyzeCaptures(e, args)
+			if err != nil {
+				return err
+			}
+			if err := output.Write(e.stdout, j.format, rep, output.Options{Color: j.color}); err != nil {
+				return fmt.Errorf("writing output: %w", err)
+			}
+			if len(j.failing(rep.Findings)) > 0 {
+				return errFindings
+			}
+			return nil
+		},
+	}
+	addJudgeFlags(cmd, &f)
+	return cmd
+}
+
+// analyzeCaptures expands the capture arguments and analyzes them; the
+// reader's warnings go to standard error.
+func (j *judgement) analyzeCaptures(e *env, args []string) (*analyzer.Report, error) {
+	paths, err := expandCaptures(args)
+	if err != nil {
+		return nil, err
+	}
+	rep, warns, err := j.analyze.AnalyzeCaptures(paths, analyzer.CaptureOptions{IdleThreshold: j.idle})
+	for _, w := range warns {
+		fmt.Fprintf(e.stderr, "pgpoolcheck: warning: %s\n", w)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep.Version = version.String()
+	return rep, nil
+}
+
+// expandCaptures expands glob patterns; a name that exists is taken as
+// it is, and a pattern that matches nothing is an error.
+func expandCaptures(args []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range args {
+		matches := []string{a}
+		if _, err := os.Stat(a); errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(a, "*?[") {
+			m, err := filepath.Glob(a)
+			if err != nil {
+				return nil, usagef("bad pattern %q: %v", a, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("%s: no capture file matches", a)
+			}
+			matches = m
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, analyzer.ErrNotFound)
+		}
+		for _, m := range matches {
+			if !seen[m] {
+				seen[m] = true
+				out = append(out, m)
+			}
+		}
+	}
+	return out, nil
+}
