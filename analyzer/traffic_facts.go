@@ -51,6 +51,7 @@ type facts struct {
 
 	discardAll, discardTemp bool
 	rollback                bool // ROLLBACK (not TO SAVEPOINT) or ABORT
+	rollbackTo              bool // ROLLBACK TO SAVEPOINT: the transaction goes on after an error
 }
 
 type tempMade struct {
@@ -128,6 +129,14 @@ func statementFacts(st *rules.Stmt) *facts {
 	case *pg.Node_TransactionStmt:
 		k := n.TransactionStmt.Kind
 		f.rollback = k == pg.TransactionStmtKind_TRANS_STMT_ROLLBACK
+		f.rollbackTo = k == pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO
+	case *pg.Node_UpdateStmt:
+		// UPDATE pg_settings SET setting = … changes a setting as
+		// set_config(…, false) does.
+		if rv := n.UpdateStmt.Relation; rv != nil && strings.EqualFold(rv.Relname, "pg_settings") &&
+			(rv.Schemaname == "" || strings.EqualFold(rv.Schemaname, "pg_catalog")) {
+			f.sets = append(f.sets, "?")
+		}
 	case *pg.Node_InsertStmt:
 		f.insert = true
 	}

@@ -74,6 +74,7 @@ type session struct {
 	unnamed protoStmt
 	portals map[string]string // portal → query string
 	lastRun *stmtRun          // the last statement executed
+	runOpen bool              // lastRun has not been answered by a ReadyForQuery yet
 
 	nextval  map[string]int64 // sequence key → transaction of its last nextval()
 	anyNext  int64            // transaction of the last nextval() of any sequence
@@ -93,10 +94,11 @@ type protoStmt struct {
 
 // txn is the current transaction of a session.
 type txn struct {
-	num      int64
-	execs    []*stmtRun
-	explicit bool // a ReadyForQuery T or E was seen inside it
-	sawError bool
+	num       int64
+	execs     []*stmtRun
+	explicit  bool // a ReadyForQuery T or E was seen inside it
+	sawError  bool
+	recovered bool // a ROLLBACK TO SAVEPOINT after the last error
 }
 
 // stmtRun is one execution of one statement.
@@ -205,6 +207,7 @@ func (a *trafficAnalysis) event(h capture.Header, file string, ev *capture.Event
 			s.run(sql, ev)
 		}
 	case capture.Ready:
+		s.runOpen = false
 		switch ev.Status {
 		case "T", "E":
 			s.cur.explicit = true
@@ -213,9 +216,12 @@ func (a *trafficAnalysis) event(h capture.Header, file string, ev *capture.Event
 			s.idleSince = -1
 		}
 	case capture.Error:
+		// The error is the last statement's when no ReadyForQuery came
+		// between them; an error of a Bind or Parse fails no statement.
 		s.cur.sawError = true
-		if n := len(s.cur.execs); n > 0 {
-			s.cur.execs[n-1].failed = true
+		s.cur.recovered = false
+		if s.runOpen && s.lastRun != nil {
+			s.lastRun.failed = true
 		}
 	case capture.Notification:
 		for _, it := range s.items {
@@ -454,7 +460,7 @@ func (s *session) run(sql string, ev *capture.Event) {
 	for _, p := range s.a.parse(sql) {
 		s.a.statements++
 		e := &stmtRun{p: p, st: rules.NewStmt(p.st, s.a.interesting), line: ev.Line, t: ev.T}
-		s.lastRun = e
+		s.lastRun, s.runOpen = e, true
 		s.apply(e)
 		// A huge transaction keeps only the statements that matter to a
 		// rule, so memory stays bounded by the live sessions.
@@ -665,6 +671,9 @@ func (s *session) apply(e *stmtRun) {
 	for _, name := range f.prepares {
 		s.addItem(e, itemPrepare, name)
 	}
+	if f.rollbackTo {
+		s.cur.recovered = true
+	}
 	for _, key := range f.nextvals {
 		s.nextval[key] = now
 		s.anyNext = now
@@ -707,7 +716,7 @@ func (s *session) endTx() {
 		return
 	}
 	last := tx.execs[len(tx.execs)-1]
-	rolledBack := last.p.facts.rollback || tx.sawError
+	rolledBack := last.p.facts.rollback || (tx.sawError && !tx.recovered)
 
 	// Undo what a rollback or a failed statement undoes. Advisory locks
 	// and SQL prepared statements are not transactional.

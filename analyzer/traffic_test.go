@@ -54,6 +54,11 @@ func TestAnalyzeCaptures(t *testing.T) {
 		{"startup_search_path", "", []string{"startup-parameter:error", "startup-parameter:warning"}},
 		{"rollback", "", nil},
 		{"two_sessions", "", []string{"session-set:critical"}},
+		{"failed_set", "", nil},
+		{"advisory_then_error", "", []string{"advisory-lock-session:error"}},
+		{"savepoint_recovered", "", []string{"session-set:critical"}},
+		{"pg_settings_update", "", []string{"session-set:critical"}},
+		{"reset_later", "", []string{"session-set:error"}},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

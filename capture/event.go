@@ -39,8 +39,9 @@ type Header struct {
 	ID string `json:"capture_id"`
 	// Part numbers the files of a rotated capture from 1.
 	Part int `json:"part"`
-	// Start is the wall-clock time the capture started; event timestamps
-	// count nanoseconds from it on a monotonic clock.
+	// Start is the wall-clock time the capture started (set by the
+	// writer); event timestamps count nanoseconds from it on a monotonic
+	// clock.
 	Start time.Time `json:"start"`
 	// Upstream is the server the proxy connected to, without a password.
 	Upstream string `json:"upstream"`

@@ -19,9 +19,17 @@ type SessionInfo struct {
 
 // Session records one client session. Frontend and Backend may be called
 // from two goroutines at once (the client reader and the server pump) and
-// never wait for disk I/O; End may be called from either, once. A nil
-// *Session records nothing, so a proxy without a capture can call its
-// methods unconditionally.
+// never wait for disk I/O; End may be called from any goroutine, and more
+// than once (only the first call counts). A nil *Session records nothing,
+// so a proxy without a capture can call its methods unconditionally.
+//
+// Order matters for transaction numbers: call Frontend before the message
+// is forwarded to the server, and Backend before the message is forwarded
+// to the client, so that a ReadyForQuery is never recorded before the
+// client message it answers. Transaction numbers follow the order of the
+// calls: a client that pipelines messages past a Sync before the server's
+// ReadyForQuery for it has them counted in the transaction that was
+// current when they were recorded.
 type Session struct {
 	w  *Writer
 	id uint64

@@ -87,8 +87,9 @@ type Writer struct {
 type redaction struct{ sql, why string }
 
 // Create creates the capture file at path (truncating it) and starts
-// writing h to it. Empty fields of h are filled in: Format, Version,
-// Pgpoolcheck, ID, Start and Part; Upstream loses any password; Redacted
+// writing h to it. The writer sets Format, Version, Start (now: event times
+// count from it on the monotonic clock) and Part, and fills in Pgpoolcheck
+// and ID when they are empty; Upstream loses any password; Redacted
 // follows opt. With opt.MaxBytes, later parts are written next to path
 // with the part number before the extension (capture.jsonl,
 // capture.2.jsonl, capture.3.jsonl, …).
@@ -124,17 +125,13 @@ func newWriter(out io.Writer, h Header, opt Options) *Writer {
 	if h.Pgpoolcheck == "" {
 		h.Pgpoolcheck = version.String()
 	}
-	if h.Start.IsZero() {
-		h.Start = time.Now()
-	}
+	h.Start = time.Now() // with its monotonic reading: Writer.now counts from it
 	if h.ID == "" {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
 		h.ID = hex.EncodeToString(b[:])
 	}
-	if h.Part == 0 {
-		h.Part = 1
-	}
+	h.Part = 1
 	h.Upstream = SafeUpstream(h.Upstream)
 	h.Redacted = opt.Redact
 	w := &Writer{
