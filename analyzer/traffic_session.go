@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -249,7 +250,14 @@ func (s *session) occurrence(r *rules.Rule, sev rules.Severity, line int, t int6
 
 // startup checks the startup parameters against the target.
 func (s *session) startup(ev *capture.Event) {
-	for name, v := range ev.Params {
+	names := make([]string, 0, len(ev.Params))
+	for name := range ev.Params {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	t := s.a.cfg.target()
+	for _, name := range names {
+		v := ev.Params[name]
 		lower := strings.ToLower(name)
 		switch lower {
 		case "user", "database", "application_name", "replication", "password":
@@ -258,39 +266,84 @@ func (s *session) startup(ev *capture.Event) {
 		if rules.TrackedParams[lower] {
 			continue
 		}
-		sev, what := startupHandling(s.a.cfg.target(), lower)
+		what := fmt.Sprintf("the client sends startup parameter %s=%s", name, clip(v, 60))
+		if lower == "options" && t == rules.PgBouncer {
+			// PgBouncer 1.20+ parses options and keeps the -c settings of
+			// the tracked parameters.
+			untracked := untrackedOptions(v)
+			if len(untracked) == 0 {
+				continue
+			}
+			what += " with settings PgBouncer does not track (" + strings.Join(untracked, ", ") + ")"
+		}
+		sev, why := startupHandling(t, lower)
 		o := s.occurrence(rules.StartupParameter, sev, ev.Line, ev.T)
 		o.key = "param:" + lower
-		o.msg = fmt.Sprintf("the client sends startup parameter %s=%s: %s", name, clip(v, 60), what)
+		o.msg = what + ": " + why
 		if lower == "options" {
-			o.fix = "remove -c settings from the connection's options and set them per role or database (ALTER ROLE … SET), or with SET LOCAL inside transactions"
+			o.fix = "remove the -c settings from the connection's options and set them per role or database (ALTER ROLE … SET), or with SET LOCAL inside transactions"
 		}
 		s.a.add(o)
 	}
+}
+
+// untrackedOptions returns the names of the settings in a startup options
+// string (-c name=value, --name=value) that are not tracked parameters.
+func untrackedOptions(v string) []string {
+	var out []string
+	fields := strings.Fields(v)
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		var setting string
+		switch {
+		case f == "-c" && i+1 < len(fields):
+			i++
+			setting = fields[i]
+		case strings.HasPrefix(f, "-c"):
+			setting = f[2:]
+		case strings.HasPrefix(f, "--"):
+			setting = f[2:]
+		default:
+			out = append(out, f) // another switch: PgBouncer refuses it
+			continue
+		}
+		name, _, _ := strings.Cut(setting, "=")
+		name = strings.ToLower(strings.ReplaceAll(name, "-", "_"))
+		if !rules.TrackedParams[name] {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // startupHandling says what target t does with a startup parameter that
-// is not one of the tracked ones.
+// is not one of the tracked ones (rules/docs/startup-parameter.md).
 func startupHandling(t rules.Target, name string) (rules.Severity, string) {
 	switch t {
 	case rules.PgBouncer, rules.PgBouncerLegacy:
 		if name == "extra_float_digits" {
-			return rules.Warning, "PgBouncer refuses the connection (unsupported startup parameter) unless it is listed in ignore_startup_parameters, and then does not apply it"
+			return rules.Warning, "PgBouncer refuses the connection (unsupported startup parameter) unless ignore_startup_parameters lists it, and then drops it (harmless for this one)"
 		}
-		return rules.Error, "PgBouncer refuses the connection (unsupported startup parameter) unless it is listed in ignore_startup_parameters, and then the setting is silently lost"
+		return rules.Error, "PgBouncer refuses the connection (unsupported startup parameter) unless ignore_startup_parameters lists it, and then drops it silently: the client runs with the server's default"
+	case rules.PgDog:
+		return rules.Info, "PgDog treats it like SET and replays it on the server connections the client gets"
 	case rules.RDSProxy:
 		return rules.Warning, "RDS Proxy pins sessions whose startup parameters it does not track: multiplexing is lost for this client"
 	case rules.PgPoolCheck:
-		return rules.Warning, "pgpoolcheck keeps only the tracked parameters per client: later transactions may run on a server connection without it"
+		return rules.Info, "pgpoolcheck (--on-session-state preserve) replays it on each server connection the client gets, like its SETs"
 	}
-	return rules.Warning, "a transaction-mode pooler keeps the server connection's own value: the client's transactions may run without it"
+	return rules.StartupParameter.Severity, "a transaction-mode pooler may run the client's transactions on server connections opened without it"
 }
 
 // clientActive ends an idle-in-transaction gap when the client speaks.
