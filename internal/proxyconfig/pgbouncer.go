@@ -1,0 +1,427 @@
+package proxyconfig
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Ignored is a pgbouncer.ini setting that pgpoolcheck does not honour, or
+// honours only in part; Reason says which.
+type Ignored struct {
+	Line int
+	// Section is the ini section: "pgbouncer", "databases", "users", …
+	Section string
+	// Key is the setting; in [databases] the database name, followed by
+	// "." and the connection parameter when the note is about one.
+	Key    string
+	Reason string
+}
+
+func (i Ignored) String() string {
+	return fmt.Sprintf("line %d: [%s] %s: %s", i.Line, i.Section, i.Key, i.Reason)
+}
+
+// LoadPgBouncerINI reads a pgbouncer.ini. A relative auth_file is made
+// relative to the file's directory.
+func LoadPgBouncerINI(path string) (*Settings, []Ignored, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, ignored, err := ParsePgBouncerINI(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s.resolvePaths(filepath.Dir(path))
+	return s, ignored, nil
+}
+
+// iniLine is one "key = value" line.
+type iniLine struct {
+	line       int
+	key, value string
+}
+
+// ParsePgBouncerINI reads pgbouncer.ini text: the [databases] section
+// becomes the upstream URL and the [pgbouncer] keys pgpoolcheck has
+// settings for are mapped; the rest is returned as ignored.
+func ParsePgBouncerINI(b []byte) (*Settings, []Ignored, error) {
+	sections := map[string][]iniLine{}
+	var order []string
+	section := ""
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		text := strings.TrimSpace(sc.Text())
+		switch {
+		case text == "" || text[0] == '#' || text[0] == ';':
+			continue
+		case strings.HasPrefix(text, "%include"):
+			return nil, nil, fmt.Errorf("line %d: %%include is not supported: copy the included file's settings into this one", n)
+		case text[0] == '[':
+			end := strings.IndexByte(text, ']')
+			if end < 0 {
+				return nil, nil, fmt.Errorf("line %d: section header without ]", n)
+			}
+			section = strings.ToLower(strings.TrimSpace(text[1:end]))
+			if _, ok := sections[section]; !ok {
+				order = append(order, section)
+				sections[section] = nil
+			}
+			continue
+		}
+		eq := strings.IndexByte(text, '=')
+		if eq <= 0 {
+			return nil, nil, fmt.Errorf("line %d: want key = value", n)
+		}
+		if section == "" {
+			return nil, nil, fmt.Errorf("line %d: %s is outside any section", n, strings.TrimSpace(text[:eq]))
+		}
+		key := strings.TrimSpace(text[:eq])
+		if section != "databases" {
+			key = strings.ToLower(key)
+		} else if len(key) >= 2 && key[0] == '"' && key[len(key)-1] == '"' {
+			key = key[1 : len(key)-1]
+		}
+		sections[section] = append(sections[section], iniLine{n, key, strings.TrimSpace(text[eq+1:])})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, err
+	}
+	s := &Settings{}
+	var ignored []Ignored
+	for _, name := range order {
+		var err error
+		switch name {
+		case "pgbouncer":
+			ignored, err = s.pgbouncerSection(sections[name], ignored)
+		case "databases":
+			ignored, err = s.databasesSection(sections[name], ignored)
+		default:
+			for _, l := range sections[name] {
+				ignored = append(ignored, Ignored{l.line, name, l.key, "section not used by pgpoolcheck"})
+			}
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	sort.SliceStable(ignored, func(i, j int) bool { return ignored[i].Line < ignored[j].Line })
+	return s, ignored, nil
+}
+
+// pgbouncerSection maps the [pgbouncer] keys.
+func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignored, error) {
+	ignore := func(l iniLine, reason string) {
+		ignored = append(ignored, Ignored{l.line, "pgbouncer", l.key, reason})
+	}
+	var (
+		addr, port         string
+		addrLine, portLine iniLine
+	)
+	for _, l := range lines {
+		fail := func(format string, a ...any) error {
+			return fmt.Errorf("line %d: %s: %s", l.line, l.key, fmt.Sprintf(format, a...))
+		}
+		switch l.key {
+		case "listen_addr":
+			addr, addrLine = l.value, l
+		case "listen_port":
+			if _, err := strconv.ParseUint(l.value, 10, 16); err != nil {
+				return ignored, fail("invalid port %q", l.value)
+			}
+			port, portLine = l.value, l
+		case "auth_type":
+			switch v := strings.ToLower(l.value); v {
+			case "trust", "md5", "scram-sha-256":
+				s.AuthType = &v
+			case "plain":
+				s.AuthType = ptrTo("md5")
+				ignore(l, "plain is not supported; clients log in with md5 against the same auth_file")
+			default:
+				return ignored, fail("auth_type %s is not supported by pgpoolcheck (trust, md5 or scram-sha-256)", l.value)
+			}
+		case "auth_file":
+			s.AuthFile = ptrTo(l.value)
+		case "admin_users":
+			s.AdminUsers = ptrTo(splitList(l.value))
+		case "pool_mode":
+			switch v := strings.ToLower(l.value); v {
+			case "session", "transaction":
+				s.Mode = &v
+			case "statement":
+				s.Mode = ptrTo("transaction")
+				ignore(l, "statement mode is not supported; using transaction mode, which runs every statement-mode client")
+			default:
+				return ignored, fail("unknown pool_mode %q (want session, transaction or statement)", l.value)
+			}
+		case "default_pool_size", "max_client_conn", "max_prepared_statements", "max_packet_size":
+			n, err := strconv.ParseInt(l.value, 0, 64)
+			if err != nil || n < 0 || n > 1<<31-1 {
+				return ignored, fail("invalid number %q", l.value)
+			}
+			v := int(n)
+			switch l.key {
+			case "default_pool_size":
+				if v < 1 {
+					return ignored, fail("must be at least 1")
+				}
+				s.PoolSize = &v
+			case "max_client_conn":
+				if v < 1 {
+					return ignored, fail("must be at least 1")
+				}
+				s.MaxClientConn = &v
+			case "max_prepared_statements":
+				s.MaxPreparedStatements = &v
+			case "max_packet_size":
+				if v < 1024 {
+					return ignored, fail("pgpoolcheck needs at least 1024")
+				}
+				s.MaxMessageSize = &v
+			}
+		case "query_wait_timeout", "server_idle_timeout", "server_lifetime", "server_connect_timeout":
+			d, err := parseDuration(l.value)
+			if err != nil {
+				return ignored, fail("%v", err)
+			}
+			if d == 0 {
+				ignore(l, "0 (no limit) has no equivalent; pgpoolcheck's default applies")
+				continue
+			}
+			switch l.key {
+			case "query_wait_timeout":
+				s.QueryWaitTimeout = &d
+			case "server_idle_timeout":
+				s.ServerIdleTimeout = &d
+			case "server_lifetime":
+				s.ServerLifetime = &d
+			case "server_connect_timeout":
+				s.ServerConnectTimeout = &d
+			}
+		default:
+			ignore(l, "not used by pgpoolcheck")
+		}
+	}
+	if addr != "" || port != "" {
+		host := "127.0.0.1"
+		if addr != "" {
+			hosts := splitList(addr)
+			switch {
+			case len(hosts) == 0:
+				ignore(addrLine, "empty (Unix sockets only): pgpoolcheck listens on TCP, here on 127.0.0.1")
+			case hosts[0] == "*":
+				host = ""
+			default:
+				host = hosts[0]
+			}
+			if len(hosts) > 1 {
+				ignore(addrLine, "pgpoolcheck listens on one address; using "+hosts[0])
+			}
+		} else {
+			ignore(portLine, "no listen_addr (Unix sockets only in PgBouncer): pgpoolcheck listens on TCP at 127.0.0.1")
+		}
+		if port == "" {
+			port = "6432"
+		}
+		s.Listen = ptrTo(net.JoinHostPort(host, port))
+	}
+	return ignored, nil
+}
+
+// upstreamEntry is one [databases] entry.
+type upstreamEntry struct {
+	line                     int
+	name                     string
+	host, port, dbname, user string
+	password                 string
+	hasPassword              bool
+}
+
+// databasesSection turns [databases] into the upstream URL. pgpoolcheck
+// has one upstream and passes the client's database name through, so all
+// entries must name one host and port; renamed databases, forced users and
+// per-database settings are reported.
+func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignored, error) {
+	ignore := func(line int, key, reason string) {
+		ignored = append(ignored, Ignored{line, "databases", key, reason})
+	}
+	var entries []upstreamEntry
+	for _, l := range lines {
+		params, err := parseConnString(l.value)
+		if err != nil {
+			return ignored, fmt.Errorf("line %d: database %s: %w", l.line, l.key, err)
+		}
+		e := upstreamEntry{line: l.line, name: l.key, port: "5432"}
+		for _, p := range params {
+			switch p.key {
+			case "host":
+				e.host = p.value
+			case "port":
+				if _, err := strconv.ParseUint(p.value, 10, 16); err != nil {
+					return ignored, fmt.Errorf("line %d: database %s: invalid port %q", l.line, l.key, p.value)
+				}
+				e.port = p.value
+			case "dbname":
+				e.dbname = p.value
+			case "user":
+				e.user = p.value
+			case "password":
+				e.password, e.hasPassword = p.value, true
+			default:
+				ignore(l.line, l.key+"."+p.key, "per-database settings are not supported")
+			}
+		}
+		if strings.Contains(e.host, ",") {
+			return ignored, fmt.Errorf("line %d: database %s: several hosts (%s): pgpoolcheck has one upstream server", l.line, l.key, e.host)
+		}
+		entries = append(entries, e)
+	}
+	if len(entries) == 0 {
+		return ignored, nil
+	}
+	// One upstream: every entry must point at the same server.
+	servers := map[string]int{}
+	var list []string
+	for _, e := range entries {
+		hp := e.host + ":" + e.port
+		if e.host == "" {
+			hp = "(Unix socket):" + e.port
+		}
+		if _, ok := servers[hp]; !ok {
+			servers[hp] = e.line
+			list = append(list, fmt.Sprintf("%s (line %d)", hp, e.line))
+		}
+	}
+	if len(servers) > 1 {
+		return ignored, fmt.Errorf("[databases] names %d servers: %s; pgpoolcheck has one upstream, so every entry must name the same host and port", len(servers), strings.Join(list, ", "))
+	}
+	first := entries[0]
+	u := &url.URL{Scheme: "postgres"}
+	q := url.Values{}
+	switch {
+	case first.host == "" || strings.HasPrefix(first.host, "/"):
+		if first.host != "" {
+			q.Set("host", first.host)
+		}
+		q.Set("port", first.port)
+	default:
+		u.Host = net.JoinHostPort(first.host, first.port)
+	}
+	var user, password string
+	hasPassword := false
+	for _, e := range entries {
+		if e.dbname != "" && e.dbname != e.name {
+			what := e.name
+			if e.name == "*" {
+				what = "its own name"
+			}
+			ignore(e.line, e.name+".dbname", fmt.Sprintf("pgpoolcheck connects to the database the client names (%s), not %s", what, e.dbname))
+		}
+		if e.user == "" {
+			continue
+		}
+		switch {
+		case user == "":
+			user, password, hasPassword = e.user, e.password, e.hasPassword
+			ignore(e.line, e.name+".user", "used as the upstream URL's user: PgBouncer logs every client of this database in to the server as "+e.user+", pgpoolcheck logs each client in as itself and uses this password when the client is "+e.user)
+		case e.user != user || e.password != password:
+			ignore(e.line, e.name+".user", "pgpoolcheck has one upstream user; using "+user+" from the entry on an earlier line")
+		}
+	}
+	switch {
+	case user != "" && hasPassword:
+		u.User = url.UserPassword(user, password)
+	case user != "":
+		u.User = url.User(user)
+	}
+	if len(entries) == 1 && first.name != "*" {
+		db := first.dbname
+		if db == "" {
+			db = first.name
+		}
+		u.Path = "/" + db
+	}
+	u.RawQuery = q.Encode()
+	s.Upstream = ptrTo(u.String())
+	return ignored, nil
+}
+
+// connParam is one key=value of a connection string.
+type connParam struct{ key, value string }
+
+// parseConnString reads a libpq-style "key=value key='quoted value'"
+// string, the form of a [databases] entry.
+func parseConnString(s string) ([]connParam, error) {
+	var out []connParam
+	i := 0
+	for {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i >= len(s) {
+			return out, nil
+		}
+		start := i
+		for i < len(s) && s[i] != '=' && s[i] != ' ' && s[i] != '\t' {
+			i++
+		}
+		key := strings.ToLower(s[start:i])
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i >= len(s) || s[i] != '=' || key == "" {
+			return nil, fmt.Errorf("want key=value at %q", s[start:])
+		}
+		i++
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		var val strings.Builder
+		if i < len(s) && s[i] == '\'' {
+			i++
+			closed := false
+			for i < len(s) {
+				c := s[i]
+				if c == '\\' && i+1 < len(s) {
+					val.WriteByte(s[i+1])
+					i += 2
+					continue
+				}
+				if c == '\'' {
+					if i+1 < len(s) && s[i+1] == '\'' {
+						val.WriteByte('\'')
+						i += 2
+						continue
+					}
+					closed = true
+					i++
+					break
+				}
+				val.WriteByte(c)
+				i++
+			}
+			if !closed {
+				return nil, errors.New("unterminated quoted value of " + key)
+			}
+		} else {
+			for i < len(s) && s[i] != ' ' && s[i] != '\t' {
+				if s[i] == '\\' && i+1 < len(s) {
+					i++
+				}
+				val.WriteByte(s[i])
+				i++
+			}
+		}
+		out = append(out, connParam{key, val.String()})
+	}
+}

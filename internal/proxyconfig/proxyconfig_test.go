@@ -1,0 +1,331 @@
+package proxyconfig
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/spf13/pflag"
+)
+
+// render lists the settings that are set as key=value lines.
+func render(s *Settings) string {
+	var b strings.Builder
+	for _, k := range s.Set() {
+		v, _ := s.Get(k)
+		b.WriteString(k + "=" + v + "\n")
+	}
+	return b.String()
+}
+
+func renderIgnored(ig []Ignored) string {
+	var b strings.Builder
+	for _, i := range ig {
+		b.WriteString(i.String() + "\n")
+	}
+	return b.String()
+}
+
+func TestLoadYAML(t *testing.T) {
+	s, err := LoadYAML("testdata/full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `listen=0.0.0.0:6432
+upstream=postgres://app@db:5432/app
+mode=transaction
+pool_size=20
+max_client_conn=1000
+query_wait_timeout=2m0s
+server_idle_timeout=10m0s
+server_lifetime=1.5s
+server_connect_timeout=15s
+shutdown_timeout=30s
+auth_type=scram-sha-256
+auth_file=testdata/userlist.txt
+insecure_trust=false
+max_message_size=67108864
+max_prepared_statements=0
+log_level=debug
+log_format=json
+on_session_state=preserve
+admin_users=postgres,ops
+metrics_listen=127.0.0.1:9127
+capture=/var/tmp/app.capture
+redact=true
+`
+	if got := render(s); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if len(s.Set()) != len(Keys()) {
+		t.Errorf("full.yaml sets %d of %d keys", len(s.Set()), len(Keys()))
+	}
+}
+
+func TestParseYAMLErrors(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"listen: a\npool_mode: transaction\n", `line 2: unknown key "pool_mode" (known keys: listen, upstream,`},
+		{"pool_size: ten\n", `line 1: pool_size: want a whole number, not "ten"`},
+		{"pool_size: 0\n", "line 1: pool_size: want a whole number from 1, not 0"},
+		{"max_message_size: 10\n", "from 1024"},
+		{"mode: statement\n", `line 1: mode: unknown value "statement" (want transaction, session or record)`},
+		{"query_wait_timeout: soon\n", `line 1: query_wait_timeout: invalid duration "soon"`},
+		{"query_wait_timeout: -5\n", "negative duration"},
+		{"insecure_trust: maybe\n", `line 1: insecure_trust: want true or false, not "maybe"`},
+		{"listen: [a, b]\n", "line 1: listen: want a single value"},
+		{"listen: 6432\n", "line 1: listen: want a string, not 6432"},
+		{"admin_users: {a: b}\n", "admin_users: want a list of names"},
+		{"pool_size: 1\npool-size: 2\n", "line 2: pool-size is already set on line 1"},
+		{"- a\n- b\n", "line 1: the config must be a mapping"},
+		{"listen: [\n", "line 1"},
+		{"a: 1\n---\nb: 2\n", "line 2: more than one YAML document"},
+	} {
+		_, err := ParseYAML([]byte(tc.text))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseYAML(%q) error = %v, want it to contain %q", tc.text, err, tc.want)
+		}
+	}
+	if _, err := LoadYAML("testdata/unknown-key.yaml"); err == nil || !strings.Contains(err.Error(), `testdata/unknown-key.yaml: line 3: unknown key "pool_mode"`) {
+		t.Errorf("LoadYAML(unknown-key.yaml) error = %v", err)
+	}
+}
+
+func TestParseYAMLForms(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"", ""},
+		{"# nothing\n", ""},
+		{"pool-size: 5\nlog-level: WARN\n", "pool_size=5\nlog_level=warn\n"},
+		{"admin_users: 'postgres, ops'\n", "admin_users=postgres,ops\n"},
+		{"admin_users: []\n", "admin_users=\n"},
+		{"server_lifetime: 3600\nshutdown_timeout: 1m30s\n", "server_lifetime=1h0m0s\nshutdown_timeout=1m30s\n"},
+		{"auth_file: /etc/userlist.txt\n", "auth_file=/etc/userlist.txt\n"},
+	} {
+		s, err := ParseYAML([]byte(tc.text))
+		if err != nil {
+			t.Errorf("ParseYAML(%q): %v", tc.text, err)
+			continue
+		}
+		if got := render(s); got != tc.want {
+			t.Errorf("ParseYAML(%q) =\n%s\nwant\n%s", tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestPgBouncerINI(t *testing.T) {
+	for _, tc := range []struct {
+		file, settings, ignored string
+	}{
+		{"seed-004-pgbouncer.ini", `listen=:6432
+upstream=postgres://localhost:5432
+max_client_conn=500
+auth_type=md5
+auth_file=/etc/pgbouncer/userlist.txt
+`, `line 7: [pgbouncer] logfile: not used by pgpoolcheck
+line 8: [pgbouncer] pidfile: not used by pgpoolcheck
+line 13: [pgbouncer] unix_socket_dir: not used by pgpoolcheck
+`},
+		{"seed-000-pgbouncer.ini", `listen=0.0.0.0:6432
+upstream=postgres://pg-leak:5432
+mode=transaction
+pool_size=20
+max_client_conn=1500
+auth_type=trust
+auth_file=/etc/pgbouncer/userlist.txt
+max_prepared_statements=0
+admin_users=postgres
+`, `line 5: [databases] one.pool_size: per-database settings are not supported
+line 5: [databases] one.dbname: pgpoolcheck connects to the database the client names (one), not postgres
+line 13: [pgbouncer] stats_users: not used by pgpoolcheck
+line 18: [pgbouncer] ignore_startup_parameters: not used by pgpoolcheck
+`},
+		{"full-pgbouncer.ini", `listen=10.0.0.5:7432
+upstream=postgres://app:s3cret%20pass%27word@db.internal:6543/app
+mode=transaction
+pool_size=25
+max_client_conn=2000
+query_wait_timeout=30s
+server_idle_timeout=500ms
+server_connect_timeout=5s
+auth_type=scram-sha-256
+auth_file=testdata/userlist.txt
+max_message_size=1048576
+max_prepared_statements=100
+admin_users=postgres,ops
+`, `line 3: [databases] app.user: used as the upstream URL's user: PgBouncer logs every client of this database in to the server as app, pgpoolcheck logs each client in as itself and uses this password when the client is app
+line 6: [users] app: section not used by pgpoolcheck
+line 9: [pgbouncer] listen_addr: pgpoolcheck listens on one address; using 10.0.0.5
+line 14: [pgbouncer] pool_mode: statement mode is not supported; using transaction mode, which runs every statement-mode client
+line 19: [pgbouncer] server_lifetime: 0 (no limit) has no equivalent; pgpoolcheck's default applies
+line 23: [pgbouncer] server_reset_query: not used by pgpoolcheck
+`},
+		{"socket.ini", `listen=127.0.0.1:6433
+upstream=postgres://postgres@?host=%2Fvar%2Frun%2Fpostgresql&port=5432
+`, `line 2: [databases] *.user: used as the upstream URL's user: PgBouncer logs every client of this database in to the server as postgres, pgpoolcheck logs each client in as itself and uses this password when the client is postgres
+line 5: [pgbouncer] listen_port: no listen_addr (Unix sockets only in PgBouncer): pgpoolcheck listens on TCP at 127.0.0.1
+line 6: [pgbouncer] unix_socket_dir: not used by pgpoolcheck
+`},
+	} {
+		s, ignored, err := LoadPgBouncerINI("testdata/" + tc.file)
+		if err != nil {
+			t.Errorf("%s: %v", tc.file, err)
+			continue
+		}
+		if got := render(s); got != tc.settings {
+			t.Errorf("%s: settings\n%s\nwant\n%s", tc.file, got, tc.settings)
+		}
+		if got := renderIgnored(ignored); got != tc.ignored {
+			t.Errorf("%s: ignored\n%s\nwant\n%s", tc.file, got, tc.ignored)
+		}
+		if s.Upstream != nil {
+			if _, err := pgconn.ParseConfig(*s.Upstream); err != nil {
+				t.Errorf("%s: upstream %s does not parse: %v", tc.file, *s.Upstream, err)
+			}
+		}
+	}
+}
+
+func TestPgBouncerINIErrors(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"two-hosts.ini", "[databases] names 2 servers: db1:5432 (line 2), db2:5432 (line 3); pgpoolcheck has one upstream"},
+		{"include.ini", "line 3: %include is not supported"},
+		{"bad-auth.ini", "line 2: auth_type: auth_type hba is not supported by pgpoolcheck (trust, md5 or scram-sha-256)"},
+	} {
+		_, _, err := LoadPgBouncerINI("testdata/" + tc.file)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.file) {
+			t.Errorf("%s: error = %v, want it to contain %q", tc.file, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ text, want string }{
+		{"listen_port = 1\n", "line 1: listen_port is outside any section"},
+		{"[pgbouncer]\nlisten_port\n", "line 2: want key = value"},
+		{"[pgbouncer\n", "line 1: section header without ]"},
+		{"[pgbouncer]\nlisten_port = http\n", `line 2: listen_port: invalid port "http"`},
+		{"[pgbouncer]\ndefault_pool_size = 0\n", "line 2: default_pool_size: must be at least 1"},
+		{"[pgbouncer]\nmax_client_conn = lots\n", `invalid number "lots"`},
+		{"[pgbouncer]\nquery_wait_timeout = -1\n", "negative duration"},
+		{"[pgbouncer]\npool_mode = fast\n", `unknown pool_mode "fast"`},
+		{"[databases]\na = host=x port=5432 password='open\n", "line 2: database a: unterminated quoted value of password"},
+		{"[databases]\na = host\n", "line 2: database a: want key=value"},
+		{"[databases]\na = host=x,y\n", "several hosts (x,y)"},
+		{"[databases]\na = host=x port=99999\n", `invalid port "99999"`},
+		{"[databases]\na = host=x\nb = host=x port=5433\n", "names 2 servers"},
+	} {
+		_, _, err := ParsePgBouncerINI([]byte(tc.text))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParsePgBouncerINI(%q) error = %v, want it to contain %q", tc.text, err, tc.want)
+		}
+	}
+}
+
+func TestConnString(t *testing.T) {
+	got, err := parseConnString(`host=db  port = 5432 password='a b\'c''d' user=x\ y dbname=`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []connParam{{"host", "db"}, {"port", "5432"}, {"password", "a b'c'd"}, {"user", "x y"}, {"dbname", ""}}
+	if len(got) != len(want) {
+		t.Fatalf("got %q", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("param %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+// proxyFlagSet mirrors the flags of pgpoolcheck proxy (internal/cli).
+func proxyFlagSet() *pflag.FlagSet {
+	fs := pflag.NewFlagSet("proxy", pflag.ContinueOnError)
+	fs.String("listen", "127.0.0.1:6432", "")
+	fs.String("upstream", "", "")
+	fs.String("mode", "transaction", "")
+	fs.Int("pool-size", 20, "")
+	fs.Int("max-client-conn", 1000, "")
+	fs.Duration("query-wait-timeout", 120*time.Second, "")
+	fs.Duration("server-idle-timeout", 600*time.Second, "")
+	fs.Duration("server-lifetime", 3600*time.Second, "")
+	fs.Duration("server-connect-timeout", 15*time.Second, "")
+	fs.Duration("shutdown-timeout", 30*time.Second, "")
+	fs.String("auth-type", "trust", "")
+	fs.String("auth-file", "", "")
+	fs.Bool("insecure-trust", false, "")
+	fs.Int("max-message-size", 64<<20, "")
+	fs.Int("max-prepared-statements", 200, "")
+	fs.String("log-level", "info", "")
+	fs.String("log-format", "text", "")
+	fs.StringSlice("admin-users", nil, "")
+	return fs
+}
+
+func TestApply(t *testing.T) {
+	s, err := LoadYAML("testdata/full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := proxyFlagSet()
+	if err := fs.Parse([]string{"--pool-size", "7", "--log-level=warn"}); err != nil {
+		t.Fatal(err)
+	}
+	noFlag, err := s.Apply(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(noFlag, ","); got != "on_session_state,metrics_listen,capture,redact" {
+		t.Errorf("keys without a flag: %s", got)
+	}
+	for name, want := range map[string]string{
+		"pool-size":               "7",    // given on the command line
+		"log-level":               "warn", // given on the command line
+		"listen":                  "0.0.0.0:6432",
+		"query-wait-timeout":      "2m0s",
+		"server-lifetime":         "1.5s",
+		"max-prepared-statements": "0",
+		"insecure-trust":          "false",
+		"admin-users":             "[postgres,ops]",
+		"auth-file":               "testdata/userlist.txt",
+	} {
+		if got := fs.Lookup(name).Value.String(); got != want {
+			t.Errorf("--%s = %s, want %s", name, got, want)
+		}
+	}
+}
+
+func TestApplyInvalid(t *testing.T) {
+	fs := proxyFlagSet()
+	s := &Settings{PoolSize: ptrTo(3)}
+	fs.Int("metrics-listen", 0, "") // a flag whose type does not fit
+	s.MetricsListen = ptrTo("localhost:9127")
+	if _, err := s.Apply(fs); err == nil || !strings.Contains(err.Error(), "metrics_listen:") {
+		t.Errorf("error = %v", err)
+	}
+}
+
+func TestMerge(t *testing.T) {
+	ini, _, err := LoadPgBouncerINI("testdata/seed-004-pgbouncer.ini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := ParseYAML([]byte("max_client_conn: 42\non_session_state: reject\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ini.Merge(y)
+	want := "listen=:6432\nupstream=postgres://localhost:5432\nmax_client_conn=42\nauth_type=md5\nauth_file=/etc/pgbouncer/userlist.txt\non_session_state=reject\n"
+	if got := render(ini); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestFlagNames(t *testing.T) {
+	fs := proxyFlagSet()
+	for _, k := range Keys() {
+		switch k {
+		case "on_session_state", "metrics_listen", "capture", "redact":
+			continue // features still to come
+		}
+		if fs.Lookup(FlagName(k)) == nil {
+			t.Errorf("key %s has no flag --%s", k, FlagName(k))
+		}
+	}
+}
