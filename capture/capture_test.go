@@ -75,7 +75,7 @@ func TestRoundTrip(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf, Header{Upstream: "postgres://app:secret@db:5432/app", Mode: "record"}, Options{})
 	s := w.StartSession(SessionInfo{ClientAddr: "127.0.0.1:5555", User: "app", Database: "app", ApplicationName: "billing",
-		Params: map[string]string{"search_path": "app", "password": "hunter2"}})
+		Params: map[string]string{"search_path": "app", "password": "hunter2", "user": "app", "application_name": "billing"}})
 	back(t, s, &pgproto3.ReadyForQuery{TxStatus: 'I'})
 	front(t, s, &pgproto3.Query{String: "SET search_path = app"})
 	back(t, s, &pgproto3.ReadyForQuery{TxStatus: 'I'})

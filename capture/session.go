@@ -12,8 +12,10 @@ type SessionInfo struct {
 	// User, Database and ApplicationName are the startup parameters of
 	// those names.
 	User, Database, ApplicationName string
-	// Params are the other startup parameters (options, search_path,
-	// DateStyle, …). A "password" key is never written.
+	// Params are the startup parameters (options, search_path, DateStyle,
+	// …). The caller may pass them all: user, database and
+	// application_name are written in their own fields, and a "password"
+	// key is never written.
 	Params map[string]string
 }
 
@@ -48,7 +50,8 @@ func (w *Writer) StartSession(info SessionInfo) *Session {
 	ev.Client, ev.User, ev.Database = info.ClientAddr, info.User, info.Database
 	ev.ApplicationName = info.ApplicationName
 	for k, v := range info.Params {
-		if strings.EqualFold(k, "password") {
+		switch strings.ToLower(k) {
+		case "password", "user", "database", "application_name":
 			continue
 		}
 		if ev.Params == nil {

@@ -47,7 +47,8 @@ const flushEvery = 250 * time.Millisecond
 
 // Writer writes a capture. It is safe for use by many goroutines: every
 // Session method and Dropped may be called concurrently; Close once, after
-// which Session methods drop their events.
+// which Session methods are ignored (their events are not counted as
+// dropped: the capture is over).
 //
 // Nothing a Session method does waits for disk I/O: events go to a bounded
 // queue that one background goroutine encodes and writes through a
@@ -210,8 +211,7 @@ func (w *Writer) enqueue(ev *Event) {
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
-		w.dropped.Add(1)
-		freeEvent(ev)
+		freeEvent(ev) // the capture is over: not a drop
 		return
 	}
 	select {
