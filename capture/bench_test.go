@@ -46,3 +46,23 @@ func BenchmarkEncode(b *testing.B) {
 		buf = appendEvent(buf[:0], &ev)
 	}
 }
+
+// BenchmarkSessionsParallel records simple-protocol round trips (Query and
+// ReadyForQuery) from many goroutines at once, each its own session.
+func BenchmarkSessionsParallel(b *testing.B) {
+	q := []byte("SELECT abalance FROM pgbench_accounts WHERE aid = 42\x00")
+	w := NewWriter(io.Discard, Header{}, Options{QueueEvents: 1 << 20})
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		s := w.StartSession(SessionInfo{User: "bench"})
+		for pb.Next() {
+			s.Frontend('Q', q, len(q))
+			s.Backend('C', []byte("SELECT 1\x00"))
+			s.Backend('Z', []byte{'I'})
+		}
+		s.End("done")
+	})
+	b.StopTimer()
+	_ = w.Close()
+	b.ReportMetric(float64(w.Dropped())/float64(b.N*2), "dropped/event")
+}

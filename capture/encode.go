@@ -68,7 +68,8 @@ func appendStrField(b []byte, key, v string) []byte {
 	return appendString(appendKey(b, key), v)
 }
 
-// appendEvent appends ev as one JSON line (with the newline).
+// appendEvent appends ev as one JSON line (with the newline). Only the
+// fields of the event's kind are looked at.
 func appendEvent(b []byte, ev *Event) []byte {
 	b = append(b, `{"t":`...)
 	b = strconv.AppendInt(b, ev.T, 10)
@@ -76,8 +77,63 @@ func appendEvent(b []byte, ev *Event) []byte {
 	b = strconv.AppendUint(b, ev.Session, 10)
 	b = append(b, `,"tx":`...)
 	b = strconv.AppendInt(b, ev.Tx, 10)
-	b = appendKey(b, "ev")
+	b = append(b, `,"ev":`...)
 	b = appendString(b, string(ev.Kind))
+	switch ev.Kind {
+	case Query:
+		b = appendStrField(b, "sql", ev.SQL)
+	case Parse:
+		b = appendString(appendKey(b, "name"), ev.Name)
+		b = appendStrField(b, "sql", ev.SQL)
+		b = appendOIDs(b, ev.ParamTypes)
+	case Bind:
+		b = appendStrField(b, "portal", ev.Portal)
+		b = appendString(appendKey(b, "name"), ev.Name)
+	case Describe, Close:
+		b = appendStrField(b, "target", ev.Target)
+		b = appendString(appendKey(b, "name"), ev.Name)
+	case Execute:
+		b = appendStrField(b, "portal", ev.Portal)
+		b = appendMaxRows(b, ev.MaxRows)
+	case Sync, Flush:
+	case Ready:
+		b = appendStrField(b, "status", ev.Status)
+	default:
+		b = appendOtherFields(b, ev)
+	}
+	if ev.Truncated {
+		b = append(appendKey(b, "truncated"), "true"...)
+	}
+	b = appendStrField(b, "invalid", ev.Invalid)
+	b = appendStrField(b, "redact", ev.Redact)
+	return append(b, '}', '\n')
+}
+
+func appendOIDs(b []byte, oids []uint32) []byte {
+	if len(oids) == 0 {
+		return b
+	}
+	b = appendKey(b, "param_types")
+	b = append(b, '[')
+	for i, o := range oids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(o), 10)
+	}
+	return append(b, ']')
+}
+
+func appendMaxRows(b []byte, n int32) []byte {
+	if n == 0 {
+		return b
+	}
+	return strconv.AppendInt(appendKey(b, "max_rows"), int64(n), 10)
+}
+
+// appendOtherFields appends the fields of the less frequent kinds (and of
+// any kind, in a fixed order, for events built by hand).
+func appendOtherFields(b []byte, ev *Event) []byte {
 	b = appendStrField(b, "client", ev.Client)
 	b = appendStrField(b, "user", ev.User)
 	b = appendStrField(b, "database", ev.Database)
@@ -97,29 +153,10 @@ func appendEvent(b []byte, ev *Event) []byte {
 	}
 	b = appendStrField(b, "target", ev.Target)
 	b = appendStrField(b, "portal", ev.Portal)
-	// Bind, Describe and Close of the unnamed statement keep "name":"" so
-	// that a reader sees which statement was meant.
-	switch ev.Kind {
-	case Parse, Bind, Describe, Close:
-		b = appendString(appendKey(b, "name"), ev.Name)
-	default:
-		b = appendStrField(b, "name", ev.Name)
-	}
+	b = appendStrField(b, "name", ev.Name)
 	b = appendStrField(b, "sql", ev.SQL)
-	if len(ev.ParamTypes) > 0 {
-		b = appendKey(b, "param_types")
-		b = append(b, '[')
-		for i, o := range ev.ParamTypes {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendUint(b, uint64(o), 10)
-		}
-		b = append(b, ']')
-	}
-	if ev.MaxRows != 0 {
-		b = strconv.AppendInt(appendKey(b, "max_rows"), int64(ev.MaxRows), 10)
-	}
+	b = appendOIDs(b, ev.ParamTypes)
+	b = appendMaxRows(b, ev.MaxRows)
 	if ev.OID != 0 {
 		b = strconv.AppendUint(appendKey(b, "oid"), uint64(ev.OID), 10)
 	}
@@ -134,12 +171,7 @@ func appendEvent(b []byte, ev *Event) []byte {
 	b = appendStrField(b, "message", ev.Message)
 	b = appendStrField(b, "channel", ev.Channel)
 	b = appendStrField(b, "reason", ev.Reason)
-	if ev.Truncated {
-		b = append(appendKey(b, "truncated"), "true"...)
-	}
-	b = appendStrField(b, "invalid", ev.Invalid)
-	b = appendStrField(b, "redact", ev.Redact)
-	return append(b, '}', '\n')
+	return b
 }
 
 // appendTrailer appends the trailer line.
