@@ -145,6 +145,9 @@ func (a *trafficAnalysis) add(o occurrence) {
 		a.groups[k] = g
 		a.order = append(a.order, k)
 	}
+	if earlier(o, g.first) {
+		g.first = o // the finding points at the first occurrence
+	}
 	g.count++
 	g.sessions[o.session] = struct{}{}
 	g.apps[o.app] = struct{}{}
@@ -161,6 +164,12 @@ func (a *trafficAnalysis) add(o occurrence) {
 		g.notes[o.note]++
 	}
 	g.longest = max(g.longest, o.dur)
+}
+
+// earlier orders occurrences by time, then place, so that a group's first
+// occurrence does not depend on the order sessions were settled in.
+func earlier(a, b occurrence) bool {
+	return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.file, b.file), cmp.Compare(a.line, b.line)) < 0
 }
 
 // findings turns the groups into findings, one per group.

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -83,12 +84,14 @@ type session struct {
 
 	idleSince int64 // time of a ReadyForQuery T or E not yet followed by a client message; -1 when none
 	idleLine  int
+	idleFile  string
 }
 
 // protoStmt is a statement prepared with Parse.
 type protoStmt struct {
 	sql  string
 	tx   int64
+	file string
 	line int
 	ok   bool
 }
@@ -106,6 +109,7 @@ type txn struct {
 type stmtRun struct {
 	p        *parsedStmt
 	st       *rules.Stmt
+	file     string
 	line     int
 	t        int64
 	items    []*item
@@ -181,10 +185,10 @@ func (a *trafficAnalysis) event(h capture.Header, file string, ev *capture.Event
 	switch ev.Kind {
 	case capture.Query:
 		if ev.SQL != "" {
-			s.run(ev.SQL, ev)
+			s.run(ev.SQL, file, ev)
 		}
 	case capture.Parse:
-		ps := protoStmt{sql: ev.SQL, tx: s.cur.num, line: ev.Line, ok: ev.SQL != "" || ev.Invalid == ""}
+		ps := protoStmt{sql: ev.SQL, tx: s.cur.num, file: file, line: ev.Line, ok: ev.SQL != "" || ev.Invalid == ""}
 		if ev.Name == "" {
 			s.unnamed = ps
 		} else {
@@ -205,14 +209,14 @@ func (a *trafficAnalysis) event(h capture.Header, file string, ev *capture.Event
 		}
 	case capture.Execute:
 		if sql := s.portals[ev.Portal]; sql != "" {
-			s.run(sql, ev)
+			s.run(sql, file, ev)
 		}
 	case capture.Ready:
 		s.runOpen = false
 		switch ev.Status {
 		case "T", "E":
 			s.cur.explicit = true
-			s.idleSince, s.idleLine = ev.T, ev.Line
+			s.idleSince, s.idleFile, s.idleLine = ev.T, file, ev.Line
 		default:
 			s.idleSince = -1
 		}
@@ -235,8 +239,15 @@ func (a *trafficAnalysis) event(h capture.Header, file string, ev *capture.Event
 
 // finishAll ends every session still open (the capture stopped first).
 func (a *trafficAnalysis) finishAll() {
-	for k, s := range a.sessions {
-		s.finish()
+	keys := make([]sessKey, 0, len(a.sessions))
+	for k := range a.sessions {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y sessKey) int {
+		return cmp.Or(cmp.Compare(x.capture, y.capture), cmp.Compare(x.id, y.id))
+	})
+	for _, k := range keys {
+		a.sessions[k].finish()
 		delete(a.sessions, k)
 	}
 }
@@ -244,8 +255,8 @@ func (a *trafficAnalysis) finishAll() {
 func (s *session) at(t int64) time.Time { return s.start.Add(time.Duration(t)) }
 
 // occurrence returns an occurrence of this session with the common fields.
-func (s *session) occurrence(r *rules.Rule, sev rules.Severity, line int, t int64) occurrence {
-	return occurrence{rule: r.ID, sev: sev, fix: r.Fix, file: s.file, line: line, session: s.key, app: s.app, at: s.at(t)}
+func (s *session) occurrence(r *rules.Rule, sev rules.Severity, file string, line int, t int64) occurrence {
+	return occurrence{rule: r.ID, sev: sev, fix: r.Fix, file: file, line: line, session: s.key, app: s.app, at: s.at(t)}
 }
 
 // startup checks the startup parameters against the target.
@@ -277,7 +288,7 @@ func (s *session) startup(ev *capture.Event) {
 			what += " with settings PgBouncer does not track (" + strings.Join(untracked, ", ") + ")"
 		}
 		sev, why := startupHandling(t, lower)
-		o := s.occurrence(rules.StartupParameter, sev, ev.Line, ev.T)
+		o := s.occurrence(rules.StartupParameter, sev, s.file, ev.Line, ev.T)
 		o.key = "param:" + lower
 		o.msg = what + ": " + why
 		if lower == "options" {
@@ -367,10 +378,10 @@ func (s *session) idleGap(d int64, tail string) {
 	if time.Duration(d) <= s.a.opt.IdleThreshold {
 		return
 	}
-	o := s.occurrence(rules.IdleInTransaction, rules.IdleInTransaction.Severity, s.idleLine, s.idleSince)
+	o := s.occurrence(rules.IdleInTransaction, rules.IdleInTransaction.Severity, s.idleFile, s.idleLine, s.idleSince)
 	o.dur = time.Duration(d)
 	if e := s.lastRun; e != nil {
-		o.line, o.stmt, o.fp, o.key = e.line, e.p.text, e.p.fp, e.p.fp
+		o.file, o.line, o.stmt, o.fp, o.key = e.file, e.line, e.p.text, e.p.fp, e.p.fp
 		if o.key == "" {
 			o.key = e.p.text
 		}
@@ -385,7 +396,7 @@ func (s *session) useStatement(name string, ev *capture.Event) string {
 	if name == "" {
 		u := s.unnamed
 		if u.ok && u.sql != "" && u.tx < s.cur.num && ev.Kind == capture.Bind {
-			o := s.occurrence(rules.UnnamedStatementReuse, unnamedSeverity(s.a.cfg.target()), u.line, ev.T)
+			o := s.occurrence(rules.UnnamedStatementReuse, unnamedSeverity(s.a.cfg.target()), u.file, u.line, ev.T)
 			o.stmt, o.fp = u.sql, s.a.fingerprint(u.sql)
 			o.key = o.fp
 			o.msg = "the unnamed statement is parsed, then Sync ends the round trip outside a transaction, and it is bound in the next one: " + unnamedWhat(s.a.cfg.target())
@@ -398,7 +409,7 @@ func (s *session) useStatement(name string, ev *capture.Event) string {
 		return ""
 	}
 	if ps.tx < s.cur.num {
-		o := s.occurrence(rules.ProtocolPrepare, protocolSeverity(s.a.cfg.target()), ps.line, ev.T)
+		o := s.occurrence(rules.ProtocolPrepare, protocolSeverity(s.a.cfg.target()), ps.file, ps.line, ev.T)
 		o.stmt, o.fp = ps.sql, s.a.fingerprint(ps.sql)
 		o.key = o.fp
 		if o.key == "" {
@@ -509,10 +520,10 @@ func namePattern(name string) string {
 const maxTxStatements = 10000
 
 // run executes the statements of a query string.
-func (s *session) run(sql string, ev *capture.Event) {
+func (s *session) run(sql, file string, ev *capture.Event) {
 	for _, p := range s.a.parse(sql) {
 		s.a.statements++
-		e := &stmtRun{p: p, st: rules.NewStmt(p.st, s.a.interesting), line: ev.Line, t: ev.T}
+		e := &stmtRun{p: p, st: rules.NewStmt(p.st, s.a.interesting), file: file, line: ev.Line, t: ev.T}
 		s.lastRun, s.runOpen = e, true
 		s.apply(e)
 		// A huge transaction keeps only the statements that matter to a
@@ -812,7 +823,7 @@ func (s *session) endTx() {
 		switch {
 		case f.Rule == rules.SequenceSession:
 			if e.seqCross {
-				o := s.occurrence(f.Rule, f.Severity, e.line, e.t)
+				o := s.occurrence(f.Rule, f.Severity, e.file, e.line, e.t)
 				s.fill(&o, e, f)
 				o.note = "a nextval() ran in an earlier transaction of the session"
 				s.a.add(o)
@@ -824,7 +835,7 @@ func (s *session) endTx() {
 				}
 			}
 		default:
-			o := s.occurrence(f.Rule, f.Severity, e.line, e.t)
+			o := s.occurrence(f.Rule, f.Severity, e.file, e.line, e.t)
 			s.fill(&o, e, f)
 			s.a.add(o)
 		}
@@ -894,7 +905,7 @@ func (s *session) report(it *item) {
 		}
 		note = "used in a later transaction"
 	}
-	o := s.occurrence(it.finding.Rule, it.finding.Severity, it.ex.line, it.ex.t)
+	o := s.occurrence(it.finding.Rule, it.finding.Severity, it.ex.file, it.ex.line, it.ex.t)
 	s.fill(&o, it.ex, it.finding)
 	o.note = note
 	s.a.add(o)

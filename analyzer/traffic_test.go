@@ -1,6 +1,7 @@
 package analyzer_test
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
 
@@ -154,5 +156,51 @@ func TestAnalyzeCapturesErrors(t *testing.T) {
 	}
 	if _, _, err := cfg.AnalyzeCaptures([]string{"traffic_test.go"}, analyzer.CaptureOptions{}); err == nil || !strings.Contains(err.Error(), "not a pgpoolcheck capture") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestAnalyzeRotatedCapture records a session whose SET and later
+// transactions fall in different parts of a rotated capture, and gives the
+// parts to analyze in reverse order.
+func TestAnalyzeRotatedCapture(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cap.jsonl")
+	w, err := capture.Create(path, capture.Header{Mode: "record"}, capture.Options{MaxBytes: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.StartSession(capture.SessionInfo{ApplicationName: "billing"})
+	query := func(sql string) {
+		body := append([]byte(sql), 0)
+		s.Frontend('Q', body, len(body))
+		s.Backend('Z', []byte{'I'})
+	}
+	query("SET search_path = app")
+	for range 20 {
+		query("SELECT * FROM invoices")
+	}
+	s.End("client closed")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for n := 1; ; n++ {
+		p := capture.PartPath(path, n)
+		if _, err := os.Stat(p); err != nil {
+			break
+		}
+		parts = append([]string{p}, parts...)
+	}
+	if len(parts) < 3 {
+		t.Fatalf("%d parts", len(parts))
+	}
+	rep, warns, err := (&analyzer.Config{}).AnalyzeCaptures(parts, analyzer.CaptureOptions{})
+	if err != nil || len(warns) > 0 {
+		t.Fatal(err, warns)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Rule != "session-set" || rep.Findings[0].File != path || rep.Findings[0].Line != 3 {
+		t.Fatalf("findings %+v", rep.Findings)
+	}
+	if rep.Summary.Files != len(parts) || rep.Summary.Statements != 21 {
+		t.Errorf("summary %+v", rep.Summary)
 	}
 }
