@@ -80,6 +80,23 @@ type clientConn struct {
 	// paramsSig(params).
 	params map[string]string
 	sig    uint64
+
+	// tracked is set in transaction mode with prepared-statement support:
+	// the relay looks at every message (track.go). The fields below are
+	// the client's protocol statements, used by the client goroutine and,
+	// on failures, the pump, under mu.
+	tracked bool
+	// stmts are the client's named statements.
+	stmts map[string]*stmt
+	// unnamed is the body after the name of the client's latest unnamed
+	// Parse (nil when it has none), unnamedGen counts its unnamed Parses.
+	unnamed    []byte
+	unnamedGen uint64
+	// qseq counts the client's simple Queries (for DEALLOCATE ALL).
+	qseq uint64
+	// skipTillSync drops the client's messages up to its next Sync after
+	// the pooler refused one (as PostgreSQL does after an error).
+	skipTillSync bool
 }
 
 // writer returns the client's write buffer, taking one from the pool if
@@ -259,6 +276,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		return false
 	}
 	c.pool = p.poolFor(c.database, c.user)
+	c.tracked = p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.QueryWaitTimeout)
 	defer cancel()
 	defaults, err := c.pool.welcomeParams(ctx, time.Now().Add(p.cfg.QueryWaitTimeout))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +30,13 @@ type pool struct {
 	// settings: the welcome ParameterStatus values.
 	defaults map[string]string
 	closed   bool
+
+	// stats counts protocol prepared statements (PgBouncer's
+	// total_client_parse_count, total_server_parse_count and
+	// total_bind_count, plus evictions from the servers' caches).
+	stats struct {
+		clientParses, serverParses, binds, evictions atomic.Int64
+	}
 }
 
 // waiter is a client waiting for a server. It receives either a server or

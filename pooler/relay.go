@@ -30,6 +30,14 @@ func (c *clientConn) relay() {
 	for {
 		if c.r.Buffered() == 0 {
 			unlock()
+			if c.tracked {
+				c.mu.Lock()
+				s := c.server
+				c.mu.Unlock()
+				if s != nil && s.synthHead.Load() {
+					c.emitDueSynths(s, true)
+				}
+			}
 		}
 		h, err := c.r.Peek(headerLen)
 		if err != nil {
@@ -50,6 +58,25 @@ func (c *clientConn) relay() {
 			unlock()
 			c.vanish()
 			return
+		}
+		var body []byte
+		var consumed bool
+		if c.tracked {
+			if c.skipTillSync && typ != 'S' {
+				if _, err := c.r.Discard(headerLen + n); err != nil {
+					unlock()
+					c.vanish()
+					return
+				}
+				continue
+			}
+			if look, whole := needsBody(typ); look {
+				if body, consumed, err = c.frontendBody(n, whole); err != nil {
+					unlock()
+					c.vanish()
+					return
+				}
+			}
 		}
 		c.mu.Lock()
 		s := c.server
@@ -73,6 +100,12 @@ func (c *clientConn) relay() {
 			c.mu.Lock()
 			if c.server != s {
 				c.mu.Unlock()
+				if consumed {
+					// The message was read already; the failed server
+					// closes the client anyway.
+					c.vanish()
+					return
+				}
 				continue // the server failed at once; the pump closes the client
 			}
 		}
@@ -84,8 +117,15 @@ func (c *clientConn) relay() {
 			locked = s
 		}
 		countFrontend(&c.st, typ)
-		c.mu.Unlock()
-		if err := copyMessage(s.w, c.r, headerLen+n); err != nil {
+		if c.tracked {
+			pl := c.trackFrontend(s, typ, body, n)
+			c.mu.Unlock()
+			err = c.writePlan(s.w, typ, n, body, consumed, &pl)
+		} else {
+			c.mu.Unlock()
+			err = copyMessage(s.w, c.r, headerLen+n)
+		}
+		if err != nil {
 			if errors.Is(err, errWrite) {
 				s.close()
 				continue
@@ -181,6 +221,8 @@ func (c *clientConn) attach() (*serverConn, error) {
 	}
 	c.server = s
 	c.st = relState{TxStatus: 'I', HeldForSession: p.cfg.Mode != ModeTransaction}
+	s.q.reset()
+	s.synthHead.Store(false)
 	c.pumpDone = done
 	c.mu.Unlock()
 	p.stats.attaches.Add(1)
@@ -237,6 +279,43 @@ func (c *clientConn) pump(s *serverConn, done chan struct{}) {
 			c.serverLost(s, fatalSeen)
 			return
 		}
+		if c.tracked {
+			if s.synthHead.Load() {
+				c.emitDueSynths(s, false)
+			}
+			if mayComplete(typ) {
+				var body []byte
+				var status byte
+				switch typ {
+				case 'C', 'E', 'Z':
+					if n <= maxSmallMessage {
+						if b, err := s.r.Peek(headerLen + n); err == nil {
+							body = b[headerLen:]
+						}
+					}
+				}
+				switch typ {
+				case 'Z':
+					if n != 1 || body == nil {
+						c.serverLost(s, fatalSeen)
+						return
+					}
+					status = body[0]
+				case 'E':
+					if body != nil && isFatal(body) {
+						fatalSeen = true
+					}
+				}
+				if err := c.trackBackend(s, typ, n, body); err != nil {
+					c.serverLost(s, fatalSeen)
+					return
+				}
+				if typ == 'Z' && c.readyForQuery(s, status) {
+					return
+				}
+				continue
+			}
+		}
 		switch typ {
 		case 'Z':
 			b, err := s.r.Peek(headerLen + 1)
@@ -249,25 +328,7 @@ func (c *clientConn) pump(s *serverConn, done chan struct{}) {
 				c.serverLost(s, fatalSeen)
 				return
 			}
-			c.mu.Lock()
-			c.st.TxStatus = status
-			if c.st.PendingSyncs > 0 {
-				c.st.PendingSyncs--
-			}
-			release := mayRelease(c.st)
-			if release {
-				c.server = nil
-			}
-			gone := c.gone
-			c.mu.Unlock()
-			if release {
-				c.flushClient(true)
-				s.wmu.Lock() // wait for a write of this client still under way
-				s.wmu.Unlock()
-				c.pool.release(s)
-				if !gone && c.proxy.closing.Load() {
-					c.closeForShutdown()
-				}
+			if c.readyForQuery(s, status) {
 				return
 			}
 			continue
@@ -289,11 +350,8 @@ func (c *clientConn) pump(s *serverConn, done chan struct{}) {
 			}
 		case 'E':
 			if n <= maxSmallMessage {
-				if b, err := s.r.Peek(headerLen + n); err == nil {
-					sev := parseErrorFields(b[headerLen:])['V']
-					if sev == "FATAL" || sev == "PANIC" {
-						fatalSeen = true
-					}
+				if b, err := s.r.Peek(headerLen + n); err == nil && isFatal(b[headerLen:]) {
+					fatalSeen = true
 				}
 			}
 		}
@@ -302,6 +360,47 @@ func (c *clientConn) pump(s *serverConn, done chan struct{}) {
 			return
 		}
 	}
+}
+
+// isFatal reports whether an ErrorResponse body has severity FATAL or
+// PANIC.
+func isFatal(body []byte) bool {
+	sev := parseErrorFields(body)['V']
+	return sev == "FATAL" || sev == "PANIC"
+}
+
+// readyForQuery updates the relay state after a ReadyForQuery with the
+// given status was relayed, and releases the server when mayRelease says
+// so. It reports whether the server was released (the pump ends).
+func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
+	c.mu.Lock()
+	c.st.TxStatus = status
+	if c.st.PendingSyncs > 0 {
+		c.st.PendingSyncs--
+	}
+	release := mayRelease(c.st)
+	if release && c.tracked && s.q.len() > 0 {
+		// Responses still owed: the bookkeeping is off. Keep the server
+		// with this client rather than hand it on.
+		c.proxy.log.Warn("responses pending at release; server kept", "user", c.user, "pending", s.q.len())
+		release = false
+	}
+	if release {
+		c.server = nil
+	}
+	gone := c.gone
+	c.mu.Unlock()
+	if !release {
+		return false
+	}
+	c.flushClient(true)
+	s.wmu.Lock() // wait for a write of this client still under way
+	s.wmu.Unlock()
+	c.pool.release(s)
+	if !gone && c.proxy.closing.Load() {
+		c.closeForShutdown()
+	}
+	return true
 }
 
 // serverLost handles a server whose stream ended or broke while attached:
@@ -374,6 +473,11 @@ func (c *clientConn) vanish() {
 		}
 		c.st.HeldForSession = false
 		c.st.PendingSyncs += len(queries)
+		if c.tracked {
+			for range queries {
+				s.q.push(pend{kind: pkQuery})
+			}
+		}
 	default:
 		c.st.Broken = true
 	}

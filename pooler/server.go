@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -79,6 +80,17 @@ type serverConn struct {
 
 	created   time.Time
 	idleSince time.Time
+
+	// Prepared-statement state (prepared.go), used under the attached
+	// client's mu: the statements the server holds, the responses it
+	// owes, whose unnamed statement it has, and its count of simple
+	// Queries.
+	lru          stmtLRU
+	q            pendQueue
+	synthHead    atomic.Bool
+	unnamedOwner *clientConn
+	unnamedGen   uint64
+	qseq         uint64
 }
 
 // serverBufSize is the read and write buffer size of a server connection.

@@ -17,6 +17,8 @@ const (
 	codeFeatureNotSupported = "0A000"
 	codeAdminShutdown       = "57P01"
 	codeCannotConnectNow    = "57P03"
+	// codeDuplicatePreparedStatement is PostgreSQL's duplicate_prepared_statement.
+	codeDuplicatePreparedStatement = "42P05"
 )
 
 // errorResponse encodes an ErrorResponse with the given severity, SQLSTATE
