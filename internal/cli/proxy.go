@@ -9,8 +9,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pgpoolcheck/pgpoolcheck/internal/proxyconfig"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type proxyFlags struct {
@@ -23,6 +25,7 @@ type proxyFlags struct {
 	maxMessageSize            int
 	maxPrepared               int
 	logLevel, logFormat       string
+	config, pgbouncerINI      string
 }
 
 func newProxy(e *env) *cobra.Command {
@@ -47,15 +50,38 @@ secret a plain-text password, md5<md5(password+user)>, or a SCRAM-SHA-256
 verifier. trust needs no file and is refused on a non-loopback --listen
 address unless --insecure-trust is given.
 
+Settings may also come from files. --config reads pgpoolcheck's YAML config:
+a mapping of the flags' names in snake_case (pool_size: 20, upstream: …,
+query_wait_timeout: 2m; durations are Go durations or seconds); an unknown key
+is an error. --pgbouncer-ini reads an existing pgbouncer.ini: [databases]
+becomes the upstream (every entry must name the same server) and the common
+[pgbouncer] keys (listen_addr, listen_port, pool_mode, default_pool_size,
+max_client_conn, auth_type, auth_file, the timeouts …) their flags; every key
+pgpoolcheck does not honour is reported as a warning on stderr. Relative
+auth_file paths are relative to the file that names them. Precedence, highest
+first: flags given on the command line, then (for the upstream URL)
+PGPOOLCHECK_UPSTREAM, then --config, then --pgbouncer-ini, then the defaults.
+Settings of features not built yet (on_session_state, admin_users,
+metrics_listen, capture, redact) are accepted and reported as not supported yet.
+
 The proxy runs until SIGINT or SIGTERM: it then stops accepting, lets running
 transactions finish for up to --shutdown-timeout, closes everything and exits 0.`,
 		Example: `  pgpoolcheck proxy --upstream postgres://app:secret@db:5432/app --pool-size 20
   pgpoolcheck proxy --listen 0.0.0.0:6432 --auth-type scram-sha-256 --auth-file userlist.txt \
-      --upstream 'postgres://app@db/app?sslmode=require'`,
+      --upstream 'postgres://app@db/app?sslmode=require'
+  pgpoolcheck proxy --pgbouncer-ini /etc/pgbouncer/pgbouncer.ini --listen 127.0.0.1:7432
+  pgpoolcheck proxy --config proxy.yaml`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runProxy(cmd.Context(), e, f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runProxy(cmd.Context(), e, cmd.Flags(), &f)
+		},
 	}
-	fl := cmd.Flags()
+	f.register(cmd.Flags())
+	return cmd
+}
+
+// register defines the proxy's flags on fl, bound to f.
+func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:6432", "address to accept clients on")
 	fl.StringVar(&f.upstream, "upstream", "", "PostgreSQL connection URL (or PGPOOLCHECK_UPSTREAM)")
 	fl.StringVar(&f.mode, "mode", "transaction", "pool mode: transaction, session or record")
@@ -73,13 +99,95 @@ transactions finish for up to --shutdown-timeout, closes everything and exits 0.
 	fl.IntVar(&f.maxPrepared, "max-prepared-statements", 200, "protocol prepared statements kept per server connection in transaction mode (0 turns their support off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
-	return cmd
+	fl.StringVar(&f.config, "config", "", "YAML config file of proxy settings (flags given on the command line win)")
+	fl.StringVar(&f.pgbouncerINI, "pgbouncer-ini", "", "read settings from a PgBouncer pgbouncer.ini (--config and flags win)")
 }
 
-func runProxy(ctx context.Context, e *env, f proxyFlags) error {
+func runProxy(ctx context.Context, e *env, fs *pflag.FlagSet, f *proxyFlags) error {
+	cfg, err := proxyConfig(e, fs, f)
+	if err != nil {
+		return err
+	}
+	p, err := pooler.New(cfg)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := p.Listen(); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return p.Serve(ctx)
+}
+
+// loadProxyFiles reads --pgbouncer-ini and --config into fs's flags (and
+// so into f), leaving alone the flags given on the command line, and warns
+// on e.stderr, one line each, about every setting it does not use.
+func loadProxyFiles(e *env, fs *pflag.FlagSet, f *proxyFlags) error {
+	if f.config == "" && f.pgbouncerINI == "" {
+		return nil
+	}
+	warn := func(format string, a ...any) {
+		fmt.Fprintf(e.stderr, "pgpoolcheck: warning: "+format+"\n", a...)
+	}
+	var ini, yml *proxyconfig.Settings
+	merged := &proxyconfig.Settings{}
+	if f.pgbouncerINI != "" {
+		s, ignored, err := proxyconfig.LoadPgBouncerINI(f.pgbouncerINI)
+		if err != nil {
+			return usagef("--pgbouncer-ini: %w", err)
+		}
+		for _, ig := range ignored {
+			warn("%s: %s", f.pgbouncerINI, ig)
+		}
+		ini = s
+		merged.Merge(s)
+	}
+	if f.config != "" {
+		s, err := proxyconfig.LoadYAML(f.config)
+		if err != nil {
+			return usagef("--config: %w", err)
+		}
+		yml = s
+		merged.Merge(s)
+	}
+	// source names the file a key's value comes from: the YAML wins.
+	source := func(key string) string {
+		if yml != nil {
+			if _, ok := yml.Get(key); ok {
+				return f.config
+			}
+		}
+		if ini != nil {
+			if _, ok := ini.Get(key); ok {
+				return f.pgbouncerINI
+			}
+		}
+		return "config"
+	}
+	noFlag, err := merged.Apply(fs)
+	if err != nil {
+		// Apply's error names the key; say which file gave it.
+		key, _, _ := strings.Cut(err.Error(), ":")
+		return usagef("%s: %w", source(key), err)
+	}
+	for _, key := range noFlag {
+		warn("%s: %s: not supported yet, ignored", source(key), key)
+	}
+	return nil
+}
+
+// proxyConfig turns the flags, the config files and the environment into
+// the pooler's configuration, without starting anything.
+func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error) {
+	// Apply marks the flags it sets as changed: look first.
+	upstreamFlag := fs.Changed("upstream")
+	if err := loadProxyFiles(e, fs, f); err != nil {
+		return pooler.Config{}, err
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return usagef("--log-level: unknown level %q (want debug, info, warn or error)", f.logLevel)
+		return pooler.Config{}, usagef("--log-level: unknown level %q (want debug, info, warn or error)", f.logLevel)
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	var logger *slog.Logger
@@ -89,14 +197,16 @@ func runProxy(ctx context.Context, e *env, f proxyFlags) error {
 	case "json":
 		logger = slog.New(slog.NewJSONHandler(e.stderr, opts))
 	default:
-		return usagef("--log-format: unknown format %q (want text or json)", f.logFormat)
+		return pooler.Config{}, usagef("--log-format: unknown format %q (want text or json)", f.logFormat)
 	}
+	// The upstream URL: the command line, then the environment, then the
+	// files (which Apply wrote into f.upstream).
 	upstream := f.upstream
-	if upstream == "" {
-		upstream = e.getenv("PGPOOLCHECK_UPSTREAM")
+	if env := e.getenv("PGPOOLCHECK_UPSTREAM"); env != "" && (!upstreamFlag || upstream == "") {
+		upstream = env
 	}
 	if upstream == "" {
-		return usagef("proxy needs --upstream (or PGPOOLCHECK_UPSTREAM)")
+		return pooler.Config{}, usagef("proxy needs --upstream (or PGPOOLCHECK_UPSTREAM)")
 	}
 	cfg := pooler.Config{
 		Listen:                f.listen,
@@ -118,20 +228,11 @@ func runProxy(ctx context.Context, e *env, f proxyFlags) error {
 	if f.authFile != "" {
 		users, err := pooler.LoadUserlist(f.authFile)
 		if err != nil {
-			return fmt.Errorf("--auth-file: %w", err)
+			return pooler.Config{}, fmt.Errorf("--auth-file: %w", err)
 		}
 		cfg.Users = users
 	}
-	p, err := pooler.New(cfg)
-	if err != nil {
-		return usageError{err}
-	}
-	if err := p.Listen(); err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	return p.Serve(ctx)
+	return cfg, nil
 }
 
 // maxPrepared maps the command line's 0 (off) to the Config's negative

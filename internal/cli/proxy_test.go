@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgpoolcheck/pgpoolcheck/pooler"
+	"github.com/spf13/pflag"
+)
+
+// proxyConfigFor parses args as the proxy command's flags and returns the
+// pooler configuration they give, with what was written to stderr; nothing
+// is started.
+func proxyConfigFor(t *testing.T, environ map[string]string, args ...string) (pooler.Config, string, error) {
+	t.Helper()
+	var f proxyFlags
+	fs := pflag.NewFlagSet("proxy", pflag.ContinueOnError)
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr,
+		getenv: func(k string) string { return environ[k] }}
+	cfg, err := proxyConfig(e, fs, &f)
+	return cfg, stderr.String(), err
+}
+
+func writeProxyFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestProxyFlagWinsOverFiles checks the precedence: flags given on the
+// command line, then PGPOOLCHECK_UPSTREAM for the upstream URL, then
+// --config, then --pgbouncer-ini, then the flags' defaults.
+func TestProxyFlagWinsOverFiles(t *testing.T) {
+	dir := t.TempDir()
+	ini := writeProxyFile(t, dir, "pgbouncer.ini", `[databases]
+app = host=db.example port=5433 dbname=app
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = 7000
+pool_mode = session
+default_pool_size = 15
+max_client_conn = 300
+query_wait_timeout = 30
+`)
+	yml := writeProxyFile(t, dir, "proxy.yaml", `pool_size: 25
+max_client_conn: 400
+server_lifetime: 10m
+max_prepared_statements: 0
+auth_type: md5
+auth_file: users.txt
+`)
+	writeProxyFile(t, dir, "users.txt", `"app" "secret"`+"\n")
+
+	cfg, stderr, err := proxyConfigFor(t, nil, "--pgbouncer-ini", ini, "--config", yml, "--pool-size", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stderr != "" {
+		t.Errorf("unexpected warnings: %s", stderr)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"PoolSize (flag over both files)", cfg.PoolSize, 5},
+		{"MaxClientConn (YAML over ini)", cfg.MaxClientConn, 400},
+		{"Mode (ini)", cfg.Mode, pooler.Mode("session")},
+		{"Listen (ini)", cfg.Listen, "127.0.0.1:7000"},
+		{"Upstream (ini)", cfg.Upstream, "postgres://db.example:5433/app"},
+		{"QueryWaitTimeout (ini)", cfg.QueryWaitTimeout, 30 * time.Second},
+		{"ServerLifetime (YAML)", cfg.ServerLifetime, 10 * time.Minute},
+		{"ServerIdleTimeout (default)", cfg.ServerIdleTimeout, 600 * time.Second},
+		{"MaxPreparedStatements (YAML 0 is off)", cfg.MaxPreparedStatements, -1},
+		{"AuthType (YAML)", cfg.AuthType, pooler.AuthType("md5")},
+		{"Users (auth_file relative to the YAML file)", len(cfg.Users), 1},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
+		}
+	}
+
+	// Without the flag, the YAML's pool_size wins over the ini's.
+	cfg, _, err = proxyConfigFor(t, nil, "--pgbouncer-ini", ini, "--config", yml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.PoolSize != 25 {
+		t.Errorf("PoolSize without the flag: got %d, want 25 from the YAML", cfg.PoolSize)
+	}
+
+	// A flag given explicitly with its default value still wins.
+	cfg, _, err = proxyConfigFor(t, nil, "--pgbouncer-ini", ini, "--mode", "transaction")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Mode != "transaction" {
+		t.Errorf("Mode with --mode transaction: got %s", cfg.Mode)
+	}
+
+	// The upstream URL: PGPOOLCHECK_UPSTREAM over the files, --upstream
+	// over both.
+	env := map[string]string{"PGPOOLCHECK_UPSTREAM": "postgres://env@envhost/app"}
+	cfg, _, err = proxyConfigFor(t, env, "--pgbouncer-ini", ini)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Upstream != env["PGPOOLCHECK_UPSTREAM"] {
+		t.Errorf("Upstream with PGPOOLCHECK_UPSTREAM: got %s", cfg.Upstream)
+	}
+	cfg, _, err = proxyConfigFor(t, env, "--pgbouncer-ini", ini, "--upstream", "postgres://flag@flaghost/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Upstream != "postgres://flag@flaghost/app" {
+		t.Errorf("Upstream with --upstream: got %s", cfg.Upstream)
+	}
+}
+
+// TestProxyConfigWarnings checks that ignored pgbouncer.ini keys and
+// settings without a flag are reported, one line each, naming the file
+// that set them.
+func TestProxyConfigWarnings(t *testing.T) {
+	dir := t.TempDir()
+	ini := writeProxyFile(t, dir, "pgbouncer.ini", `[databases]
+* = host=db.example
+
+[pgbouncer]
+logfile = /var/log/pgbouncer.log
+admin_users = postgres
+stats_period = 60
+`)
+	yml := writeProxyFile(t, dir, "proxy.yaml", "capture: out.capture\nredact: true\n")
+	_, stderr, err := proxyConfigFor(t, nil, "--pgbouncer-ini", ini, "--config", yml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"pgpoolcheck: warning: " + ini + ": line 5: [pgbouncer] logfile: not used by pgpoolcheck",
+		"pgpoolcheck: warning: " + ini + ": line 7: [pgbouncer] stats_period: not used by pgpoolcheck",
+		"pgpoolcheck: warning: " + ini + ": admin_users: not supported yet, ignored",
+		"pgpoolcheck: warning: " + yml + ": capture: not supported yet, ignored",
+		"pgpoolcheck: warning: " + yml + ": redact: not supported yet, ignored",
+	}
+	if got := strings.Split(strings.TrimRight(stderr, "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", stderr, strings.Join(want, "\n"))
+	}
+}
+
+// TestProxyConfigFileErrors checks that a bad file is a usage error naming
+// the flag, the file and the line, and that the command stops before
+// listening.
+func TestProxyConfigFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	badType := writeProxyFile(t, dir, "bad-type.yaml", "listen: 127.0.0.1:0\npool_size: many\n")
+	twoHosts := writeProxyFile(t, dir, "two.ini", "[databases]\na = host=h1\nb = host=h2\n")
+	badINI := writeProxyFile(t, dir, "bad.ini", "[pgbouncer]\ndefault_pool_size = lots\n")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"proxy", "--upstream", "postgres://x@h/d", "--config", badType}, "--config: " + badType + ": line 2: pool_size: want a whole number"},
+		{[]string{"proxy", "--upstream", "postgres://x@h/d", "--pgbouncer-ini", badINI}, "--pgbouncer-ini: " + badINI + ": line 2: default_pool_size: invalid number"},
+		{[]string{"proxy", "--pgbouncer-ini", twoHosts}, "--pgbouncer-ini: " + twoHosts + ": [databases] names 2 servers"},
+		{[]string{"proxy", "--upstream", "postgres://x@h/d", "--config", filepath.Join(dir, "missing.yaml")}, "--config: open " + filepath.Join(dir, "missing.yaml")},
+	}
+	for _, tt := range tests {
+		_, stderr, code := runCLI(t, "", tt.args...)
+		if code != ExitError || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "Run 'pgpoolcheck --help'") {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
