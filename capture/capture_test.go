@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -94,6 +95,7 @@ func TestRoundTrip(t *testing.T) {
 	front(t, s, &pgproto3.CopyDone{})
 	back(t, s, &pgproto3.ReadyForQuery{TxStatus: 'T'})
 	front(t, s, &pgproto3.FunctionCall{Function: 1234, Arguments: [][]byte{[]byte("ARGSECRET")}})
+	back(t, s, &pgproto3.ReadyForQuery{TxStatus: 'T'})
 	front(t, s, &pgproto3.Close{ObjectType: 'S', Name: "stmtcache_1"})
 	front(t, s, &pgproto3.Flush{})
 	back(t, s, &pgproto3.NotificationResponse{PID: 7, Channel: "jobs", Payload: "PAYLOADSECRET"})
@@ -139,6 +141,7 @@ func TestRoundTrip(t *testing.T) {
 		{Session: 1, Tx: 3, Kind: CopyEnd, From: "client"},
 		{Session: 1, Tx: 3, Kind: Ready, Status: "T"},
 		{Session: 1, Tx: 3, Kind: FunctionCall, OID: 1234},
+		{Session: 1, Tx: 3, Kind: Ready, Status: "T"},
 		{Session: 1, Tx: 3, Kind: Close, Target: "S", Name: "stmtcache_1"},
 		{Session: 1, Tx: 3, Kind: Flush},
 		{Session: 1, Tx: 3, Kind: Notification, Channel: "jobs"},
@@ -256,6 +259,7 @@ func TestDropsInsteadOfBlocking(t *testing.T) {
 	if dropped == 0 {
 		t.Fatal("nothing dropped")
 	}
+	s2.End("second")
 	close(bw.release)
 	if err := w.Close(); !errors.As(err, new(*DroppedError)) {
 		t.Fatalf("Close: %v, want a DroppedError", err)
@@ -265,8 +269,8 @@ func TestDropsInsteadOfBlocking(t *testing.T) {
 	if tr == nil || tr.Dropped != w.Dropped() || tr.Events != int64(len(evs)) {
 		t.Fatalf("trailer %+v, %d events, dropped %d", tr, len(evs), w.Dropped())
 	}
-	if int64(len(evs))+tr.Dropped != n+3 {
-		t.Errorf("%d written + %d dropped != %d", len(evs), tr.Dropped, n+3)
+	if int64(len(evs))+tr.Dropped != n+4 {
+		t.Errorf("%d written + %d dropped != %d", len(evs), tr.Dropped, n+4)
 	}
 	if len(r.Warnings()) != 1 || !strings.Contains(r.Warnings()[0], "dropped") {
 		t.Errorf("warnings %v", r.Warnings())
@@ -563,4 +567,87 @@ func TestNilSession(t *testing.T) {
 	s.Frontend('Q', []byte("x\x00"), 2)
 	s.Backend('Z', []byte{'I'})
 	s.End("x")
+}
+
+// TestHeldMessages checks the transaction numbers of client messages
+// recorded before the ReadyForQuery of an earlier sync point: pipelining,
+// or the client reader winning the race against the server pump.
+func TestHeldMessages(t *testing.T) {
+	q := func(sql string) (byte, []byte) { return 'Q', append([]byte(sql), 0) }
+	type step struct {
+		front bool
+		typ   byte
+		body  []byte
+	}
+	F := func(typ byte, body []byte) step { return step{true, typ, body} }
+	B := func(typ byte, body []byte) step { return step{false, typ, body} }
+	Q := func(sql string) step { typ, body := q(sql); return F(typ, body) }
+	Z := func(status byte) step { return B('Z', []byte{status}) }
+	tests := []struct {
+		name  string
+		steps []step
+		want  string // kind:tx, in file order
+	}{
+		{"race", []step{Q("SELECT 1"), Q("SELECT 2"), Z('I'), Z('I')},
+			"query:1 ready:1 query:2 ready:2"},
+		{"pipelined in a transaction", []step{Q("BEGIN"), Q("SELECT 1"), Z('T'), Z('T'), Q("COMMIT"), Z('I'), Q("SELECT 2"), Z('I')},
+			"query:1 ready:1 query:1 ready:1 query:1 ready:1 query:2 ready:2"},
+		{"extended pipeline", []step{F('P', []byte("\x00SELECT 1\x00\x00\x00")), F('S', nil), F('B', []byte("\x00\x00\x00\x00\x00\x00\x00\x00")), F('E', []byte("\x00\x00\x00\x00\x00")), F('S', nil), Z('I'), Z('I')},
+			"parse:1 sync:1 ready:1 bind:2 execute:2 sync:2 ready:2"},
+		{"copy in", []step{Q("COPY t FROM STDIN"), B('G', []byte{0, 0, 0}), F('d', []byte("1\n")), F('c', nil), Z('I'), Q("SELECT 1"), Z('I')},
+			"query:1 copy_start:1 copy_end:1 ready:1 query:2 ready:2"},
+		{"error then sync", []step{F('P', []byte("\x00SELEC\x00\x00\x00")), F('S', nil), B('E', []byte("SERROR\x00C42601\x00Msyntax error\x00\x00")), Z('I'), Q("SELECT 1"), Z('I')},
+			"parse:1 sync:1 error:1 ready:1 query:2 ready:2"},
+		{"unanswered at end", []step{Q("SELECT pg_sleep(10)"), Q("SELECT 1")},
+			"query:1 query:1 session_end:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			w := NewWriter(&buf, Header{}, Options{})
+			s := w.StartSession(SessionInfo{})
+			for _, st := range tt.steps {
+				if st.front {
+					s.Frontend(st.typ, st.body, len(st.body))
+				} else {
+					s.Backend(st.typ, st.body)
+				}
+			}
+			if tt.name == "unanswered at end" {
+				s.End("x")
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, evs, _ := readAll(t, buf.Bytes())
+			var got []string
+			for i, ev := range evs[1:] {
+				got = append(got, fmt.Sprintf("%s:%d", ev.Kind, ev.Tx))
+				if i > 0 && ev.T < evs[i].T {
+					t.Errorf("time goes back at %s", ev.Kind)
+				}
+			}
+			if g := strings.Join(got, " "); g != tt.want {
+				t.Errorf("got  %s\nwant %s", g, tt.want)
+			}
+		})
+	}
+}
+
+func TestHeldOverflow(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Header{}, Options{})
+	s := w.StartSession(SessionInfo{})
+	const n = maxHeld + 50
+	for range n {
+		s.Frontend('S', nil, 0)
+	}
+	s.End("x")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, evs, _ := readAll(t, buf.Bytes())
+	if len(evs) != n+2 {
+		t.Errorf("%d events, want %d", len(evs), n+2)
+	}
 }

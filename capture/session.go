@@ -25,22 +25,33 @@ type SessionInfo struct {
 // than once (only the first call counts). A nil *Session records nothing,
 // so a proxy without a capture can call its methods unconditionally.
 //
-// Order matters for transaction numbers: call Frontend before the message
-// is forwarded to the server, and Backend before the message is forwarded
-// to the client, so that a ReadyForQuery is never recorded before the
-// client message it answers. Transaction numbers follow the order of the
-// calls: a client that pipelines messages past a Sync before the server's
-// ReadyForQuery for it has them counted in the transaction that was
-// current when they were recorded.
+// Transaction numbers come from ReadyForQuery, so the session keeps count
+// of the client's sync points (Query, Sync, FunctionCall) that the server
+// has not answered yet. A client message sent while one is outstanding (a
+// pipelining client, or a client whose next message reached Frontend just
+// before the previous ReadyForQuery reached Backend) is held back and
+// written after that ReadyForQuery, with the transaction number it really
+// belongs to. At most maxHeld messages are held; beyond that they are
+// written at once, numbered as the session stands. For exact numbers, call
+// Backend before forwarding a server message to the client.
 type Session struct {
 	w  *Writer
 	id uint64
 
-	mu    sync.Mutex // orders the session's events and guards what follows
-	tx    int64      // current transaction number
-	busy  bool       // a client message since the session was last idle
-	ended bool
+	mu      sync.Mutex // orders the session's events and guards what follows
+	tx      int64      // current transaction number
+	busy    bool       // a client message since the session was last idle
+	pending int        // sync points sent and not yet answered by ReadyForQuery
+	copyIn  bool       // the server asked for COPY data (CopyInResponse)
+	held    []*Event   // client messages waiting for a ReadyForQuery
+	ended   bool
 }
+
+// maxHeld bounds the client messages a session holds back.
+const maxHeld = 256
+
+// syncPoint reports whether a client message gets its own ReadyForQuery.
+func syncPoint(k Kind) bool { return k == Query || k == Sync || k == FunctionCall }
 
 // StartSession records a session start and returns the session's recorder.
 func (w *Writer) StartSession(info SessionInfo) *Session {
@@ -92,14 +103,45 @@ func (s *Session) Frontend(typ byte, body []byte, total int) {
 		return
 	}
 	s.mu.Lock()
-	if !s.ended {
-		s.busy = true
-		ev.T, ev.Session, ev.Tx = s.w.now(), s.id, s.tx
-		s.w.enqueue(ev)
-	} else {
+	defer s.mu.Unlock()
+	if s.ended {
 		freeEvent(ev)
+		return
 	}
-	s.mu.Unlock()
+	ev.T, ev.Session = s.w.now(), s.id
+	switch {
+	case ev.Kind == CopyEnd && s.copyIn:
+		// CopyDone or CopyFail ends the COPY the server is waiting on.
+		s.copyIn = false
+		ev.Tx = s.tx
+		s.w.enqueue(ev)
+	case s.pending > 0 && len(s.held) < maxHeld:
+		s.held = append(s.held, ev)
+	default:
+		s.emitFrontend(ev)
+	}
+}
+
+// emitFrontend writes a client message numbered as the session stands.
+func (s *Session) emitFrontend(ev *Event) {
+	s.busy = true
+	ev.T, ev.Tx = s.w.now(), s.tx // a held message is timed when it is released
+	if syncPoint(ev.Kind) {
+		s.pending++
+	}
+	s.w.enqueue(ev)
+}
+
+// release writes the held client messages up to the next sync point.
+func (s *Session) release() {
+	n := 0
+	for n < len(s.held) && s.pending == 0 {
+		s.emitFrontend(s.held[n])
+		n++
+	}
+	k := copy(s.held, s.held[n:])
+	clear(s.held[k:])
+	s.held = s.held[:k]
 }
 
 // Backend records a server message the proxy passed on: ReadyForQuery,
@@ -122,23 +164,38 @@ func (s *Session) Backend(typ byte, body []byte) {
 		return
 	}
 	s.mu.Lock()
-	if !s.ended {
-		ev.T, ev.Session, ev.Tx = s.w.now(), s.id, s.tx
-		idle := ev.Kind == Ready && ev.Status == "I"
-		s.w.enqueue(ev)
-		if idle && s.busy {
-			s.tx++
-			s.busy = false
-		}
-	} else {
+	defer s.mu.Unlock()
+	if s.ended {
 		freeEvent(ev)
+		return
 	}
-	s.mu.Unlock()
+	ev.T, ev.Session, ev.Tx = s.w.now(), s.id, s.tx
+	kind, idle := ev.Kind, ev.Kind == Ready && ev.Status == "I"
+	switch {
+	case kind == CopyStart && ev.Direction != "out":
+		s.copyIn = true
+	case kind == Ready:
+		s.copyIn = false
+	}
+	s.w.enqueue(ev)
+	if kind != Ready {
+		return
+	}
+	if idle && s.busy {
+		s.tx++
+		s.busy = false
+	}
+	if s.pending > 0 {
+		s.pending--
+	}
+	s.release()
 }
 
 // End records the end of the session with a reason ("client closed",
-// "server closed", "shutdown", …). Events after End are ignored; the
-// writer flushes its buffer when it writes this event.
+// "server closed", "shutdown", …), after the client messages still held
+// back. Events after End are ignored; the writer flushes its buffer when it
+// writes this event. End every session before closing the Writer: events
+// of a session not ended are lost with its held messages.
 func (s *Session) End(reason string) {
 	if s == nil {
 		return
@@ -148,6 +205,11 @@ func (s *Session) End(reason string) {
 	if s.ended {
 		return
 	}
+	s.pending = 0
+	for _, h := range s.held {
+		s.emitFrontend(h)
+	}
+	s.held = nil
 	s.ended = true
 	ev := newEvent()
 	ev.T, ev.Session, ev.Tx, ev.Kind, ev.Reason = s.w.now(), s.id, s.tx, SessionEnd, reason
