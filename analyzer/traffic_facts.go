@@ -140,8 +140,8 @@ func statementFacts(st *rules.Stmt) *facts {
 	case *pg.Node_InsertStmt:
 		f.insert = true
 	}
-	if t, ok := madeTemp(st.Node); ok {
-		f.temps = append(f.temps, t)
+	if _, name, onCommit, ok := rules.CreatedTemp(st.Node); ok {
+		f.temps = append(f.temps, tempMade{name, onCommit == pg.OnCommitAction_ONCOMMIT_DROP})
 	}
 	rules.Walk(st.Node, func(m protoreflect.Message) bool {
 		switch n := m.Interface().(type) {
@@ -177,41 +177,6 @@ func tempName(items []*pg.Node) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func isTempRel(rv *pg.RangeVar) bool {
-	return rv != nil && (rv.Relpersistence == "t" || isPgTemp(rv.Schemaname))
-}
-
-// madeTemp reports the temporary table, view or sequence a statement
-// creates.
-func madeTemp(n *pg.Node) (tempMade, bool) {
-	switch {
-	case n.GetCreateStmt() != nil:
-		c := n.GetCreateStmt()
-		if isTempRel(c.Relation) {
-			return tempMade{c.Relation.Relname, c.Oncommit == pg.OnCommitAction_ONCOMMIT_DROP}, true
-		}
-	case n.GetCreateTableAsStmt() != nil:
-		in := n.GetCreateTableAsStmt().Into
-		if in != nil && isTempRel(in.Rel) {
-			return tempMade{in.Rel.Relname, in.OnCommit == pg.OnCommitAction_ONCOMMIT_DROP}, true
-		}
-	case n.GetSelectStmt() != nil:
-		in := n.GetSelectStmt().IntoClause
-		if in != nil && isTempRel(in.Rel) {
-			return tempMade{in.Rel.Relname, in.OnCommit == pg.OnCommitAction_ONCOMMIT_DROP}, true
-		}
-	case n.GetViewStmt() != nil:
-		if isTempRel(n.GetViewStmt().View) {
-			return tempMade{n.GetViewStmt().View.Relname, false}, true
-		}
-	case n.GetCreateSeqStmt() != nil:
-		if isTempRel(n.GetCreateSeqStmt().Sequence) {
-			return tempMade{n.GetCreateSeqStmt().Sequence.Relname, false}, true
-		}
-	}
-	return tempMade{}, false
 }
 
 func setFacts(f *facts, vs *pg.VariableSetStmt) {
