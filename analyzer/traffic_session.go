@@ -648,7 +648,14 @@ func (s *session) apply(e *stmtRun) {
 	for _, key := range f.unlocks {
 		locks := s.find(itemLock, key)
 		if len(locks) == 0 {
-			locks = s.find(itemLock, "?")
+			// The values of query parameters are not in the capture: an
+			// unlock may release a lock whose key was a parameter or an
+			// expression.
+			for _, it := range s.find(itemLock, "") {
+				if !knownKey(it.name) {
+					locks = append(locks, it)
+				}
+			}
 		}
 		if len(locks) > 0 {
 			s.end(locks[len(locks)-1])
@@ -745,6 +752,16 @@ func (s *session) apply(e *stmtRun) {
 	if f.insert {
 		s.insertTx = now
 	}
+}
+
+// knownKey reports whether an advisory lock key is made of constants only.
+func knownKey(key string) bool {
+	for _, k := range strings.Split(key, ",") {
+		if k == "?" || strings.HasPrefix(k, "$") {
+			return false
+		}
+	}
+	return true
 }
 
 // beginTx starts transaction num.
