@@ -62,6 +62,7 @@ input or an internal error.`,
 				merge(rep, tr)
 			}
 			blocking := j.failing(rep.Findings)
+			below := len(rep.Findings) - len(blocking)
 			rep.Findings = append([]analyzer.Finding{}, blocking...)
 			rep.Summary.Count(rep.Findings)
 			verdict := fmt.Sprintf("READY for transaction pooling behind %s", j.target)
@@ -72,6 +73,9 @@ input or an internal error.`,
 				return fmt.Errorf("writing output: %w", err)
 			}
 			if j.format == "text" {
+				if below > 0 {
+					fmt.Fprintf(e.stdout, "%s below --fail-on not listed (see pgpoolcheck scan and analyze)\n", plural(below, "finding"))
+				}
 				fmt.Fprintln(e.stdout, verdict)
 			} else {
 				fmt.Fprintf(e.stderr, "pgpoolcheck: %s\n", verdict)
