@@ -504,15 +504,21 @@ func TestRedact(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf, Header{}, Options{Redact: true})
 	s := w.StartSession(SessionInfo{})
-	s.Frontend('Q', []byte("SELECT * FROM users WHERE email = 'alice@example.com' AND pin = 4321\x00"), 68)
-	s.Frontend('P', []byte("\x00UPDATE t SET secret = 'x9x9x9' WHERE id = $1\x00\x00\x00"), 49)
-	s.Frontend('Q', []byte("SELEC 'broken-literal\x00"), 22)
+	query := []byte("SELECT * FROM users WHERE email = 'alice@example.com' AND pin = 4321\x00")
+	s.Frontend('Q', query, len(query))
+	s.Backend('Z', []byte{'I'})
+	parse := []byte("\x00UPDATE t SET secret = 'x9x9x9' WHERE id = $1\x00\x00\x00")
+	s.Frontend('P', parse, len(parse))
+	broken := []byte("SELEC 'broken-literal\x00")
+	s.Frontend('Q', broken, len(broken))
+	s.Backend('E', []byte("SERROR\x00C22P02\x00Minvalid input syntax for type integer: \"quoted-value\"\x00\x00"))
+	s.Backend('Z', []byte{'I'})
 	s.End("x")
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, secret := range []string{"alice", "4321", "x9x9x9", "broken-literal"} {
+	for _, secret := range []string{"alice", "4321", "x9x9x9", "broken-literal", "quoted-value"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("redacted capture contains %q:\n%s", secret, out)
 		}
@@ -524,11 +530,14 @@ func TestRedact(t *testing.T) {
 	if evs[1].SQL != "SELECT * FROM users WHERE email = $1 AND pin = $2" {
 		t.Errorf("query redacted to %q", evs[1].SQL)
 	}
-	if !strings.Contains(evs[2].SQL, "WHERE id = $1") || strings.Contains(evs[2].SQL, "'") {
-		t.Errorf("parse redacted to %q", evs[2].SQL)
+	if !strings.Contains(evs[3].SQL, "WHERE id = $1") || strings.Contains(evs[3].SQL, "'") {
+		t.Errorf("parse redacted to %q", evs[3].SQL)
 	}
-	if evs[3].SQL != "" || evs[3].Redact == "" {
-		t.Errorf("unparsable statement: %+v", evs[3])
+	if evs[4].SQL != "" || evs[4].Redact == "" || evs[4].Truncated || evs[3].Truncated {
+		t.Errorf("unparsable statement: %+v", evs[4])
+	}
+	if evs[5].Kind != Error || evs[5].SQLState != "22P02" || evs[5].Message != "" {
+		t.Errorf("error event %+v", evs[5])
 	}
 }
 

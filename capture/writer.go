@@ -23,7 +23,8 @@ import (
 // Options configure a Writer.
 type Options struct {
 	// Redact replaces the literals in SQL with placeholders ($1, $2, …)
-	// before the SQL is written. SQL that does not parse is left out.
+	// before the SQL is written; SQL that does not parse is left out, and
+	// so are error messages (which may quote a value).
 	Redact bool
 	// MaxBytes starts a new file (a new part) before the current one
 	// would exceed this many bytes (trailer included; a single event
@@ -313,8 +314,13 @@ func (w *Writer) write(ev *Event) {
 		w.dropped.Add(1)
 		return
 	}
-	if w.redacted != nil && ev.SQL != "" {
-		w.redact(ev)
+	if w.redacted != nil {
+		if ev.SQL != "" {
+			w.redact(ev)
+		}
+		// An error message may quote a value ("invalid input syntax for
+		// type integer: …").
+		ev.Message = ""
 	}
 	w.buf = appendEvent(w.buf[:0], ev)
 	if w.opt.MaxBytes > 0 && w.file != nil && w.events > 0 && w.written+int64(len(w.buf))+maxTrailer > w.opt.MaxBytes {
