@@ -1,7 +1,8 @@
 // Package analyzer turns SQL sources into findings: it splits and parses
 // them (through internal/sqlparse), follows transactions, runs the rules of
 // the catalogue, applies ignore directives and maps byte offsets to lines
-// and columns.
+// and columns. AnalyzeCaptures does the same for captured traffic, session
+// by session, and keeps what crossed a transaction boundary.
 package analyzer
 
 import (
