@@ -58,7 +58,8 @@ const flushEvery = 250 * time.Millisecond
 // later event counts as dropped.
 type Writer struct {
 	start  time.Time
-	header Header
+	first  Header // the header of the first part
+	header Header // the header of the current part (background goroutine)
 	opt    Options
 	log    *slog.Logger
 
@@ -138,6 +139,7 @@ func newWriter(out io.Writer, h Header, opt Options) *Writer {
 	h.Redacted = opt.Redact
 	w := &Writer{
 		start:   h.Start,
+		first:   h,
 		header:  h,
 		opt:     opt,
 		log:     log,
@@ -154,7 +156,7 @@ func newWriter(out io.Writer, h Header, opt Options) *Writer {
 }
 
 // Header returns the header of the first part.
-func (w *Writer) Header() Header { return w.header }
+func (w *Writer) Header() Header { return w.first }
 
 // Dropped returns the number of events dropped so far.
 func (w *Writer) Dropped() int64 { return w.dropped.Load() }
