@@ -128,7 +128,8 @@ func newWriter(out io.Writer, h Header, opt Options) *Writer {
 	if h.Pgpoolcheck == "" {
 		h.Pgpoolcheck = version.String()
 	}
-	h.Start = time.Now() // with its monotonic reading: Writer.now counts from it
+	now := time.Now() // with its monotonic reading: Writer.now counts from it
+	h.Start = now.UTC()
 	if h.ID == "" {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
@@ -138,7 +139,7 @@ func newWriter(out io.Writer, h Header, opt Options) *Writer {
 	h.Upstream = SafeUpstream(h.Upstream)
 	h.Redacted = opt.Redact
 	w := &Writer{
-		start:   h.Start,
+		start:   now,
 		first:   h,
 		header:  h,
 		opt:     opt,
