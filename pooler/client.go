@@ -12,15 +12,17 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
-// clientReadBufSize is the read buffer size of a client connection;
-// larger messages are streamed through it.
-const clientReadBufSize = 4 << 10
+// clientReadBufSize is the read buffer size of a client connection (held
+// only while the client is active); larger messages are streamed through
+// it.
+const clientReadBufSize = 8 << 10
 
 // clientWriteBufSize is the size of the pooled write buffers a client
 // holds only while it is being written to (an idle client holds none).
@@ -80,6 +82,14 @@ type clientConn struct {
 	// paramsSig(params).
 	params map[string]string
 	sig    uint64
+
+	// parkedAt is when the client goroutine began waiting for the client's
+	// next message (UnixNano; 0 while it is not waiting); nudged is set,
+	// under nmu, when the janitor ended that wait with a read deadline so
+	// that the client waits without a read buffer (waitIdle).
+	parkedAt atomic.Int64
+	nmu      sync.Mutex
+	nudged   bool
 
 	// tracked is set in transaction mode with prepared-statement support:
 	// the relay looks at every message (track.go). The fields below are
@@ -158,30 +168,148 @@ func (c *clientConn) readAuthMessage() ([]byte, error) {
 	return body, nil
 }
 
-// serveClient runs one client connection to its end.
+// serveClient logs one client in and then relays for it until it leaves.
+// The relay runs on a fresh goroutine: login (SCRAM, the first server's
+// connection) needs a deep stack, and an idle client should keep only a
+// small one.
 func (p *Proxy) serveClient(nc net.Conn) {
-	defer nc.Close()
 	c := &clientConn{
 		proxy: p,
 		conn:  nc,
-		r:     bufio.NewReaderSize(nc, clientReadBufSize),
+		r:     clientReaders.Get().(*bufio.Reader),
 	}
+	c.r.Reset(nc)
+	if !c.handshake() {
+		c.putReader()
+		p.removeClient(c)
+		nc.Close()
+		p.wg.Done()
+		return
+	}
+	go c.run()
+}
+
+// run relays for a logged-in client until it leaves. A client idle for a
+// while goes on on a fresh goroutine (idle), so that the goroutine that
+// holds an idle client has a small stack.
+func (c *clientConn) run() {
+	if !c.relay() {
+		go c.idle()
+		return
+	}
+	c.done()
+}
+
+// idle waits without a read buffer for an idle client's next message,
+// then relays again.
+func (c *clientConn) idle() {
+	if err := c.waitIdle(); err != nil {
+		c.vanish()
+		c.done()
+		return
+	}
+	c.run()
+}
+
+// done cleans up after a client that left.
+func (c *clientConn) done() {
+	p := c.proxy
+	p.removeClient(c)
+	c.conn.Close()
+	p.wg.Done()
+}
+
+// handshake reads the startup packet, counts the client in and logs it
+// in; it reports whether the client may go on to the relay.
+func (c *clientConn) handshake() bool {
+	p := c.proxy
+	nc := c.conn
 	nc.SetDeadline(time.Now().Add(loginTimeout))
 	pkt, err := c.readStartupPacket()
 	if err != nil || pkt == nil {
-		return
+		return false
 	}
 	if !p.addClient(c) {
 		c.send(fatal(codeTooManyConnections, "no more connections allowed (max_client_conn)"))
 		p.log.Info("client refused: max_client_conn reached", "addr", nc.RemoteAddr().String())
-		return
+		return false
 	}
-	defer p.removeClient(c)
 	if !c.login(pkt) {
-		return
+		return false
 	}
 	nc.SetDeadline(time.Time{})
-	c.relay()
+	return true
+}
+
+// clientReaders holds the read buffers of clients; a client idle for a
+// while gives its buffer back (waitIdle).
+var clientReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, clientReadBufSize) }}
+
+// putReader gives the read buffer back; it must be empty.
+func (c *clientConn) putReader() {
+	if c.r != nil {
+		c.r.Reset(nil)
+		clientReaders.Put(c.r)
+		c.r = nil
+	}
+}
+
+// waitIdle waits, holding no read buffer, until a client that has been
+// idle for a while sends something or goes away: it polls the socket with
+// a one-byte MSG_PEEK, so nothing is read. Afterwards c.r is a buffer from
+// the pool again.
+func (c *clientConn) waitIdle() error {
+	if c.r.Buffered() > 0 {
+		return nil
+	}
+	c.putReader()
+	c.proxy.stats.bufferless.Add(1)
+	defer func() {
+		c.proxy.stats.bufferless.Add(-1)
+		c.r = clientReaders.Get().(*bufio.Reader)
+		c.r.Reset(c.conn)
+	}()
+	sc, ok := c.conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var b [1]byte
+	return rc.Read(func(fd uintptr) bool {
+		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		return err != syscall.EAGAIN && err != syscall.EWOULDBLOCK && err != syscall.EINTR
+	})
+}
+
+// nudge ends the wait of a client that has been waiting for its next
+// message since before cutoff (UnixNano) by setting a past read deadline,
+// so that it goes on waiting in waitIdle without a read buffer. The
+// janitor calls it.
+func (c *clientConn) nudge(cutoff int64) {
+	c.nmu.Lock()
+	if at := c.parkedAt.Load(); at != 0 && at < cutoff && !c.nudged {
+		c.nudged = true
+		c.conn.SetReadDeadline(time.Unix(0, 1))
+	}
+	c.nmu.Unlock()
+}
+
+// unpark ends a wait for the client's next message; it reports whether
+// the janitor nudged the client meanwhile (its read deadline is cleared
+// again here).
+func (c *clientConn) unpark() bool {
+	c.nmu.Lock()
+	c.parkedAt.Store(0)
+	n := c.nudged
+	if n {
+		c.nudged = false
+		c.conn.SetReadDeadline(time.Time{})
+	}
+	c.nmu.Unlock()
+	return n
 }
 
 // readStartupPacket reads startup packets until a StartupMessage, answering

@@ -30,7 +30,7 @@ type testProxy struct {
 
 // startProxy starts a proxy in front of srv (over its unix socket, as
 // the superuser unless cfg.Upstream is set) on a port in 21000–29999.
-func startProxy(t *testing.T, srv *pgtest.Server, cfg Config) *testProxy {
+func startProxy(t testing.TB, srv *pgtest.Server, cfg Config) *testProxy {
 	t.Helper()
 	if cfg.Upstream == "" {
 		cfg.Upstream = srv.SocketURL(pgtest.SuperUser)
@@ -76,7 +76,7 @@ func startProxy(t *testing.T, srv *pgtest.Server, cfg Config) *testProxy {
 	return nil
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Helper()

@@ -108,7 +108,7 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 			granted = true
 		}
 		if granted {
-			s, err := p.connect(ctx, params)
+			s, err := p.connectAside(ctx, params)
 			if err == nil {
 				return s, nil
 			}
@@ -185,6 +185,23 @@ func (p *pool) connect(ctx context.Context, params map[string]string) (*serverCo
 	}
 	p.proxy.stats.serversOpened.Add(1)
 	return s, nil
+}
+
+// connectAside runs connect on a goroutine of its own: a server login
+// (TLS, SCRAM) needs a deep stack, which the waiting client's goroutine
+// would otherwise keep for as long as the client stays connected.
+func (p *pool) connectAside(ctx context.Context, params map[string]string) (*serverConn, error) {
+	type result struct {
+		s   *serverConn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		s, err := p.connect(ctx, params)
+		ch <- result{s, err}
+	}()
+	r := <-ch
+	return r.s, r.err
 }
 
 // popWaiter removes and returns the first waiter, or nil. p must be locked.

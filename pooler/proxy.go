@@ -35,6 +35,8 @@ type Proxy struct {
 
 	stats struct {
 		serversOpened, serversLost, attaches atomic.Int64
+		// bufferless counts clients waiting without a read buffer.
+		bufferless atomic.Int64
 	}
 }
 
@@ -111,10 +113,7 @@ func (p *Proxy) Serve(ctx context.Context) error {
 		}
 		delay = 0
 		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			p.serveClient(nc)
-		}()
+		go p.serveClient(nc) // it calls p.wg.Done
 	}
 }
 
@@ -249,6 +248,23 @@ func (p *Proxy) janitor() {
 			for _, pl := range pools {
 				pl.reap(now)
 			}
+			p.nudgeIdleClients(now)
 		}
+	}
+}
+
+// idleNudgeAfter is how long a client must have waited for its next
+// message before the janitor makes it give its read buffer back.
+const idleNudgeAfter = time.Second
+
+// nudgeIdleClients lets clients idle for idleNudgeAfter wait without a read
+// buffer (as PgBouncer returns its packet buffers), so that many idle
+// clients cost little memory.
+func (p *Proxy) nudgeIdleClients(now time.Time) {
+	cutoff := now.Add(-idleNudgeAfter).UnixNano()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.clients {
+		c.nudge(cutoff)
 	}
 }

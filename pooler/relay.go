@@ -8,9 +8,12 @@ import (
 	"time"
 )
 
-// relay forwards the client's messages to servers until the client leaves.
-// It runs on the client goroutine; see clientConn for the states.
-func (c *clientConn) relay() {
+// relay forwards the client's messages to servers until the client leaves
+// (it returns true) or has been idle long enough to wait without a read
+// buffer (false: the caller continues on a fresh goroutine, see
+// clientConn.run). It runs on the client goroutine; see clientConn for the
+// states.
+func (c *clientConn) relay() bool {
 	p := c.proxy
 	max := p.cfg.MaxMessageSize
 	// locked is the server whose wmu this goroutine holds while a burst of
@@ -27,6 +30,7 @@ func (c *clientConn) relay() {
 		locked.wmu.Unlock()
 		locked = nil
 	}
+	var err error
 	for {
 		if c.r.Buffered() == 0 {
 			unlock()
@@ -39,11 +43,23 @@ func (c *clientConn) relay() {
 				}
 			}
 		}
-		h, err := c.r.Peek(headerLen)
+		var h []byte
+		if c.r.Buffered() == 0 {
+			c.parkedAt.Store(time.Now().UnixNano())
+			h, err = c.r.Peek(headerLen)
+			if c.unpark() && err != nil && isTimeout(err) {
+				// The janitor found the client idle for a while: it waits
+				// on without a read buffer, on a goroutine of its own with
+				// a small stack.
+				return false
+			}
+		} else {
+			h, err = c.r.Peek(headerLen)
+		}
 		if err != nil {
 			unlock()
 			c.vanish()
-			return
+			return true
 		}
 		typ, n, err := parseHeader(h, max)
 		if err == nil && !isFrontendType(typ) {
@@ -52,12 +68,12 @@ func (c *clientConn) relay() {
 		if err != nil {
 			unlock()
 			c.protocolError(err)
-			return
+			return true
 		}
 		if typ == 'X' {
 			unlock()
 			c.vanish()
-			return
+			return true
 		}
 		var body []byte
 		var consumed bool
@@ -66,7 +82,7 @@ func (c *clientConn) relay() {
 				if _, err := c.r.Discard(headerLen + n); err != nil {
 					unlock()
 					c.vanish()
-					return
+					return true
 				}
 				continue
 			}
@@ -74,7 +90,7 @@ func (c *clientConn) relay() {
 				if body, consumed, err = c.frontendBody(n, whole); err != nil {
 					unlock()
 					c.vanish()
-					return
+					return true
 				}
 			}
 		}
@@ -87,7 +103,7 @@ func (c *clientConn) relay() {
 				// Copy messages outside COPY are ignored by PostgreSQL too.
 				if _, err := c.r.Discard(headerLen + n); err != nil {
 					c.vanish()
-					return
+					return true
 				}
 				continue
 			}
@@ -95,7 +111,7 @@ func (c *clientConn) relay() {
 				c.send(serverFailure(err))
 				p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
 				c.vanish()
-				return
+				return true
 			}
 			c.mu.Lock()
 			if c.server != s {
@@ -104,7 +120,7 @@ func (c *clientConn) relay() {
 					// The message was read already; the failed server
 					// closes the client anyway.
 					c.vanish()
-					return
+					return true
 				}
 				continue // the server failed at once; the pump closes the client
 			}
@@ -137,7 +153,7 @@ func (c *clientConn) relay() {
 			c.mu.Unlock()
 			unlock()
 			c.vanish()
-			return
+			return true
 		}
 	}
 }
