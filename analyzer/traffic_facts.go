@@ -52,6 +52,7 @@ type facts struct {
 	discardAll, discardTemp bool
 	rollback                bool // ROLLBACK (not TO SAVEPOINT) or ABORT
 	rollbackTo              bool // ROLLBACK TO SAVEPOINT: the transaction goes on after an error
+	ends                    bool // COMMIT, ROLLBACK or PREPARE TRANSACTION (without AND CHAIN)
 }
 
 type tempMade struct {
@@ -130,6 +131,10 @@ func statementFacts(st *rules.Stmt) *facts {
 		k := n.TransactionStmt.Kind
 		f.rollback = k == pg.TransactionStmtKind_TRANS_STMT_ROLLBACK
 		f.rollbackTo = k == pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO
+		switch k {
+		case pg.TransactionStmtKind_TRANS_STMT_COMMIT, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK, pg.TransactionStmtKind_TRANS_STMT_PREPARE:
+			f.ends = !n.TransactionStmt.Chain
+		}
 	case *pg.Node_UpdateStmt:
 		// UPDATE pg_settings SET setting = … changes a setting as
 		// set_config(…, false) does.

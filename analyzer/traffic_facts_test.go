@@ -54,6 +54,7 @@ func describeFacts(f *facts) string {
 	flag("discard-temp", f.discardTemp)
 	flag("rollback", f.rollback)
 	flag("rollback-to", f.rollbackTo)
+	flag("ends", f.ends)
 	return strings.Join(out, " ")
 }
 
@@ -121,7 +122,9 @@ func TestStatementFacts(t *testing.T) {
 		{"SELECT lastval()", "lastval"},
 		{"DISCARD ALL", "discard-all"},
 		{"DISCARD TEMP", "discard-temp"},
-		{"ROLLBACK", "rollback"},
+		{"ROLLBACK", "rollback ends"},
+		{"COMMIT", "ends"},
+		{"COMMIT AND CHAIN", ""},
 		{"ROLLBACK TO SAVEPOINT a", "rollback-to"},
 		{"SELECT 'SET search_path = x' -- LISTEN jobs", ""},
 	}

@@ -67,6 +67,7 @@ type session struct {
 	start time.Time // the capture's start
 	app   string
 	cur   txn
+	evTx  int64 // the transaction number of the last event; cur.num counts on its own
 	items []*item
 
 	named   map[string]protoStmt // named protocol statements
@@ -123,7 +124,7 @@ func (a *trafficAnalysis) event(h capture.Header, file string, ev *capture.Event
 	if s == nil {
 		s = &session{a: a, key: key, file: file, start: h.Start, named: map[string]protoStmt{}, portals: map[string]string{},
 			nextval: map[string]int64{}, idleSince: -1}
-		s.cur.num = ev.Tx
+		s.evTx = ev.Tx
 		a.sessions[key] = s
 	}
 	if ev.Kind == capture.SessionStart {
@@ -137,9 +138,10 @@ func (a *trafficAnalysis) event(h capture.Header, file string, ev *capture.Event
 		delete(a.sessions, key)
 		return
 	}
-	if ev.Tx != s.cur.num {
+	if ev.Tx != s.evTx {
+		s.evTx = ev.Tx
 		s.endTx()
-		s.beginTx(ev.Tx)
+		s.beginTx(s.cur.num + 1)
 	}
 	switch ev.Kind {
 	case capture.Query, capture.Parse, capture.Bind, capture.Describe, capture.Execute, capture.Close,
@@ -232,8 +234,16 @@ func (s *session) occurrence(r *rules.Rule, sev rules.Severity, file string, lin
 const maxTxStatements = 10000
 
 // run executes the statements of a query string.
+//
+// A COMMIT or ROLLBACK inside a Query string ends the transaction there:
+// the statements after it run in another one, though the capture numbers
+// them with the rest of the Query.
 func (s *session) run(sql, file string, ev *capture.Event) {
-	for _, p := range s.a.parse(sql) {
+	for i, p := range s.a.parse(sql) {
+		if i > 0 && s.lastRun != nil && s.lastRun.p.facts.ends {
+			s.endTx()
+			s.beginTx(s.cur.num + 1)
+		}
 		s.a.statements++
 		e := &stmtRun{p: p, st: rules.NewStmt(p.st, s.a.interesting), file: file, line: ev.Line, t: ev.T}
 		s.lastRun, s.runOpen = e, true

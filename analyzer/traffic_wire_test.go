@@ -83,6 +83,15 @@ func TestWireConversations(t *testing.T) {
 			w.query("BEGIN; CREATE TEMP TABLE t (id int) ON COMMIT DROP; INSERT INTO t VALUES (1); COMMIT", 'I')
 			w.query("SELECT 1", 'I')
 		}, nil},
+		{"one Query string: SET in a block, then a later transaction", "", nil, func(w wire) {
+			w.query("BEGIN; SET search_path = app; COMMIT; SELECT * FROM invoices", 'I')
+		}, []string{"session-set:critical"}},
+		{"one Query string: SET LOCAL in a block, then a later transaction", "", nil, func(w wire) {
+			w.query("BEGIN; SET LOCAL search_path = app; COMMIT; SELECT * FROM invoices", 'I')
+		}, nil},
+		{"one Query string: SET then SELECT in one implicit transaction", "", nil, func(w wire) {
+			w.query("SET search_path = app; SELECT * FROM invoices", 'I')
+		}, nil},
 		{"pgx default mode: named statements", "", nil, func(w wire) {
 			w.c(&pgproto3.Parse{Name: "stmtcache_19ab", Query: q}, &pgproto3.Describe{ObjectType: 'S', Name: "stmtcache_19ab"}, &pgproto3.Sync{})
 			w.b(&pgproto3.ParseComplete{}, &pgproto3.ParameterDescription{ParameterOIDs: []uint32{23}}, &pgproto3.RowDescription{}, idle)
