@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgpoolcheck/pgpoolcheck/capture"
 )
 
 // clientReadBufSize is the read buffer size of a client connection (held
@@ -88,8 +89,12 @@ type clientConn struct {
 	// under nmu, when the janitor ended that wait with a read deadline so
 	// that the client waits without a read buffer (waitIdle).
 	parkedAt atomic.Int64
-	nmu      sync.Mutex
-	nudged   bool
+	// rec records the session when the proxy captures (nil otherwise);
+	// endReason is what its session end says.
+	rec       *capture.Session
+	endReason string
+	nmu       sync.Mutex
+	nudged    bool
 
 	// tracked is set in transaction mode with prepared-statement support:
 	// the relay looks at every message (track.go). The fields below are
@@ -214,6 +219,13 @@ func (c *clientConn) idle() {
 // done cleans up after a client that left.
 func (c *clientConn) done() {
 	p := c.proxy
+	if c.rec != nil {
+		reason := c.endReason
+		if reason == "" {
+			reason = "client closed"
+		}
+		c.rec.End(reason)
+	}
 	p.removeClient(c)
 	c.conn.Close()
 	p.wg.Done()
@@ -238,6 +250,15 @@ func (c *clientConn) handshake() bool {
 		return false
 	}
 	nc.SetDeadline(time.Time{})
+	if w := p.cfg.Capture; w != nil {
+		c.rec = w.StartSession(capture.SessionInfo{
+			ClientAddr:      nc.RemoteAddr().String(),
+			User:            c.user,
+			Database:        c.database,
+			ApplicationName: c.appName,
+			Params:          pkt.params,
+		})
+	}
 	return true
 }
 

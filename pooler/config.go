@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgpoolcheck/pgpoolcheck/capture"
 )
 
 // Mode is how long a client keeps a server connection.
@@ -19,8 +20,9 @@ const (
 	ModeTransaction Mode = "transaction"
 	// ModeSession keeps one server per client for its whole session.
 	ModeSession Mode = "session"
-	// ModeRecord is session mode plus capture (the capture hook comes
-	// with the capture feature).
+	// ModeRecord is session mode plus capture: each client keeps its own
+	// server connection, so the application behaves as without the proxy,
+	// and Config.Capture records its traffic.
 	ModeRecord Mode = "record"
 )
 
@@ -79,6 +81,10 @@ type Config struct {
 	MaxPreparedStatements int
 	// Logger receives the proxy's logs (default slog.Default()).
 	Logger *slog.Logger
+	// Capture, when set, records every client session (required in
+	// record mode). The proxy never closes it: the caller closes it after
+	// Serve returns, which flushes it.
+	Capture *capture.Writer
 }
 
 func (c *Config) withDefaults() Config {
@@ -133,6 +139,9 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	case AuthTrust, AuthMD5, AuthSCRAM:
 	default:
 		return nil, fmt.Errorf("unknown auth type %q (want trust, md5 or scram-sha-256)", c.AuthType)
+	}
+	if c.Mode == ModeRecord && c.Capture == nil {
+		return nil, errors.New("record mode needs a capture file")
 	}
 	if c.AuthType != AuthTrust && c.Users == nil {
 		return nil, fmt.Errorf("auth type %s needs an auth file", c.AuthType)

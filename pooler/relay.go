@@ -94,6 +94,9 @@ func (c *clientConn) relay() bool {
 				}
 			}
 		}
+		if c.rec != nil && typ != 'd' {
+			c.recordFrontend(typ, n, body)
+		}
 		c.mu.Lock()
 		s := c.server
 		if s == nil {
@@ -332,6 +335,9 @@ func (c *clientConn) pump(s *serverConn, done chan struct{}) {
 				continue
 			}
 		}
+		if c.rec != nil && typ != 'D' && typ != 'd' {
+			c.recordBackend(s, typ, n)
+		}
 		switch typ {
 		case 'Z':
 			b, err := s.r.Peek(headerLen + 1)
@@ -434,6 +440,7 @@ func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
 	if gone {
 		return
 	}
+	c.endReason = "server connection lost"
 	if !fatalSeen {
 		c.wmu.Lock()
 		c.writer().Write(fatal(codeConnectionFailure, "server connection lost"))
@@ -453,12 +460,14 @@ func (c *clientConn) protocolError(err error) {
 	} else {
 		c.send(fatal(codeProtocolViolation, "invalid message: %v", err))
 	}
+	c.endReason = "protocol violation"
 	c.proxy.log.Info("client closed: protocol violation", "user", c.user, "err", err)
 	c.vanish()
 }
 
 // closeForShutdown closes a client between transactions during shutdown.
 func (c *clientConn) closeForShutdown() {
+	c.endReason = "pooler shutdown"
 	c.send(fatal(codeAdminShutdown, "the pooler is shutting down"))
 	c.conn.Close()
 }
@@ -527,3 +536,27 @@ func (c *clientConn) vanish() {
 }
 
 var _ io.Reader = (*bufio.Reader)(nil)
+
+// recordFrontend shows a client message to the capture before it is
+// forwarded: body when the relay read it already, else as much of it as
+// the read buffer holds.
+func (c *clientConn) recordFrontend(typ byte, n int, body []byte) {
+	if body == nil && n > 0 {
+		b, _ := c.r.Peek(min(headerLen+n, c.r.Size()))
+		if len(b) > headerLen {
+			body = b[headerLen:]
+		}
+	}
+	c.rec.Frontend(typ, body, n)
+}
+
+// recordBackend shows a server message to the capture before it is
+// relayed, when it fits in the read buffer (data rows are never shown).
+func (c *clientConn) recordBackend(s *serverConn, typ byte, n int) {
+	if headerLen+n > s.r.Size() {
+		return
+	}
+	if b, err := s.r.Peek(headerLen + n); err == nil {
+		c.rec.Backend(typ, b[headerLen:])
+	}
+}

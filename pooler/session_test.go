@@ -2,10 +2,12 @@ package pooler
 
 import (
 	"context"
+	"io"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
 )
 
@@ -15,7 +17,13 @@ func TestSessionMode(t *testing.T) {
 	srv := pgtest.Shared(t)
 	for _, mode := range []Mode{ModeSession, ModeRecord} {
 		t.Run(string(mode), func(t *testing.T) {
-			tp := startProxy(t, srv, Config{PoolSize: 1, Mode: mode, QueryWaitTimeout: 500 * time.Millisecond})
+			cfg := Config{PoolSize: 1, Mode: mode, QueryWaitTimeout: 500 * time.Millisecond}
+			if mode == ModeRecord {
+				w := capture.NewWriter(io.Discard, capture.Header{}, capture.Options{})
+				t.Cleanup(func() { w.Close() })
+				cfg.Capture = w
+			}
+			tp := startProxy(t, srv, cfg)
 			ctx := testCtx(t, 30*time.Second)
 			a := tp.connect(t, pgx.QueryExecModeExec)
 			var pid1, pid2 int

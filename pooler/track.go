@@ -335,6 +335,9 @@ func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, co
 func (c *clientConn) emitSynthsLocked(s *serverConn) {
 	for e := s.q.front(); e != nil && e.kind == pkSynth; e = s.q.front() {
 		m := s.q.pop().msg
+		if c.rec != nil {
+			c.rec.Backend(m[0], m[headerLen:])
+		}
 		if !c.vanished.Load() {
 			c.writer().Write(m)
 		}
@@ -392,6 +395,9 @@ func (c *clientConn) trackBackend(s *serverConn, typ byte, n int, body []byte) e
 		}
 	}
 	c.mu.Unlock()
+	if forward && c.rec != nil {
+		c.recordBackend(s, typ, n)
+	}
 	var err error
 	if !forward || c.vanished.Load() {
 		_, err = s.r.Discard(headerLen + n)

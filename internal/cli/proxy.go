@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/proxyconfig"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 	"github.com/spf13/cobra"
@@ -26,6 +27,9 @@ type proxyFlags struct {
 	maxPrepared               int
 	logLevel, logFormat       string
 	config, pgbouncerINI      string
+	capture                   string
+	redact                    bool
+	captureMaxBytes           int64
 }
 
 func newProxy(e *env) *cobra.Command {
@@ -62,7 +66,14 @@ auth_file paths are relative to the file that names them. Precedence, highest
 first: flags given on the command line, then (for the upstream URL)
 PGPOOLCHECK_UPSTREAM, then --config, then --pgbouncer-ini, then the defaults.
 Settings of features not built yet (on_session_state, admin_users,
-metrics_listen, capture, redact) are accepted and reported as not supported yet.
+metrics_listen) are accepted and reported as not supported yet.
+
+Capture: --mode record keeps one server connection per client (session
+pooling, so the application behaves exactly as without the proxy) and
+records every session to --capture FILE; --capture also works in the other
+modes. The file holds statements, statement names, transaction boundaries and
+error codes — never parameter values, result rows or passwords; --redact
+replaces literals in the SQL too. Read it with 'pgpoolcheck analyze FILE'.
 
 The proxy runs until SIGINT or SIGTERM: it then stops accepting, lets running
 transactions finish for up to --shutdown-timeout, closes everything and exits 0.`,
@@ -70,7 +81,8 @@ transactions finish for up to --shutdown-timeout, closes everything and exits 0.
   pgpoolcheck proxy --listen 0.0.0.0:6432 --auth-type scram-sha-256 --auth-file userlist.txt \
       --upstream 'postgres://app@db/app?sslmode=require'
   pgpoolcheck proxy --pgbouncer-ini /etc/pgbouncer/pgbouncer.ini --listen 127.0.0.1:7432
-  pgpoolcheck proxy --config proxy.yaml`,
+  pgpoolcheck proxy --config proxy.yaml
+  pgpoolcheck proxy --mode record --capture staging.jsonl --upstream postgres://app@db/app`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runProxy(cmd.Context(), e, cmd.Flags(), &f)
@@ -99,6 +111,9 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.maxPrepared, "max-prepared-statements", 200, "protocol prepared statements kept per server connection in transaction mode (0 turns their support off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fl.StringVar(&f.capture, "capture", "", "record every client session to this capture file (JSON Lines; required with --mode record)")
+	fl.BoolVar(&f.redact, "redact", false, "replace literals in captured SQL with placeholders")
+	fl.Int64Var(&f.captureMaxBytes, "capture-max-bytes", 0, "start a new capture part (FILE.2.jsonl, …) before one exceeds this size (0: never)")
 	fl.StringVar(&f.config, "config", "", "YAML config file of proxy settings (flags given on the command line win)")
 	fl.StringVar(&f.pgbouncerINI, "pgbouncer-ini", "", "read settings from a PgBouncer pgbouncer.ini (--config and flags win)")
 }
@@ -107,6 +122,24 @@ func runProxy(ctx context.Context, e *env, fs *pflag.FlagSet, f *proxyFlags) err
 	cfg, err := proxyConfig(e, fs, f)
 	if err != nil {
 		return err
+	}
+	if cfg.Mode == pooler.ModeRecord && f.capture == "" {
+		return usagef("--mode record needs --capture FILE")
+	}
+	if f.capture != "" {
+		w, err := capture.Create(f.capture, capture.Header{Upstream: cfg.Upstream, Mode: string(cfg.Mode)},
+			capture.Options{Redact: f.redact, MaxBytes: f.captureMaxBytes, Logger: cfg.Logger})
+		if err != nil {
+			return err
+		}
+		cfg.Capture = w
+		defer func() {
+			if err := w.Close(); err != nil {
+				cfg.Logger.Warn("capture closed with an error", "file", f.capture, "err", err)
+			} else {
+				cfg.Logger.Info("capture written", "file", f.capture)
+			}
+		}()
 	}
 	p, err := pooler.New(cfg)
 	if err != nil {

@@ -143,7 +143,7 @@ logfile = /var/log/pgbouncer.log
 admin_users = postgres
 stats_period = 60
 `)
-	yml := writeProxyFile(t, dir, "proxy.yaml", "capture: out.capture\nredact: true\n")
+	yml := writeProxyFile(t, dir, "proxy.yaml", "capture: out.capture\nredact: true\nmetrics_listen: 127.0.0.1:9187\n")
 	_, stderr, err := proxyConfigFor(t, nil, "--pgbouncer-ini", ini, "--config", yml)
 	if err != nil {
 		t.Fatal(err)
@@ -152,8 +152,7 @@ stats_period = 60
 		"pgpoolcheck: warning: " + ini + ": line 5: [pgbouncer] logfile: not used by pgpoolcheck",
 		"pgpoolcheck: warning: " + ini + ": line 7: [pgbouncer] stats_period: not used by pgpoolcheck",
 		"pgpoolcheck: warning: " + ini + ": admin_users: not supported yet, ignored",
-		"pgpoolcheck: warning: " + yml + ": capture: not supported yet, ignored",
-		"pgpoolcheck: warning: " + yml + ": redact: not supported yet, ignored",
+		"pgpoolcheck: warning: " + yml + ": metrics_listen: not supported yet, ignored",
 	}
 	if got := strings.Split(strings.TrimRight(stderr, "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("warnings:\n%s\nwant:\n%s", stderr, strings.Join(want, "\n"))

@@ -1,0 +1,138 @@
+package pooler
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgpoolcheck/pgpoolcheck/capture"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+)
+
+// startRecording starts a proxy in mode with a capture file; the returned
+// function stops the proxy, closes the capture and returns its events.
+func startRecording(t *testing.T, srv *pgtest.Server, cfg Config) (*testProxy, func() []*capture.Event, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "capture.jsonl")
+	w, err := capture.Create(path, capture.Header{Upstream: "postgres://u:secret-password@db/x", Mode: string(cfg.Mode)}, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Capture = w
+	tp := startProxy(t, srv, cfg)
+	stop := func() []*capture.Event {
+		ctx := testCtx(t, 20*time.Second)
+		tp.Shutdown(ctx)
+		<-tp.done
+		tp.done <- nil // for the cleanup's wait
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f, err := capture.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var evs []*capture.Event
+		for {
+			ev, err := f.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs = append(evs, ev)
+		}
+		return evs
+	}
+	return tp, stop, path
+}
+
+// TestRecordMode records a pgx client in record mode (session pooling)
+// and in transaction mode, and checks what the capture holds: the
+// statements, statement names, transaction numbers and statuses, and
+// never a parameter value or a password.
+func TestRecordMode(t *testing.T) {
+	srv := pgtest.Shared(t)
+	for _, mode := range []Mode{ModeRecord, ModeTransaction} {
+		t.Run(string(mode), func(t *testing.T) {
+			tp, stop, path := startRecording(t, srv, Config{PoolSize: 2, Mode: mode})
+			ctx := testCtx(t, 30*time.Second)
+			cfg, err := pgx.ParseConfig(tp.url(pgtest.SuperUser, "") + "&application_name=billing")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := pgx.ConnectConfig(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Exec(ctx, "SET work_mem = '64MB'"); err != nil {
+				t.Fatal(err)
+			}
+			tx, err := c.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if err := tx.QueryRow(ctx, "SELECT length($1::text)", "parameter-value-never-recorded").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Exec(ctx, "SELECT 1/0"); err == nil {
+				t.Fatal("division by zero succeeded")
+			}
+			c.Close(ctx)
+			evs := stop()
+
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, secret := range []string{"parameter-value-never-recorded", "secret-password"} {
+				if strings.Contains(string(raw), secret) {
+					t.Fatalf("the capture holds %q", secret)
+				}
+			}
+			var kinds []string
+			var sawSet, sawParse, sawBind, sawErr, sawStart, sawEnd bool
+			txOfParse, txOfSet := int64(-1), int64(-1)
+			for _, ev := range evs {
+				kinds = append(kinds, string(ev.Kind))
+				switch ev.Kind {
+				case capture.SessionStart:
+					sawStart = ev.ApplicationName == "billing" && ev.User == pgtest.SuperUser
+				case capture.Query:
+					if ev.SQL == "SET work_mem = '64MB'" {
+						sawSet, txOfSet = true, ev.Tx
+					}
+				case capture.Parse:
+					if strings.Contains(ev.SQL, "length($1::text)") {
+						sawParse, txOfParse = true, ev.Tx
+						if !strings.HasPrefix(ev.Name, "stmtcache_") {
+							t.Errorf("parse recorded under name %q, want the client's stmtcache_ name", ev.Name)
+						}
+					}
+				case capture.Bind:
+					sawBind = true
+				case capture.Error:
+					sawErr = sawErr || ev.SQLState == "22012"
+				case capture.SessionEnd:
+					sawEnd = true
+				}
+			}
+			if !sawStart || !sawSet || !sawParse || !sawBind || !sawErr || !sawEnd {
+				t.Fatalf("missing events (start %v set %v parse %v bind %v error %v end %v): %v", sawStart, sawSet, sawParse, sawBind, sawErr, sawEnd, kinds)
+			}
+			if txOfParse <= txOfSet {
+				t.Errorf("the transaction's Parse is in transaction %d, not after the SET's %d", txOfParse, txOfSet)
+			}
+		})
+	}
+}
