@@ -99,6 +99,7 @@ type txn struct {
 	num       int64
 	execs     []*stmtRun
 	explicit  bool // a ReadyForQuery T or E was seen inside it
+	client    bool // the client sent a message in it
 	sawError  bool
 	recovered bool // a ROLLBACK TO SAVEPOINT after the last error
 }
@@ -147,9 +148,11 @@ func (a *trafficAnalysis) event(h capture.Header, file string, ev *capture.Event
 	case capture.Query, capture.Parse, capture.Bind, capture.Describe, capture.Execute, capture.Close,
 		capture.Sync, capture.Flush, capture.FunctionCall:
 		s.clientActive(ev)
+		s.clientTx()
 	case capture.CopyEnd:
 		if ev.From == "client" {
 			s.clientActive(ev)
+			s.clientTx()
 		}
 	}
 	switch ev.Kind {
@@ -243,6 +246,7 @@ func (s *session) run(sql, file string, ev *capture.Event) {
 		if i > 0 && s.lastRun != nil && s.lastRun.p.facts.ends {
 			s.endTx()
 			s.beginTx(s.cur.num + 1)
+			s.clientTx()
 		}
 		s.a.statements++
 		e := &stmtRun{p: p, st: rules.NewStmt(p.st, s.a.interesting), file: file, line: ev.Line, t: ev.T}
@@ -261,8 +265,21 @@ func (s *session) run(sql, file string, ev *capture.Event) {
 func (s *session) beginTx(num int64) {
 	s.cur = txn{num: num}
 	clear(s.portals)
+}
+
+// clientTx notes that the client sent a message in the current
+// transaction. Only such a transaction counts as a later transaction of a
+// session SET or SET ROLE: a transaction made of server messages alone
+// (a ReadyForQuery that answers no client message, such as the answer to
+// a reset a proxy sends after its client left) ran nothing of the
+// client's.
+func (s *session) clientTx() {
+	if s.cur.client {
+		return
+	}
+	s.cur.client = true
 	for _, it := range s.items {
-		if it.kind == itemSet || it.kind == itemRole {
+		if (it.kind == itemSet || it.kind == itemRole) && it.tx < s.cur.num {
 			it.laterTx++
 		}
 	}

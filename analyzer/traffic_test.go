@@ -24,6 +24,9 @@ func TestAnalyzeCaptures(t *testing.T) {
 	}{
 		{"set_later", "", []string{"session-set:critical"}},
 		{"set_last_tx", "", nil},
+		// A ReadyForQuery that answers no client message (a proxy's reset
+		// after its client left) is no later transaction of the client's.
+		{"set_last_tx_server_ready", "", nil},
 		{"set_local", "", nil},
 		{"set_config_false", "", []string{"session-set:critical"}},
 		{"set_config_true", "", nil},
