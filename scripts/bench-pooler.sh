@@ -9,6 +9,14 @@
 # per idle client with IDLE clients logged in and holding their connection.
 # Output: raw rows, then markdown tables to paste into BENCHMARKS.md.
 #
+# With RECORD=1 two more targets join each round, started afresh for each
+# run and stopped after it: pgpoolcheck-session (`--mode session`) and
+# pgpoolcheck-record (`--mode record --capture $WORK/capture.jsonl`, a new
+# file per run), both with a pool as large as the largest client count.
+# A table then gives record TPS ÷ session TPS per protocol and client
+# count (issue 5's target: ≥ 0.95), with the events each capture wrote and
+# dropped (read from its trailer) and its size.
+#
 # Usage: [VAR=value ...] scripts/bench-pooler.sh
 # Environment (default):
 #   CLIENTS ("10 100 1000")          pgbench client counts
@@ -27,9 +35,11 @@
 #                                    of the working tree (e.g. HEAD: committed code only)
 #   POOLER_GOMAXPROCS (Go's default) GOMAXPROCS for the pgpoolcheck process
 #   POOLER_ARGS ("")                 extra `pgpoolcheck proxy` flags (split on spaces)
+#   RECORD (0)                       1: also pgpoolcheck in session and in record mode
 #   PGBIN (/usr/lib/postgresql/<newest>/bin)  PostgreSQL server binaries
 #   BASE_PORT (24300)                PostgreSQL on BASE_PORT, pgpoolcheck on +1,
-#                                    PgBouncers on +2, +3, ... (keep within 21000–29999)
+#                                    PgBouncers on +2, +3, ..., then with RECORD=1
+#                                    session and record mode (keep within 21000–29999)
 # Every server runs in its own session (setsid) on those fixed ports, below
 # the kernel's ephemeral range. As root, PostgreSQL and PgBouncer run as the
 # postgres OS user; PgBouncer's open-files limit is raised to the hard limit
@@ -52,6 +62,7 @@ PGBOUNCER_BIN=${PGBOUNCER_BIN-/usr/sbin/pgbouncer}
 POOLER_REV=${POOLER_REV-}
 POOLER_ARGS=${POOLER_ARGS-}
 BASE_PORT=${BASE_PORT:-24300}
+RECORD=${RECORD:-0}
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 PGBENCH=$(command -v pgbench || echo "$PGBIN/pgbench")
 read -ra EXTRA_ARGS <<<"$POOLER_ARGS"
@@ -142,25 +153,51 @@ for b in $PGBOUNCER_BIN; do
   BOUNCERS+=("$t")
   n=$((n + 1))
 done
+PER_RUN=()  # targets started afresh for each run and stopped after it
+if [ "$RECORD" = 1 ]; then
+  for t in pgpoolcheck-session pgpoolcheck-record; do
+    PORT[$t]=$((BASE_PORT + n))
+    PER_RUN+=("$t")
+    n=$((n + 1))
+  done
+fi
+per_run() { [[ " ${PER_RUN[*]} " == *" $1 "* ]]; }
 for t in "${!PORT[@]}"; do
   port_free "${PORT[$t]}" || { echo "port ${PORT[$t]} ($t) is in use: set BASE_PORT" >&2; exit 1; }
 done
 
 PPC_HELP=$("$WORK/pgpoolcheck" proxy -h 2>&1 || true)
-PPC_FLAGS=(--listen "127.0.0.1:${PORT[pgpoolcheck]}"
-  --upstream "postgres://postgres@/postgres?host=$WORK&port=${PORT[direct]}"
+UPSTREAM="postgres://postgres@/postgres?host=$WORK&port=${PORT[direct]}"
+PPC_FLAGS=(--listen "127.0.0.1:${PORT[pgpoolcheck]}" --upstream "$UPSTREAM"
   --mode transaction --pool-size "$POOL_SIZE" --max-client-conn "$MAX_CLIENT_CONN" --log-level warn)
 if grep -q -- '-max-prepared-statements' <<<"$PPC_HELP"; then
   PPC_FLAGS+=(--max-prepared-statements "$MAX_PREPARED")
 fi
+CAPTURE="$WORK/capture.jsonl"
 
+# start_pgpoolcheck [TARGET]: pgpoolcheck (transaction mode), or with
+# RECORD=1 pgpoolcheck-session or pgpoolcheck-record (a fresh capture).
 start_pgpoolcheck() {
+  local t=${1:-pgpoolcheck} flags
+  case $t in
+    pgpoolcheck) flags=("${PPC_FLAGS[@]}") ;;
+    *)
+      flags=(--listen "127.0.0.1:${PORT[$t]}" --upstream "$UPSTREAM" --pool-size "$MAX_CLIENTS"
+        --max-client-conn "$MAX_CLIENT_CONN" --log-level warn)
+      if [ "$t" = pgpoolcheck-record ]; then
+        rm -f "$CAPTURE"
+        flags+=(--mode record --capture "$CAPTURE")
+      else
+        flags+=(--mode session)
+      fi
+      ;;
+  esac
   ${POOLER_GOMAXPROCS:+env GOMAXPROCS=$POOLER_GOMAXPROCS} setsid "$WORK/pgpoolcheck" proxy \
-    "${PPC_FLAGS[@]}" "${EXTRA_ARGS[@]}" >>"$WORK/pgpoolcheck.log" 2>&1 &
-  SID[pgpoolcheck]=$!
+    "${flags[@]}" "${EXTRA_ARGS[@]}" >>"$WORK/$t.log" 2>&1 &
+  SID[$t]=$!
   SIDS+=("$!")
-  wait_ready "${PORT[pgpoolcheck]}" || { echo "pgpoolcheck did not start:" >&2; tail -5 "$WORK/pgpoolcheck.log" >&2; exit 1; }
-  PID[pgpoolcheck]=$(server_pid "${SID[pgpoolcheck]}" pgpoolcheck)
+  wait_ready "${PORT[$t]}" || { echo "$t did not start:" >&2; tail -5 "$WORK/$t.log" >&2; exit 1; }
+  PID[$t]=$(server_pid "${SID[$t]}" pgpoolcheck)
 }
 
 start_pgbouncer() {  # target name; 1 if it does not start
@@ -198,14 +235,14 @@ INI
   PID[$t]=$(server_pid "${SID[$t]}" "$(basename "${BIN[$t]}" | cut -c1-15)")
 }
 
-start_target() { case $1 in pgpoolcheck) start_pgpoolcheck ;; *) start_pgbouncer "$1" ;; esac; }
+start_target() { case $1 in pgpoolcheck*) start_pgpoolcheck "$1" ;; *) start_pgbouncer "$1" ;; esac; }
 stop_target() { stop_session "${SID[$1]}"; }
 
 # --- PostgreSQL --------------------------------------------------------------
 echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on port ${PORT[direct]}"
 "${RUNAS[@]}" "$PGBIN/initdb" -D "$WORK/data" -U postgres -A trust -E UTF8 --locale=C --no-sync >/dev/null
 setsid "${RUNAS[@]}" "$PGBIN/postgres" -D "$WORK/data" -k "$WORK" -p "${PORT[direct]}" \
-  -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS + POOL_SIZE * (${#BOUNCERS[@]} + 1) + 20)) \
+  -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS * (RECORD == 1 ? 3 : 1) + POOL_SIZE * (${#BOUNCERS[@]} + 1) + 20)) \
   -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off >"$WORK/postgres.log" 2>&1 &
 SIDS+=("$!")
 wait_ready "${PORT[direct]}" || { echo "PostgreSQL did not start:" >&2; tail -5 "$WORK/postgres.log" >&2; exit 1; }
@@ -226,7 +263,12 @@ for t in "${BOUNCERS[@]}"; do
   fi
 done
 POOLERS+=(pgpoolcheck)
-TARGETS=(direct "${POOLERS[@]}")
+TARGETS=(direct "${POOLERS[@]}" "${PER_RUN[@]}")
+if [ "$RECORD" = 1 ]; then
+  echo "# pgpoolcheck-session on port ${PORT[pgpoolcheck-session]}: --mode session --pool-size $MAX_CLIENTS;" \
+    "pgpoolcheck-record on port ${PORT[pgpoolcheck-record]}: --mode record --pool-size $MAX_CLIENTS --capture $CAPTURE;" \
+    "each started for its run and stopped after it"
+fi
 echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ); ulimit -n $NOFILE"
 echo "# each run: $PGBENCH -n -S -M PROTOCOL -T $DURATION -j 2 -c CLIENTS postgresql://postgres@127.0.0.1:PORT/postgres"
 
@@ -240,12 +282,13 @@ url_for() { echo "postgresql://postgres@127.0.0.1:${PORT[$1]}/postgres"; }
 ROWS="$WORK/rows"
 : >"$ROWS"
 : >"$WORK/errors"
-ROW_FMT='%-9s %-18s %7s %5s %10s %9s %7s %7s %9s %7s %9s %8s\n'
+ROW_FMT='%-9s %-19s %7s %5s %10s %9s %7s %7s %9s %7s %9s %8s\n'
 printf "\n## raw rows\n\n$ROW_FMT" protocol target clients round tps lat_ms failed aborted txns cpu_s cpu_100k peak_mb
 for proto in $PROTOCOLS; do
   for c in $CLIENTS; do
     for r in $(seq "$ROUNDS"); do
       for t in "${TARGETS[@]}"; do
+        if per_run "$t"; then start_target "$t"; fi
         pid=${PID[$t]:-}
         if [ -n "$pid" ]; then echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true; c0=$(cpu_ticks "$pid"); fi
         out=$("$PGBENCH" -n -S -M "$proto" -T "$DURATION" -j $((c < 2 ? c : 2)) -c "$c" "$(url_for "$t")" 2>&1 || true)
@@ -261,6 +304,18 @@ for proto in $PROTOCOLS; do
           peak=$(awk -v k="$(hwm_kb "$pid")" 'BEGIN {printf "%.1f", k / 1024}')
         fi
         [ -z "$tps" ] && tps=ERR lat=ERR
+        if per_run "$t"; then
+          stop_target "$t"
+          PID[$t]=
+          if [ "$t" = pgpoolcheck-record ]; then
+            # The trailer: {"trailer":true,"t":…,"events":N,"dropped":D}
+            trailer=$(tail -n 1 "$CAPTURE" 2>/dev/null || true)
+            ev=$(sed -n 's/.*"trailer":true.*"events":\([0-9]*\).*/\1/p' <<<"$trailer")
+            dr=$(sed -n 's/.*"trailer":true.*"dropped":\([0-9]*\).*/\1/p' <<<"$trailer")
+            echo "$proto $c $r ${ev:-none} ${dr:-none} $(stat -c %s "$CAPTURE" 2>/dev/null || echo 0)" >>"$WORK/captures"
+            rm -f "$CAPTURE"
+          fi
+        fi
         printf "$ROW_FMT" "$proto" "$t" "$c" "$r" "$tps" "$lat" "${failed:--}" "$aborted" "${txns:-0}" "$cpu" "$cpu100k" "$peak" | tee -a "$ROWS"
         if [ "$tps" = ERR ] || [ "$aborted" != 0 ] || [ "${failed:-0}" != 0 ]; then
           { echo "$proto $t c=$c round $r:"
@@ -340,6 +395,37 @@ for proto in $PROTOCOLS; do
     }' "$ROWS"
 done
 
+# --- record mode: record TPS ÷ session TPS ---------------------------------------------
+if [ "$RECORD" = 1 ]; then
+  printf '\n### record mode against session mode (issue 5: record ≥ 0.95 × session)\n\n'
+  printf 'TPS: mean over the rounds with no aborted client; capture: events written and dropped\n'
+  printf '(from the trailer; "none": no trailer) and size, per round.\n\n'
+  printf '| protocol | clients | session TPS | record TPS | record ÷ session | capture events / dropped / MB |\n'
+  printf '|----------|--------:|------------:|-----------:|-----------------:|-------------------------------|\n'
+  touch "$WORK/captures"
+  awk -v protocols="$PROTOCOLS" -v clients="$CLIENTS" '
+    FILENAME == ARGV[1] {
+      if ($2 != "pgpoolcheck-session" && $2 != "pgpoolcheck-record") next
+      k = $1 SUBSEP $3 SUBSEP $2
+      if ($5 != "ERR" && $8 == 0) { ok[k]++; tps[k] += $5 }
+      next
+    }
+    {
+      k = $1 SUBSEP $2
+      cap[k] = cap[k] (cap[k] != "" ? "; " : "") $4 " / " $5 " / " sprintf("%.1f", $6 / 1048576)
+    }
+    END {
+      np = split(protocols, pr, " "); nc = split(clients, cl, " ")
+      for (i = 1; i <= np; i++) for (j = 1; j <= nc; j++) {
+        s = pr[i] SUBSEP cl[j] SUBSEP "pgpoolcheck-session"; r = pr[i] SUBSEP cl[j] SUBSEP "pgpoolcheck-record"
+        st = ok[s] ? tps[s] / ok[s] : 0; rt = ok[r] ? tps[r] / ok[r] : 0
+        printf "| %s | %s | %s | %s | %s | %s |\n", pr[i], cl[j],
+          ok[s] ? sprintf("%.0f", st) : "failed", ok[r] ? sprintf("%.0f", rt) : "failed",
+          (st > 0 && rt > 0) ? sprintf("%.3f", rt / st) : "–", cap[pr[i] SUBSEP cl[j]]
+      }
+    }' "$ROWS" "$WORK/captures"
+fi
+
 # --- idle clients, on freshly started poolers -------------------------------------------
 if [ "$IDLE" -gt 0 ]; then
   IDLE_ROWS="$WORK/idle"
@@ -368,7 +454,7 @@ if [ "$IDLE" -gt 0 ]; then
 fi
 
 echo
-for t in "${POOLERS[@]}"; do
+for t in "${POOLERS[@]}" "${PER_RUN[@]}"; do
   log="$WORK/$t.log"
   [ -s "$log" ] || continue
   echo "# $t log: $(grep -c -i 'warn\|error\|fatal' "$log" || true) warning/error lines, last 3:"
