@@ -93,8 +93,19 @@ type clientConn struct {
 	// endReason is what its session end says.
 	rec       *capture.Session
 	endReason string
-	nmu       sync.Mutex
-	nudged    bool
+
+	// policyOn is set in transaction mode with a classifier; state is the
+	// session state the client created (under mu); rejectParse is the
+	// refusal trackFrontend answers the next Parse with (reject policy).
+	policyOn    bool
+	state       sessionState
+	rejectParse []byte
+	// parseEffs are the effects of the Parse trackFrontend is given next;
+	// unnamedEffs those of the unnamed statement.
+	parseEffs   []StateEffect
+	unnamedEffs []StateEffect
+	nmu         sync.Mutex
+	nudged      bool
 
 	// tracked is set in transaction mode with prepared-statement support:
 	// the relay looks at every message (track.go). The fields below are
@@ -426,6 +437,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	}
 	c.pool = p.poolFor(c.database, c.user)
 	c.tracked = p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0
+	c.policyOn = p.cfg.Mode == ModeTransaction && p.cfg.Classifier != nil
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.QueryWaitTimeout)
 	defer cancel()
 	defaults, err := c.pool.welcomeParams(ctx, time.Now().Add(p.cfg.QueryWaitTimeout))

@@ -81,6 +81,13 @@ type Config struct {
 	MaxPreparedStatements int
 	// Logger receives the proxy's logs (default slog.Default()).
 	Logger *slog.Logger
+	// Classifier tells the pooler what statements do to session state;
+	// with it, OnSessionState applies in transaction mode. Without it the
+	// pooler passes session state through unseen.
+	Classifier StateClassifier
+	// OnSessionState is the session-state policy in transaction mode
+	// (default preserve).
+	OnSessionState Policy
 	// Capture, when set, records every client session (required in
 	// record mode). The proxy never closes it: the caller closes it after
 	// Serve returns, which flushes it.
@@ -122,6 +129,9 @@ func (c *Config) withDefaults() Config {
 	if d.MaxPreparedStatements == 0 {
 		d.MaxPreparedStatements = 200
 	}
+	if d.OnSessionState == "" {
+		d.OnSessionState = PolicyPreserve
+	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
@@ -139,6 +149,11 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	case AuthTrust, AuthMD5, AuthSCRAM:
 	default:
 		return nil, fmt.Errorf("unknown auth type %q (want trust, md5 or scram-sha-256)", c.AuthType)
+	}
+	switch c.OnSessionState {
+	case PolicyPreserve, PolicyReset, PolicyReject, PolicyAllow:
+	default:
+		return nil, fmt.Errorf("unknown session-state policy %q (want preserve, reset, reject or allow)", c.OnSessionState)
 	}
 	if c.Mode == ModeRecord && c.Capture == nil {
 		return nil, errors.New("record mode needs a capture file")

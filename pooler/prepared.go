@@ -43,6 +43,8 @@ type stmt struct {
 	// seq is the client's query sequence number when it was parsed, for
 	// DEALLOCATE ALL / DISCARD ALL.
 	seq uint64
+	// effs is what running it does to session state.
+	effs []StateEffect
 }
 
 // serverStmtName derives the server-side statement name from the Parse

@@ -33,6 +33,8 @@ type Proxy struct {
 	clients map[*clientConn]struct{}
 	keys    map[cancelKey]*clientConn
 
+	hazards hazards
+
 	stats struct {
 		serversOpened, serversLost, attaches atomic.Int64
 		// bufferless counts clients waiting without a read buffer.

@@ -97,6 +97,35 @@ func (c *clientConn) relay() bool {
 		if c.rec != nil && typ != 'd' {
 			c.recordFrontend(typ, n, body)
 		}
+		var effs []StateEffect
+		var replace string
+		if c.policyOn && (typ == 'Q' || typ == 'P') {
+			effs = c.classifyMessage(typ, n, body)
+			if effs != nil && p.cfg.OnSessionState == PolicyReject {
+				if typ == 'P' {
+					if c.tracked {
+						c.rejectParse = rejection(effs)
+					}
+				} else {
+					c.mu.Lock()
+					attached := c.server != nil
+					c.mu.Unlock()
+					if !attached {
+						// Refused outright: the client stays usable.
+						if _, err := c.r.Discard(headerLen + n); err != nil {
+							c.vanish()
+							return true
+						}
+						c.send(append(rejection(effs), 'Z', 0, 0, 0, 5, 'I'))
+						continue
+					}
+					// Inside a transaction the server raises the refusal,
+					// so that the transaction fails as it would.
+					replace = raiseQuery(effs)
+				}
+				effs = nil
+			}
+		}
 		c.mu.Lock()
 		s := c.server
 		if s == nil {
@@ -136,13 +165,36 @@ func (c *clientConn) relay() bool {
 			locked = s
 		}
 		countFrontend(&c.st, typ)
+		if typ == 'P' && c.tracked {
+			// A statement's effects happen when it runs: trackFrontend
+			// keeps them with the statement and applies them at Bind.
+			c.parseEffs, effs = effs, nil
+		}
+		if effs != nil && p.cfg.OnSessionState != PolicyAllow {
+			c.state.apply(effs)
+			if p.cfg.OnSessionState == PolicyPreserve {
+				c.st.Pinned = c.state.held()
+			}
+		}
 		if c.tracked {
 			pl := c.trackFrontend(s, typ, body, n)
 			c.mu.Unlock()
+			if replace != "" {
+				pl.action, pl.replace = planReplace, replace
+			}
 			err = c.writePlan(s.w, typ, n, body, consumed, &pl)
 		} else {
 			c.mu.Unlock()
-			err = copyMessage(s.w, c.r, headerLen+n)
+			if replace != "" {
+				if _, err = c.r.Discard(headerLen + n); err == nil {
+					err = writeQuery(s.w, replace)
+					if err != nil {
+						err = errWrite
+					}
+				}
+			} else {
+				err = copyMessage(s.w, c.r, headerLen+n)
+			}
 		}
 		if err != nil {
 			if errors.Is(err, errWrite) {
@@ -213,9 +265,38 @@ func (c *clientConn) attach() (*serverConn, error) {
 	if p.closing.Load() {
 		return nil, errPoolClosed
 	}
+	c.mu.Lock()
+	prev := c.pumpDone
+	c.mu.Unlock()
+	if prev != nil {
+		// The last pump may still be cleaning its server and reading the
+		// client's settings back (preserve): wait for them.
+		<-prev
+	}
 	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.cfg.QueryWaitTimeout), c.params)
 	if err != nil {
 		return nil, err
+	}
+	c.mu.Lock()
+	settings := c.state.settings
+	c.mu.Unlock()
+	if len(settings) > 0 {
+		if _, err := s.runInternal(restoreSQL(settings)); err != nil {
+			var se *serverError
+			if errors.As(err, &se) {
+				c.pool.release(s)
+			} else {
+				c.pool.discard(s)
+			}
+			return nil, err
+		}
+		// The server now carries the client's settings: they are read
+		// back and reset when it goes back to the pool.
+		c.mu.Lock()
+		for _, st := range settings {
+			setAdd(&c.state.touched, st.name)
+		}
+		c.mu.Unlock()
 	}
 	if s.sig == c.sig {
 		// The server already has the client's settings.
@@ -418,7 +499,11 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 	c.flushClient(true)
 	s.wmu.Lock() // wait for a write of this client still under way
 	s.wmu.Unlock()
-	c.pool.release(s)
+	if c.policyOn && !c.cleanServer(s, gone) {
+		c.pool.discard(s)
+	} else {
+		c.pool.release(s)
+	}
 	if !gone && c.proxy.closing.Load() {
 		c.closeForShutdown()
 	}
@@ -487,6 +572,7 @@ func (c *clientConn) vanish() {
 		c.mu.Unlock()
 		return
 	case vanishReset, vanishRollback:
+		c.st.Pinned = false // the server is cleaned at its release
 		if act == vanishRollback {
 			queries = append(queries, "ROLLBACK")
 		}

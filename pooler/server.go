@@ -261,6 +261,65 @@ func (s *serverConn) applyParams(want map[string]string) error {
 	}
 }
 
+// runInternal runs a simple Query of the pooler's own on a server it owns
+// exclusively and consumes the responses: it returns the columns of the
+// first row as text (NULL as ""), keeps the server's parameters current,
+// and returns the first error the server sent.
+func (s *serverConn) runInternal(sql string) ([]string, error) {
+	if err := writeQuery(s.w, sql); err != nil {
+		return nil, err
+	}
+	if err := s.w.Flush(); err != nil {
+		return nil, err
+	}
+	var row []string
+	var firstErr error
+	for {
+		typ, body, err := readSmallMessage(s.r)
+		if err != nil {
+			return nil, err
+		}
+		switch typ {
+		case 'S':
+			if name, value, ok := parseParameterStatus(body); ok {
+				s.params[name] = value
+			}
+		case 'D':
+			if row == nil {
+				row = parseDataRow(body)
+			}
+		case 'E':
+			if firstErr == nil {
+				firstErr = &serverError{body: append([]byte(nil), body...)}
+			}
+		case 'Z':
+			s.sig = paramsSig(s.params)
+			return row, firstErr
+		}
+	}
+}
+
+// parseDataRow decodes a DataRow body into text values.
+func parseDataRow(body []byte) []string {
+	if len(body) < 2 {
+		return nil
+	}
+	n := int(binary.BigEndian.Uint16(body))
+	body = body[2:]
+	row := make([]string, 0, n)
+	for i := 0; i < n && len(body) >= 4; i++ {
+		l := int(int32(binary.BigEndian.Uint32(body)))
+		body = body[4:]
+		if l < 0 || l > len(body) {
+			row = append(row, "")
+			continue
+		}
+		row = append(row, string(body[:l]))
+		body = body[l:]
+	}
+	return row
+}
+
 // serverError is an ErrorResponse a server sent to the pooler itself.
 type serverError struct{ body []byte }
 

@@ -16,9 +16,10 @@ import (
 type planAction uint8
 
 const (
-	planRaw    planAction = iota // forward unchanged
-	planDrop                     // answered or refused by the pooler: not sent
-	planRename                   // sent with the statement name replaced
+	planRaw     planAction = iota // forward unchanged
+	planDrop                      // answered or refused by the pooler: not sent
+	planRename                    // sent with the statement name replaced
+	planReplace                   // a simple Query sent with other text (replace)
 )
 
 // plan is what writePlan sends to the server for one client message.
@@ -39,6 +40,7 @@ type plan struct {
 	head    []byte // Bind: the portal name; Describe: the kind byte
 	tail    []byte // Parse: the rest of the body after the name
 	skip    int
+	replace string
 }
 
 // frontendBody returns the body of the client message whose header is
@@ -146,6 +148,15 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 	var pl plan
 	switch typ {
 	case 'P':
+		if r := c.rejectParse; r != nil {
+			c.rejectParse = nil
+			s.pushSynth(r)
+			c.skipTillSync = true
+			pl.action = planDrop
+			return pl
+		}
+		effs := c.parseEffs
+		c.parseEffs = nil
 		name, rest, ok := cstring(body)
 		if !ok {
 			s.q.push(pend{kind: pkParse, name: "\x00invalid"})
@@ -153,6 +164,7 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 		}
 		c.pool.stats.clientParses.Add(1)
 		if len(name) == 0 {
+			c.unnamedEffs = effs
 			c.unnamed = append(c.unnamed[:0], rest...)
 			c.unnamedGen++
 			s.unnamedOwner, s.unnamedGen = c, c.unnamedGen
@@ -170,7 +182,7 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 			pl.action = planDrop
 			return pl
 		}
-		st := &stmt{srv: serverStmtName(rest), rest: append([]byte(nil), rest...), seq: c.qseq}
+		st := &stmt{srv: serverStmtName(rest), rest: append([]byte(nil), rest...), seq: c.qseq, effs: effs}
 		c.stmts[cname] = st
 		pl.action = planRename
 		pl.newName, pl.tail, pl.skip = st.srv, st.rest, len(body)
@@ -191,12 +203,21 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 			name, _, ok = cstring(rest)
 		}
 		if ok {
+			var effs []StateEffect
 			if len(name) == 0 {
 				c.ensureUnnamed(s, &pl)
+				effs = c.unnamedEffs
 			} else if st := c.stmts[string(name)]; st != nil {
 				c.ensureNamed(s, st, &pl)
 				pl.action = planRename
 				pl.newName, pl.head, pl.skip = st.srv, portal, len(portal)+1+len(name)+1
+				effs = st.effs
+			}
+			if effs != nil && c.proxy.cfg.OnSessionState != PolicyAllow {
+				c.state.apply(effs)
+				if c.proxy.cfg.OnSessionState == PolicyPreserve {
+					c.st.Pinned = c.state.held()
+				}
 			}
 		}
 		s.q.push(pend{kind: pkBind})
@@ -241,7 +262,7 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 		// A simple Query drops the unnamed statement.
 		s.qseq++
 		c.qseq++
-		c.unnamed = nil
+		c.unnamed, c.unnamedEffs = nil, nil
 		s.unnamedOwner = nil
 		s.q.push(pend{kind: pkQuery, seq: s.qseq, cseq: c.qseq})
 	case 'F':
@@ -273,6 +294,13 @@ func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, co
 		w.Write(pl.injRest)
 	}
 	switch pl.action {
+	case planReplace:
+		if !consumed {
+			if _, err := c.r.Discard(headerLen + n); err != nil {
+				return err
+			}
+		}
+		writeQuery(w, pl.replace)
 	case planDrop:
 		if !consumed {
 			if _, err := c.r.Discard(headerLen + n); err != nil {

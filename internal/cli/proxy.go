@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/proxyconfig"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/sessionstate"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -30,6 +31,7 @@ type proxyFlags struct {
 	capture                   string
 	redact                    bool
 	captureMaxBytes           int64
+	onSessionState            string
 }
 
 func newProxy(e *env) *cobra.Command {
@@ -65,8 +67,19 @@ pgpoolcheck does not honour is reported as a warning on stderr. Relative
 auth_file paths are relative to the file that names them. Precedence, highest
 first: flags given on the command line, then (for the upstream URL)
 PGPOOLCHECK_UPSTREAM, then --config, then --pgbouncer-ini, then the defaults.
-Settings of features not built yet (on_session_state, admin_users,
-metrics_listen) are accepted and reported as not supported yet.
+Settings of features not built yet (admin_users, metrics_listen) are accepted
+and reported as not supported yet.
+
+Session state in transaction mode (--on-session-state): pgpoolcheck parses
+every statement that could change session state (a keyword pre-filter first,
+then a cache) and, by default (preserve), makes each client's SET,
+set_config(…, false) and SET ROLE follow it to whichever server it gets while
+no other client ever sees them, and pins a client that holds an advisory lock,
+LISTENs, has temporary tables, WITH HOLD cursors or SQL prepared statements to
+its server until that state is gone, cleaning the server before reuse. reset
+only cleans; reject refuses such statements with SQLSTATE 0A000 naming the
+rule and its fix; allow passes them through as PgBouncer does. Every hazard is
+counted and logged once per client and rule.
 
 Capture: --mode record keeps one server connection per client (session
 pooling, so the application behaves exactly as without the proxy) and
@@ -114,6 +127,7 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.capture, "capture", "", "record every client session to this capture file (JSON Lines; required with --mode record)")
 	fl.BoolVar(&f.redact, "redact", false, "replace literals in captured SQL with placeholders")
 	fl.Int64Var(&f.captureMaxBytes, "capture-max-bytes", 0, "start a new capture part (FILE.2.jsonl, …) before one exceeds this size (0: never)")
+	fl.StringVar(&f.onSessionState, "on-session-state", "preserve", "session state in transaction mode: preserve (replay SETs, pin locks/LISTEN/temp tables), reset (clean the server), reject (refuse with 0A000) or allow (pass through, as PgBouncer)")
 	fl.StringVar(&f.config, "config", "", "YAML config file of proxy settings (flags given on the command line win)")
 	fl.StringVar(&f.pgbouncerINI, "pgbouncer-ini", "", "read settings from a PgBouncer pgbouncer.ini (--config and flags win)")
 }
@@ -257,6 +271,8 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		MaxMessageSize:        f.maxMessageSize,
 		MaxPreparedStatements: maxPrepared(f.maxPrepared),
 		Logger:                logger,
+		OnSessionState:        pooler.Policy(f.onSessionState),
+		Classifier:            sessionstate.New(),
 	}
 	if f.authFile != "" {
 		users, err := pooler.LoadUserlist(f.authFile)

@@ -1,0 +1,490 @@
+package sessionstate_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/sessionstate"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// The leak suite: the seed experiments run through the pooler in
+// transaction mode, with each session-state policy, against PostgreSQL.
+
+type proxy struct {
+	*pooler.Proxy
+	url string
+}
+
+func start(t *testing.T, srv *pgtest.Server, policy pooler.Policy, poolSize int) *proxy {
+	t.Helper()
+	for range 20 {
+		port := 21000 + rand.IntN(9000)
+		p, err := pooler.New(pooler.Config{
+			Listen:         fmt.Sprintf("127.0.0.1:%d", port),
+			Upstream:       srv.SocketURL(pgtest.SuperUser),
+			PoolSize:       poolSize,
+			Classifier:     sessionstate.New(),
+			OnSessionState: policy,
+			Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Listen(); err != nil {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				continue
+			}
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { p.Serve(context.Background()); close(done) }()
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			p.Shutdown(ctx)
+			<-done
+		})
+		return &proxy{p, fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", pgtest.SuperUser, port, pgtest.Database)}
+	}
+	t.Fatal("no free port")
+	return nil
+}
+
+func (p *proxy) conn(t *testing.T) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, p.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+var policies = []pooler.Policy{pooler.PolicyPreserve, pooler.PolicyReset, pooler.PolicyReject, pooler.PolicyAllow}
+
+func sqlState(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// (a) 5 clients SET work_mem and leave; 50 new clients SHOW work_mem.
+func TestLeakSet(t *testing.T) {
+	srv := pgtest.Shared(t)
+	for _, policy := range policies {
+		for _, size := range []int{1, 20} {
+			t.Run(fmt.Sprintf("%s/pool%d", policy, size), func(t *testing.T) {
+				p := start(t, srv, policy, size)
+				ctx := context.Background()
+				for range 5 {
+					c := p.conn(t)
+					_, err := c.Exec(ctx, "SET work_mem = '64MB'")
+					if policy == pooler.PolicyReject {
+						if sqlState(err) != "0A000" {
+							t.Fatalf("reject: SET gave %v, want 0A000", err)
+						}
+						// The connection stays usable.
+						if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
+							t.Fatalf("after the refusal: %v", err)
+						}
+					} else if err != nil {
+						t.Fatal(err)
+					}
+					c.Close(ctx)
+				}
+				seen := 0
+				for range 50 {
+					c := p.conn(t)
+					var wm string
+					if err := c.QueryRow(ctx, "SHOW work_mem").Scan(&wm); err != nil {
+						t.Fatal(err)
+					}
+					if wm == "64MB" {
+						seen++
+					}
+					c.Close(ctx)
+				}
+				want := 0
+				if policy == pooler.PolicyAllow {
+					want = 50 // PgBouncer's behaviour, documented
+					if size == 20 {
+						want = -1 // some: depends on which servers the 5 used
+					}
+				}
+				if want >= 0 && seen != want {
+					t.Fatalf("%d of 50 new clients saw work_mem = 64MB, want %d", seen, want)
+				}
+				if want < 0 && seen == 0 {
+					t.Fatalf("allow: no client saw the leak; the pooler is not passing SET through")
+				}
+				t.Logf("%d/50 saw the SET", seen)
+			})
+		}
+	}
+}
+
+// (f) A's SET follows A to its later transactions, even on another
+// server, and no other client sees it (preserve).
+func TestPreserveSetFollowsClient(t *testing.T) {
+	srv := pgtest.Shared(t)
+	p := start(t, srv, pooler.PolicyPreserve, 2)
+	ctx := context.Background()
+	a := p.conn(t)
+	b := p.conn(t)
+	if _, err := a.Exec(ctx, "SET work_mem = '77MB'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Exec(ctx, "SET search_path = pg_catalog, public"); err != nil {
+		t.Fatal(err)
+	}
+	pids := map[int]bool{}
+	for i := range 20 {
+		// b holds a server inside a transaction now and then, so a moves.
+		var tx pgx.Tx
+		if i%2 == 0 {
+			var err error
+			if tx, err = b.Begin(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wm, sp string
+		var pid int
+		if err := a.QueryRow(ctx, "SELECT current_setting('work_mem'), current_setting('search_path'), pg_backend_pid()").Scan(&wm, &sp, &pid); err != nil {
+			t.Fatal(err)
+		}
+		pids[pid] = true
+		if wm != "77MB" || sp != "pg_catalog, public" {
+			t.Fatalf("a's settings on server %d: work_mem %s, search_path %s", pid, wm, sp)
+		}
+		var bwm string
+		q := b.QueryRow
+		if tx != nil {
+			q = tx.QueryRow
+		}
+		if err := q(ctx, "SHOW work_mem").Scan(&bwm); err != nil {
+			t.Fatal(err)
+		}
+		if bwm == "77MB" {
+			t.Fatal("b sees a's work_mem")
+		}
+		if tx != nil {
+			tx.Commit(ctx)
+		}
+	}
+	if len(pids) < 2 {
+		t.Logf("a ran on %d server(s) only", len(pids))
+	}
+	// A RESET is followed too.
+	if _, err := a.Exec(ctx, "RESET work_mem"); err != nil {
+		t.Fatal(err)
+	}
+	var wm string
+	a.QueryRow(ctx, "SHOW work_mem").Scan(&wm)
+	if wm == "77MB" {
+		t.Fatal("RESET work_mem did not follow a")
+	}
+}
+
+// (b) and (h): advisory locks.
+func TestLeakAdvisoryLock(t *testing.T) {
+	srv := pgtest.Shared(t)
+	for _, policy := range []pooler.Policy{pooler.PolicyPreserve, pooler.PolicyReset, pooler.PolicyReject} {
+		t.Run(string(policy), func(t *testing.T) {
+			p := start(t, srv, policy, 2)
+			ctx := context.Background()
+			a := p.conn(t)
+			b := p.conn(t)
+			var ok bool
+			err := a.QueryRow(ctx, "SELECT pg_advisory_lock(42) IS NULL").Scan(&ok)
+			if policy == pooler.PolicyReject {
+				if sqlState(err) != "0A000" {
+					t.Fatalf("want 0A000, got %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.QueryRow(ctx, "SELECT pg_try_advisory_lock(42)").Scan(&ok); err != nil {
+				t.Fatal(err)
+			}
+			if policy == pooler.PolicyPreserve && ok {
+				t.Fatal("preserve: b got a's lock")
+			}
+			if ok {
+				b.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+			}
+			a.Close(ctx)
+			b.Close(ctx)
+			direct := directConn(t, srv)
+			var n int
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				direct.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").Scan(&n)
+				if n == 0 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if n != 0 {
+				t.Fatalf("%d advisory locks left after both clients left", n)
+			}
+		})
+	}
+}
+
+// (h) A is killed (its socket closed, no Terminate) while it holds an
+// advisory lock inside a transaction and between transactions: the lock is
+// gone before the server serves anyone else.
+func TestAdvisoryLockHolderKilled(t *testing.T) {
+	srv := pgtest.Shared(t)
+	p := start(t, srv, pooler.PolicyPreserve, 1)
+	ctx := context.Background()
+	for _, inTx := range []bool{false, true} {
+		a := p.conn(t)
+		if inTx {
+			if _, err := a.Exec(ctx, "BEGIN"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := a.Exec(ctx, "SELECT pg_advisory_lock(7)"); err != nil {
+			t.Fatal(err)
+		}
+		a.PgConn().Conn().Close() // killed
+		b := p.conn(t)
+		var ok bool
+		if err := b.QueryRow(ctx, "SELECT pg_try_advisory_lock(7)").Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			t.Fatalf("in transaction %v: the killed client's lock outlived it", inTx)
+		}
+		b.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+		b.Close(ctx)
+	}
+}
+
+// (c) LISTEN: others never listen; A still gets NOTIFY (preserve).
+func TestListen(t *testing.T) {
+	srv := pgtest.Shared(t)
+	p := start(t, srv, pooler.PolicyPreserve, 2)
+	ctx := context.Background()
+	a := p.conn(t)
+	if _, err := a.Exec(ctx, "LISTEN jobs"); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		o := p.conn(t)
+		var chans []string
+		if err := o.QueryRow(ctx, "SELECT coalesce(array_agg(c), '{}') FROM pg_listening_channels() c").Scan(&chans); err != nil {
+			t.Fatal(err)
+		}
+		if len(chans) != 0 {
+			t.Fatalf("another client listens on %v", chans)
+		}
+		if _, err := o.Exec(ctx, "NOTIFY jobs, 'hello'"); err != nil {
+			t.Fatal(err)
+		}
+		o.Close(ctx)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	n, err := a.WaitForNotification(wctx)
+	if err != nil {
+		t.Fatalf("a got no notification: %v", err)
+	}
+	if n.Channel != "jobs" || n.Payload != "hello" {
+		t.Fatalf("notification %+v", n)
+	}
+}
+
+// (d) and (g): temp tables and WITH HOLD cursors stay usable by A in later
+// transactions and invisible to others (preserve).
+func TestTempTableAndHoldCursor(t *testing.T) {
+	srv := pgtest.Shared(t)
+	p := start(t, srv, pooler.PolicyPreserve, 2)
+	ctx := context.Background()
+	a := p.conn(t)
+	b := p.conn(t)
+	if _, err := a.Exec(ctx, "CREATE TEMP TABLE scratch (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := a.Exec(ctx, "INSERT INTO scratch VALUES ($1)", i); err != nil {
+			t.Fatalf("a's temp table in a later transaction: %v", err)
+		}
+		var n int
+		err := b.QueryRow(ctx, "SELECT count(*) FROM pg_class WHERE relname = 'scratch' AND pg_table_is_visible(oid)").Scan(&n)
+		if err != nil || n != 0 {
+			t.Fatalf("b sees a temp table scratch (%d, %v)", n, err)
+		}
+	}
+	tx, err := a.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "DECLARE c CURSOR WITH HOLD FOR SELECT n FROM scratch ORDER BY n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := a.QueryRow(ctx, "FETCH 1 FROM c").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("FETCH from a WITH HOLD cursor after COMMIT: %d, %v", n, err)
+	}
+	if _, err := a.Exec(ctx, "CLOSE c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Exec(ctx, "DROP TABLE scratch"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// (e) after SET ROLE by A, no other client ever runs as that role.
+func TestSetRole(t *testing.T) {
+	srv := pgtest.Shared(t)
+	direct := directConn(t, srv)
+	ctx := context.Background()
+	direct.Exec(ctx, "DROP ROLE IF EXISTS leak_role")
+	if _, err := direct.Exec(ctx, "CREATE ROLE leak_role"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { direct.Exec(context.Background(), "DROP ROLE IF EXISTS leak_role") })
+	for _, policy := range []pooler.Policy{pooler.PolicyPreserve, pooler.PolicyReset} {
+		t.Run(string(policy), func(t *testing.T) {
+			p := start(t, srv, policy, 1)
+			a := p.conn(t)
+			if _, err := a.Exec(ctx, "SET ROLE leak_role"); err != nil {
+				t.Fatal(err)
+			}
+			var cu string
+			a.QueryRow(ctx, "SELECT current_user").Scan(&cu)
+			if policy == pooler.PolicyPreserve && cu != "leak_role" {
+				t.Fatalf("preserve: a runs as %s after SET ROLE", cu)
+			}
+			for range 10 {
+				o := p.conn(t)
+				if err := o.QueryRow(ctx, "SELECT current_user").Scan(&cu); err != nil {
+					t.Fatal(err)
+				}
+				if cu == "leak_role" {
+					t.Fatal("another client runs as a's role")
+				}
+				o.Close(ctx)
+			}
+		})
+	}
+}
+
+// The soak: many clients doing a random mix of the above, then nothing is
+// left anywhere.
+func TestSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak test skipped in -short mode")
+	}
+	srv := pgtest.Shared(t)
+	p := start(t, srv, pooler.PolicyPreserve, 5)
+	ctx := context.Background()
+	const clients = 40
+	dur := 3 * time.Second
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failures []string
+	fail := func(f string, a ...any) {
+		mu.Lock()
+		failures = append(failures, fmt.Sprintf(f, a...))
+		mu.Unlock()
+	}
+	end := time.Now().Add(dur)
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := pgx.Connect(ctx, p.url)
+			if err != nil {
+				fail("connect: %v", err)
+				return
+			}
+			defer c.Close(ctx)
+			wm := fmt.Sprintf("%dkB", 1001+2*i) // never a whole MB
+			if _, err := c.Exec(ctx, "SET work_mem = '"+wm+"'"); err != nil {
+				fail("set: %v", err)
+				return
+			}
+			for r := 0; time.Now().Before(end); r++ {
+				switch r % 4 {
+				case 0:
+					var got string
+					if err := c.QueryRow(ctx, "SHOW work_mem").Scan(&got); err != nil || got != wm {
+						fail("client %d: work_mem %q (want %s), %v", i, got, wm, err)
+						return
+					}
+				case 1:
+					c.Exec(ctx, fmt.Sprintf("SELECT pg_advisory_lock(%d)", 1000+i))
+					c.Exec(ctx, fmt.Sprintf("SELECT pg_advisory_unlock(%d)", 1000+i))
+				case 2:
+					c.Exec(ctx, "LISTEN soak")
+					c.Exec(ctx, "UNLISTEN soak")
+				case 3:
+					c.Exec(ctx, "SELECT 1")
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, f := range failures {
+		t.Error(f)
+	}
+	direct := directConn(t, srv)
+	time.Sleep(200 * time.Millisecond)
+	var locks int
+	direct.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").Scan(&locks)
+	if locks != 0 {
+		t.Errorf("%d advisory locks left", locks)
+	}
+	// Every pooled server is back at the defaults.
+	for range 10 {
+		c := p.conn(t)
+		var got string
+		c.QueryRow(ctx, "SHOW work_mem").Scan(&got)
+		var chans int
+		c.QueryRow(ctx, "SELECT count(*) FROM pg_listening_channels()").Scan(&chans)
+		if got != "4MB" || chans != 0 {
+			t.Errorf("a pooled server has work_mem %s and %d channels", got, chans)
+		}
+		c.Close(ctx)
+	}
+}
+
+func directConn(t *testing.T, srv *pgtest.Server) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), srv.SocketURL(pgtest.SuperUser))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
