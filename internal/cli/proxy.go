@@ -79,7 +79,7 @@ LISTENs, has temporary tables, WITH HOLD cursors or SQL prepared statements to
 its server until that state is gone, cleaning the server before reuse. reset
 only cleans; reject refuses such statements with SQLSTATE 0A000 naming the
 rule and its fix; allow passes them through as PgBouncer does. Every hazard is
-counted and logged once per client and rule.
+counted and logged once per client and rule. off skips the classification.
 
 Capture: --mode record keeps one server connection per client (session
 pooling, so the application behaves exactly as without the proxy) and
@@ -127,7 +127,7 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.capture, "capture", "", "record every client session to this capture file (JSON Lines; required with --mode record)")
 	fl.BoolVar(&f.redact, "redact", false, "replace literals in captured SQL with placeholders")
 	fl.Int64Var(&f.captureMaxBytes, "capture-max-bytes", 0, "start a new capture part (FILE.2.jsonl, …) before one exceeds this size (0: never)")
-	fl.StringVar(&f.onSessionState, "on-session-state", "preserve", "session state in transaction mode: preserve (replay SETs, pin locks/LISTEN/temp tables), reset (clean the server), reject (refuse with 0A000) or allow (pass through, as PgBouncer)")
+	fl.StringVar(&f.onSessionState, "on-session-state", "preserve", "session state in transaction mode: preserve (replay SETs, pin locks/LISTEN/temp tables), reset (clean the server), reject (refuse with 0A000), allow (pass through, as PgBouncer, counted) or off (no classification at all)")
 	fl.StringVar(&f.config, "config", "", "YAML config file of proxy settings (flags given on the command line win)")
 	fl.StringVar(&f.pgbouncerINI, "pgbouncer-ini", "", "read settings from a PgBouncer pgbouncer.ini (--config and flags win)")
 }
@@ -271,8 +271,10 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		MaxMessageSize:        f.maxMessageSize,
 		MaxPreparedStatements: maxPrepared(f.maxPrepared),
 		Logger:                logger,
-		OnSessionState:        pooler.Policy(f.onSessionState),
-		Classifier:            sessionstate.New(),
+	}
+	if f.onSessionState != "off" {
+		cfg.OnSessionState = pooler.Policy(f.onSessionState)
+		cfg.Classifier = sessionstate.New()
 	}
 	if f.authFile != "" {
 		users, err := pooler.LoadUserlist(f.authFile)
