@@ -90,7 +90,7 @@ type clientConn struct {
 	// that the client waits without a read buffer (waitIdle).
 	parkedAt atomic.Int64
 	// rec records the session when the proxy captures (nil otherwise);
-	// endReason is what its session end says.
+	// endReason is what its session end says (under mu).
 	rec       *capture.Session
 	endReason string
 
@@ -100,6 +100,9 @@ type clientConn struct {
 	policyOn    bool
 	state       sessionState
 	rejectParse []byte
+	// startupSets are startup parameters beyond the tracked ones, set on
+	// the client's server in session and record mode.
+	startupSets []setting
 	// parseEffs are the effects of the Parse trackFrontend is given next;
 	// unnamedEffs those of the unnamed statement.
 	parseEffs   []StateEffect
@@ -227,11 +230,22 @@ func (c *clientConn) idle() {
 	c.run()
 }
 
+// setEndReason says why the session ended (the first reason counts).
+func (c *clientConn) setEndReason(r string) {
+	c.mu.Lock()
+	if c.endReason == "" {
+		c.endReason = r
+	}
+	c.mu.Unlock()
+}
+
 // done cleans up after a client that left.
 func (c *clientConn) done() {
 	p := c.proxy
 	if c.rec != nil {
+		c.mu.Lock()
 		reason := c.endReason
+		c.mu.Unlock()
 		if reason == "" {
 			reason = "client closed"
 		}
@@ -413,6 +427,11 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		case k == "user" || k == "database" || strings.HasPrefix(k, "_pq_.") || ignoredStartupParams[k]:
 		case isTracked(k):
 			c.params[canonicalParam(k)] = v
+		case p.cfg.Mode != ModeTransaction && validParamName(k):
+			// Session and record mode: the client has a server of its
+			// own, which gets the setting at attach (DISCARD ALL resets
+			// it when the client leaves).
+			c.startupSets = append(c.startupSets, setting{k, v})
 		default:
 			c.send(append(out, fatal(codeProtocolViolation, "unsupported startup parameter: %s", k)...))
 			return false
@@ -511,4 +530,20 @@ func randomKey() cancelKey {
 	var b [8]byte
 	rand.Read(b[:])
 	return cancelKey{pid: binary.BigEndian.Uint32(b[:4])&0x7fffffff | 1, secret: binary.BigEndian.Uint32(b[4:])}
+}
+
+// validParamName reports whether a startup parameter name looks like a
+// run-time parameter (letters, digits, _ and a dot for custom settings).
+// "options" is not one: its -c switches are not taken apart.
+func validParamName(k string) bool {
+	if k == "" || k == "options" || k == "replication" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		ch := k[i]
+		if !(ch == '_' || ch == '.' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || i > 0 && ch >= '0' && ch <= '9') {
+			return false
+		}
+	}
+	return true
 }

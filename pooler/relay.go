@@ -277,6 +277,17 @@ func (c *clientConn) attach() (*serverConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(c.startupSets) > 0 {
+		if _, err := s.runInternal(restoreSQL(c.startupSets)); err != nil {
+			var se *serverError
+			if errors.As(err, &se) {
+				c.pool.release(s)
+			} else {
+				c.pool.discard(s)
+			}
+			return nil, err
+		}
+	}
 	c.mu.Lock()
 	settings := c.state.settings
 	c.mu.Unlock()
@@ -525,7 +536,7 @@ func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
 	if gone {
 		return
 	}
-	c.endReason = "server connection lost"
+	c.setEndReason("server connection lost")
 	if !fatalSeen {
 		c.wmu.Lock()
 		c.writer().Write(fatal(codeConnectionFailure, "server connection lost"))
@@ -545,14 +556,14 @@ func (c *clientConn) protocolError(err error) {
 	} else {
 		c.send(fatal(codeProtocolViolation, "invalid message: %v", err))
 	}
-	c.endReason = "protocol violation"
+	c.setEndReason("protocol violation")
 	c.proxy.log.Info("client closed: protocol violation", "user", c.user, "err", err)
 	c.vanish()
 }
 
 // closeForShutdown closes a client between transactions during shutdown.
 func (c *clientConn) closeForShutdown() {
-	c.endReason = "pooler shutdown"
+	c.setEndReason("pooler shutdown")
 	c.send(fatal(codeAdminShutdown, "the pooler is shutting down"))
 	c.conn.Close()
 }
@@ -638,8 +649,10 @@ func (c *clientConn) recordFrontend(typ byte, n int, body []byte) {
 
 // recordBackend shows a server message to the capture before it is
 // relayed, when it fits in the read buffer (data rows are never shown).
+// Once the client has gone, what the server answers is the pooler's own
+// clean-up and not recorded.
 func (c *clientConn) recordBackend(s *serverConn, typ byte, n int) {
-	if headerLen+n > s.r.Size() {
+	if headerLen+n > s.r.Size() || c.vanished.Load() {
 		return
 	}
 	if b, err := s.r.Peek(headerLen + n); err == nil {

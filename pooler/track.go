@@ -363,7 +363,7 @@ func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, co
 func (c *clientConn) emitSynthsLocked(s *serverConn) {
 	for e := s.q.front(); e != nil && e.kind == pkSynth; e = s.q.front() {
 		m := s.q.pop().msg
-		if c.rec != nil {
+		if c.rec != nil && !c.vanished.Load() {
 			c.rec.Backend(m[0], m[headerLen:])
 		}
 		if !c.vanished.Load() {

@@ -447,11 +447,9 @@ func TestNoProxyTrafficRecorded(t *testing.T) {
 		}
 	}
 	if len(stray) > 0 {
-		// Known pooler bug, reported: the answer to the reset the proxy
-		// sends after its client left is recorded as the client's. analyze
-		// does not count such a transaction (see
-		// analyzer/testdata/captures/set_last_tx_server_ready.jsonl).
-		t.Skipf("known pooler bug: ReadyForQuery recorded without a client message: %v", stray)
+		// The answer to the reset the proxy sends after its client left
+		// must not be recorded as the client's.
+		t.Fatalf("ReadyForQuery recorded without a client message: %v", stray)
 	}
 }
 
@@ -466,10 +464,7 @@ func TestStartupSearchPath(t *testing.T) {
 	c, err := pgx.Connect(ctx, r.url()+"&search_path=public")
 	if err != nil {
 		r.finish()
-		// Known pooler bug, reported: every mode, record included,
-		// refuses startup parameters other than the tracked ones and
-		// extra_float_digits.
-		t.Skipf("known pooler bug: record mode refuses the client: %v", err)
+		t.Fatalf("record mode refuses a startup parameter the server accepts: %v", err)
 	}
 	if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
 		t.Fatal(err)
