@@ -52,7 +52,9 @@ var ignoredStartupParams = map[string]bool{"extra_float_digits": true}
 type clientConn struct {
 	proxy *Proxy
 	conn  net.Conn
-	r     *bufio.Reader
+	// rio reads and writes conn for the buffers (rawio.go).
+	rio io.ReadWriter
+	r   *bufio.Reader
 
 	// wmu guards w, which both the client goroutine (errors) and the pump
 	// (relayed server messages) write to. w is taken from clientWriters
@@ -133,7 +135,7 @@ type clientConn struct {
 func (c *clientConn) writer() *bufio.Writer {
 	if c.w == nil {
 		c.w = clientWriters.Get().(*bufio.Writer)
-		c.w.Reset(c.conn)
+		c.w.Reset(c.rio)
 	}
 	return c.w
 }
@@ -197,7 +199,8 @@ func (p *Proxy) serveClient(nc net.Conn) {
 		conn:  nc,
 		r:     clientReaders.Get().(*bufio.Reader),
 	}
-	c.r.Reset(nc)
+	c.rio = newRawIO(nc)
+	c.r.Reset(c.rio)
 	if !c.handshake() {
 		c.putReader()
 		p.removeClient(c)
@@ -313,7 +316,7 @@ func (c *clientConn) waitIdle() error {
 	defer func() {
 		c.proxy.stats.bufferless.Add(-1)
 		c.r = clientReaders.Get().(*bufio.Reader)
-		c.r.Reset(c.conn)
+		c.r.Reset(c.rio)
 	}()
 	sc, ok := c.conn.(syscall.Conn)
 	if !ok {

@@ -124,11 +124,12 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 		return nil, err
 	}
 	now := time.Now()
+	rio := newRawIO(hc.Conn)
 	s := &serverConn{
 		pool:    p,
 		conn:    hc.Conn,
-		r:       bufio.NewReaderSize(hc.Conn, serverBufSize),
-		w:       bufio.NewWriterSize(hc.Conn, serverBufSize),
+		r:       bufio.NewReaderSize(rio, serverBufSize),
+		w:       bufio.NewWriterSize(rio, serverBufSize),
 		pid:     hc.PID,
 		secret:  hc.SecretKey,
 		params:  hc.ParameterStatuses,
