@@ -378,7 +378,11 @@ func (c *clientConn) readStartupPacket() (*startupPacket, error) {
 		}
 		switch pkt.kind {
 		case startupSSL, startupGSSENC:
-			if i > 2 || c.r.Buffered() > 0 {
+			// Encryption is declined, so a client may send its startup
+			// packet right behind the request without waiting for the
+			// 'N' (nothing would be read as encrypted): buffered data is
+			// fine. More than a few requests in a row is not.
+			if i > 2 {
 				c.send(fatal(codeProtocolViolation, "unexpected data after encryption request"))
 				return nil, nil
 			}

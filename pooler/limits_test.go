@@ -128,6 +128,29 @@ func TestMalformedStartup(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a startup packet sent right behind the SSLRequest", func(t *testing.T) {
+		conn := rawConn(t, tp)
+		params := "user\x00" + pgtest.SuperUser + "\x00database\x00" + pgtest.Database + "\x00\x00"
+		pkt := append(be32(uint32(8+len(params)), 196608), params...)
+		conn.Write(append(be32(8, 80877103), pkt...))
+		b := make([]byte, 1)
+		if _, err := io.ReadFull(conn, b); err != nil || b[0] != 'N' {
+			t.Fatalf("answer %q, %v", b, err)
+		}
+		fe := pgproto3.NewFrontend(conn, conn)
+		for {
+			msg, err := fe.Receive()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e, ok := msg.(*pgproto3.ErrorResponse); ok {
+				t.Fatalf("login refused: %s", e.Message)
+			}
+			if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+				break
+			}
+		}
+	})
 	// The proxy still serves everyone else.
 	c := tp.connect(t, pgx.QueryExecModeExec)
 	if _, err := c.Exec(testCtx(t, 10*time.Second), "SELECT 1"); err != nil {
