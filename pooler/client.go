@@ -128,6 +128,11 @@ type clientConn struct {
 	// skipTillSync drops the client's messages up to its next Sync after
 	// the pooler refused one (as PostgreSQL does after an error).
 	skipTillSync bool
+
+	// ctr counts for the statistics (stats.go); admin is set for a client
+	// of the admin console (admin.go).
+	ctr   clientCounters
+	admin bool
 }
 
 // writer returns the client's write buffer, taking one from the pool if
@@ -215,6 +220,11 @@ func (p *Proxy) serveClient(nc net.Conn) {
 // while goes on on a fresh goroutine (idle), so that the goroutine that
 // holds an idle client has a small stack.
 func (c *clientConn) run() {
+	if c.admin {
+		c.serveAdmin()
+		c.done()
+		return
+	}
 	if !c.relay() {
 		go c.idle()
 		return
@@ -278,7 +288,7 @@ func (c *clientConn) handshake() bool {
 		return false
 	}
 	nc.SetDeadline(time.Time{})
-	if w := p.cfg.Capture; w != nil {
+	if w := p.cfg.Capture; w != nil && !c.admin {
 		c.rec = w.StartSession(capture.SessionInfo{
 			ClientAddr:      nc.RemoteAddr().String(),
 			User:            c.user,
@@ -460,6 +470,9 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 			p.log.Info("client authentication error", "user", c.user, "addr", c.conn.RemoteAddr().String(), "err", err)
 		}
 		return false
+	}
+	if c.database == AdminDatabase {
+		return c.adminLogin(out)
 	}
 	c.pool = p.poolFor(c.database, c.user)
 	c.tracked = p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -92,6 +93,20 @@ type Config struct {
 	// record mode). The proxy never closes it: the caller closes it after
 	// Serve returns, which flushes it.
 	Capture *capture.Writer
+	// AdminUsers may log in to the admin console, the virtual database
+	// "pgpoolcheck" (admin.go); they authenticate like any client.
+	AdminUsers []string
+	// Reload, when set, is what the admin console's RELOAD runs: it is
+	// given a copy of the running configuration to update (from the
+	// config files the caller read it from); the proxy then applies the
+	// settings SHOW CONFIG marks changeable and logs the others as
+	// needing a restart.
+	Reload func(*Config) error
+	// MetricsListen, when set with MetricsHandler, is the address of an
+	// HTTP server the proxy runs from Listen to Shutdown, serving
+	// MetricsHandler(proxy) on /metrics (see package pooler/metrics).
+	MetricsListen  string
+	MetricsHandler func(*Proxy) http.Handler
 }
 
 func (c *Config) withDefaults() Config {

@@ -37,13 +37,16 @@ type pool struct {
 	stats struct {
 		clientParses, serverParses, binds, evictions atomic.Int64
 	}
+	// ctr are the other cumulative counters (stats.go).
+	ctr poolCounters
 }
 
 // waiter is a client waiting for a server. It receives either a server or
 // nil, which grants it a slot to connect a new server in.
 type waiter struct {
-	ch   chan *serverConn
-	elem *list.Element
+	ch    chan *serverConn
+	elem  *list.Element
+	since time.Time
 }
 
 func newPool(p *Proxy, key poolKey, password string) *pool {
@@ -70,6 +73,11 @@ var errPoolClosed = errors.New("pooler is shutting down")
 // new one (with params as its run-time parameters) when there is a free
 // slot, and otherwise waiting until deadline.
 func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[string]string) (*serverConn, error) {
+	if p.proxy.pause.on.Load() {
+		if err := p.pauseWait(ctx, deadline); err != nil {
+			return nil, err
+		}
+	}
 	for {
 		p.lock()
 		if p.closed {
@@ -93,10 +101,11 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 			granted = true
 			p.unlock()
 		} else {
-			w := &waiter{ch: make(chan *serverConn, 1)}
+			w := &waiter{ch: make(chan *serverConn, 1), since: time.Now()}
 			w.elem = p.waiters.PushBack(w)
 			p.unlock()
 			s, err := p.wait(ctx, w, deadline)
+			p.ctr.observeWait(time.Since(w.since))
 			if err != nil {
 				return nil, err
 			}

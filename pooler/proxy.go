@@ -34,6 +34,12 @@ type Proxy struct {
 	keys    map[cancelKey]*clientConn
 
 	hazards hazards
+	// pause is the admin console's PAUSE; admins its admin users
+	// (admin.go).
+	pause  pauseState
+	admins atomic.Pointer[[]string]
+	// started is when New made the proxy.
+	started time.Time
 
 	stats struct {
 		serversOpened, serversLost, attaches atomic.Int64
@@ -50,7 +56,7 @@ func New(cfg Config) (*Proxy, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Proxy{
+	p := &Proxy{
 		cfg:      c,
 		upstream: up,
 		auth:     newAuthenticator(c.AuthType, c.Users),
@@ -60,7 +66,11 @@ func New(cfg Config) (*Proxy, error) {
 		pools:    make(map[poolKey]*pool),
 		clients:  make(map[*clientConn]struct{}),
 		keys:     make(map[cancelKey]*clientConn),
-	}, nil
+	}
+	p.started = time.Now()
+	admins := append([]string(nil), c.AdminUsers...)
+	p.admins.Store(&admins)
+	return p, nil
 }
 
 // Listen opens the listening socket.
@@ -195,6 +205,7 @@ func (p *Proxy) addClient(c *clientConn) bool {
 		return false
 	}
 	p.clients[c] = struct{}{}
+	c.ctr.connected = time.Now()
 	return true
 }
 

@@ -165,6 +165,7 @@ func (c *clientConn) relay() bool {
 			locked = s
 		}
 		countFrontend(&c.st, typ)
+		c.noteFrontend(typ, n)
 		if typ == 'P' && c.tracked {
 			// A statement's effects happen when it runs: trackFrontend
 			// keeps them with the statement and applies them at Bind.
@@ -337,6 +338,7 @@ func (c *clientConn) attach() (*serverConn, error) {
 	c.pumpDone = done
 	c.mu.Unlock()
 	p.stats.attaches.Add(1)
+	c.pool.ctr.assignments.Add(1)
 	go c.pump(s, done)
 	return s, nil
 }
@@ -348,6 +350,7 @@ func (c *clientConn) clientWrite(s *serverConn, total int) error {
 		_, err := s.r.Discard(total)
 		return err
 	}
+	c.ctr.tx += int64(total)
 	c.wmu.Lock()
 	err := copyMessage(c.writer(), s.r, total)
 	c.wmu.Unlock()
@@ -492,6 +495,7 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 	if c.st.PendingSyncs > 0 {
 		c.st.PendingSyncs--
 	}
+	c.noteReady(status)
 	release := mayRelease(c.st)
 	if release && c.tracked && s.q.len() > 0 {
 		// Responses still owed: the bookkeeping is off. Keep the server

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -217,28 +218,58 @@ func (st *sessionState) apply(effs []StateEffect) {
 	}
 }
 
-// hazard is one rule's count under one action.
+// hazardKey is one rule under one action.
 type hazardKey struct{ rule, action string }
 
-// hazards counts the session-state hazards the pooler saw.
-type hazards struct {
-	mu     sync.Mutex
-	counts map[hazardKey]int64
+// hazardInfo is what the pooler keeps of one rule under one action.
+type hazardInfo struct {
+	count, clients int64
+	appName, fp    string
+	last           time.Time
 }
 
-func (h *hazards) add(rule, action string) {
+// hazards counts the session-state hazards the pooler saw. Only
+// statements that change session state reach it, so a mutex is cheap.
+type hazards struct {
+	mu     sync.Mutex
+	counts map[hazardKey]*hazardInfo
+}
+
+// add counts one hazard; newClient says it is the client's first of the
+// rule.
+func (h *hazards) add(rule, action string, newClient bool, appName, fp string) {
+	now := time.Now()
 	h.mu.Lock()
 	if h.counts == nil {
-		h.counts = make(map[hazardKey]int64)
+		h.counts = make(map[hazardKey]*hazardInfo)
 	}
-	h.counts[hazardKey{rule, action}]++
+	k := hazardKey{rule, action}
+	hi := h.counts[k]
+	if hi == nil {
+		hi = &hazardInfo{}
+		h.counts[k] = hi
+	}
+	hi.count++
+	if newClient {
+		hi.clients++
+	}
+	if fp != "" {
+		hi.fp = fp
+	}
+	hi.appName, hi.last = appName, now
 	h.mu.Unlock()
 }
 
-// HazardCount is one line of the hazard counters.
+// HazardCount is one line of the hazard counters: a rule under one
+// action, how often it was seen, by how many clients, and the latest
+// occurrence's application_name, statement fingerprint and time.
 type HazardCount struct {
-	Rule, Action string
-	Count        int64
+	Rule, Action    string
+	Count           int64
+	Clients         int64
+	ApplicationName string
+	Fingerprint     string
+	LastSeen        time.Time
 }
 
 // Hazards returns the session-state hazards seen so far, sorted.
@@ -246,8 +277,9 @@ func (p *Proxy) Hazards() []HazardCount {
 	p.hazards.mu.Lock()
 	defer p.hazards.mu.Unlock()
 	out := make([]HazardCount, 0, len(p.hazards.counts))
-	for k, n := range p.hazards.counts {
-		out = append(out, HazardCount{k.rule, k.action, n})
+	for k, hi := range p.hazards.counts {
+		out = append(out, HazardCount{Rule: k.rule, Action: k.action, Count: hi.count, Clients: hi.clients,
+			ApplicationName: hi.appName, Fingerprint: hi.fp, LastSeen: hi.last})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Rule != out[j].Rule {
@@ -297,13 +329,13 @@ func (c *clientConn) classifyText(text []byte) ([]StateEffect, string) {
 	policy := p.cfg.OnSessionState
 	for _, e := range effs {
 		action := actionOf(policy, e)
-		p.hazards.add(e.Rule, action)
 		c.mu.Lock()
 		first := !c.state.logged[e.Rule]
 		if first {
 			setAdd(&c.state.logged, e.Rule)
 		}
 		c.mu.Unlock()
+		p.hazards.add(e.Rule, action, first, c.appName, fp)
 		if first {
 			p.log.Info("session state in transaction mode", "rule", e.Rule, "action", action,
 				"user", c.user, "database", c.database, "application_name", c.appName, "fingerprint", fp)

@@ -429,8 +429,11 @@ func (c *clientConn) trackBackend(s *serverConn, typ byte, n int, body []byte) e
 	var err error
 	if !forward || c.vanished.Load() {
 		_, err = s.r.Discard(headerLen + n)
-	} else if err = copyMessage(c.writer(), s.r, headerLen+n); errors.Is(err, errWrite) {
-		err = nil
+	} else {
+		c.ctr.tx += int64(headerLen + n)
+		if err = copyMessage(c.writer(), s.r, headerLen+n); errors.Is(err, errWrite) {
+			err = nil
+		}
 	}
 	if err != nil {
 		return err

@@ -1,0 +1,755 @@
+package pooler
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/version"
+)
+
+// The admin console: a client whose startup database is AdminDatabase and
+// whose user is in Config.AdminUsers talks to the pooler itself instead of
+// a pool, in the simple query protocol, with PgBouncer's commands and
+// column names (SHOW POOLS, SHOW STATS, SHOW CLIENTS, SHOW SERVERS,
+// SHOW CONFIG) plus SHOW HAZARDS and SHOW VERSION, PAUSE, RESUME, RELOAD
+// and SHUTDOWN. Extended-protocol messages are refused with an error up to
+// the next Sync, after which the console answers again.
+
+// AdminDatabase is the virtual database of the admin console.
+const AdminDatabase = "pgpoolcheck"
+
+// maxAdminMessage is the largest message the console reads.
+const maxAdminMessage = 1 << 20
+
+// Type OIDs of the console's columns, as PgBouncer's.
+const (
+	oidInt8 = 20
+	oidText = 25
+)
+
+// isAdmin reports whether user may use the admin console.
+func (p *Proxy) isAdmin(user string) bool {
+	return slices.Contains(*p.admins.Load(), user)
+}
+
+// adminLogin finishes the login of an authenticated client of the admin
+// console: it refuses users who are not admins, else sends the welcome.
+func (c *clientConn) adminLogin(out []byte) bool {
+	p := c.proxy
+	if !p.isAdmin(c.user) {
+		c.send(append(out, fatal(codeInvalidAuth, "not allowed: user %q is not an admin user of the pgpoolcheck console", c.user)...))
+		p.log.Info("admin console refused", "user", c.user, "addr", c.conn.RemoteAddr().String())
+		return false
+	}
+	c.admin = true
+	out = encode(out, &pgproto3.AuthenticationOk{})
+	for _, kv := range [][2]string{
+		{"application_name", c.appName},
+		{"client_encoding", "UTF8"},
+		{"DateStyle", "ISO, MDY"},
+		{"integer_datetimes", "on"},
+		{"IntervalStyle", "postgres"},
+		{"server_encoding", "UTF8"},
+		{"server_version", "16.0 (pgpoolcheck " + version.String() + ")"},
+		{"standard_conforming_strings", "on"},
+		{"TimeZone", "UTC"},
+	} {
+		out = encode(out, &pgproto3.ParameterStatus{Name: kv[0], Value: kv[1]})
+	}
+	k := randomKey() // not registered: there is nothing to cancel
+	secret := make([]byte, 4)
+	binary.BigEndian.PutUint32(secret, k.secret)
+	out = encode(out, &pgproto3.BackendKeyData{ProcessID: k.pid, SecretKey: secret}, &pgproto3.ReadyForQuery{TxStatus: 'I'})
+	if err := c.send(out); err != nil {
+		return false
+	}
+	c.mu.Lock()
+	c.loggedIn = true
+	c.mu.Unlock()
+	p.log.Info("admin console login", "user", c.user, "addr", c.conn.RemoteAddr().String())
+	return true
+}
+
+// serveAdmin answers an admin console client until it leaves.
+func (c *clientConn) serveAdmin() {
+	skip := false // refusing extended-protocol messages up to Sync
+	for {
+		typ, body, err := c.readAdminMessage()
+		if err != nil {
+			var tl *tooLargeError
+			if errors.As(err, &tl) {
+				c.send(fatal(codeProtocolViolation, "%v", err))
+			} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !isClosed(err) {
+				c.send(fatal(codeProtocolViolation, "invalid message: %v", err))
+			}
+			return
+		}
+		switch typ {
+		case 'X':
+			return
+		case 'Q':
+			if skip {
+				continue
+			}
+			sql := strings.TrimRight(string(body), "\x00")
+			out, shutdown := c.adminQuery(sql)
+			out = append(out, 'Z', 0, 0, 0, 5, 'I')
+			if err := c.send(out); err != nil {
+				return
+			}
+			if shutdown {
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), c.proxy.cfg.ShutdownTimeout+5*time.Second)
+					defer cancel()
+					c.proxy.Shutdown(ctx)
+				}()
+				return
+			}
+		case 'S':
+			skip = false
+			if err := c.send([]byte{'Z', 0, 0, 0, 5, 'I'}); err != nil {
+				return
+			}
+		case 'F':
+			out := errorResponse("ERROR", codeFeatureNotSupported, "the pgpoolcheck admin console does not support function calls")
+			if err := c.send(append(out, 'Z', 0, 0, 0, 5, 'I')); err != nil {
+				return
+			}
+		case 'P', 'B', 'D', 'E', 'C':
+			if !skip {
+				skip = true
+				if err := c.send(errorResponse("ERROR", codeFeatureNotSupported,
+					"the pgpoolcheck admin console supports only the simple query protocol")); err != nil {
+					return
+				}
+			}
+		default: // Flush, copy data: nothing to do
+		}
+	}
+}
+
+func isClosed(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "use of closed network connection")
+}
+
+// readAdminMessage reads one whole message.
+func (c *clientConn) readAdminMessage() (byte, []byte, error) {
+	h, err := c.r.Peek(headerLen)
+	if err != nil {
+		return 0, nil, err
+	}
+	typ, n, err := parseHeader(h, maxAdminMessage)
+	if err == nil && !isFrontendType(typ) {
+		err = errors.New("invalid frontend message type " + quoteByte(typ))
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	c.r.Discard(headerLen)
+	body := make([]byte, n)
+	if _, err := io.ReadFull(c.r, body); err != nil {
+		return 0, nil, err
+	}
+	return typ, body, nil
+}
+
+// adminError is a console command's failure, sent as an ErrorResponse.
+type adminError struct{ code, msg string }
+
+func (e *adminError) Error() string { return e.msg }
+
+func adminErrorf(format string, args ...any) error {
+	return &adminError{code: "42601", msg: fmt.Sprintf(format, args...)}
+}
+
+// adminQuery runs the console commands in sql (separated by semicolons)
+// and returns their answers without the ReadyForQuery, and whether the
+// proxy is to shut down.
+func (c *clientConn) adminQuery(sql string) (out []byte, shutdown bool) {
+	var cmds []string
+	for _, part := range strings.Split(sql, ";") {
+		if s := strings.TrimSpace(part); s != "" {
+			cmds = append(cmds, s)
+		}
+	}
+	if len(cmds) == 0 {
+		return encode(out, &pgproto3.EmptyQueryResponse{}), false
+	}
+	for _, cmd := range cmds {
+		b, stop, err := c.adminCommand(cmd)
+		if err != nil {
+			code := "42601"
+			var ae *adminError
+			if errors.As(err, &ae) {
+				code = ae.code
+			}
+			return append(out, errorResponse("ERROR", code, "%s", err.Error())...), false
+		}
+		out = append(out, b...)
+		if stop {
+			return out, true
+		}
+	}
+	return out, false
+}
+
+// adminCommand runs one console command.
+func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
+	p := c.proxy
+	words := strings.Fields(cmd)
+	verb := strings.ToUpper(words[0])
+	args := words[1:]
+	arg := func() (string, error) {
+		switch len(args) {
+		case 0:
+			return "", nil
+		case 1:
+			return strings.Trim(args[0], `"`), nil
+		}
+		return "", adminErrorf("%s takes at most one database name", verb)
+	}
+	switch verb {
+	case "SHOW":
+		if len(args) != 1 {
+			return nil, false, adminErrorf("usage: SHOW POOLS | STATS | CLIENTS | SERVERS | CONFIG | HAZARDS | VERSION")
+		}
+		what := strings.ToUpper(args[0])
+		var rs *resultSet
+		switch what {
+		case "POOLS":
+			rs = showPools(p.Snapshot())
+		case "STATS":
+			rs = showStats(p.Snapshot(), time.Since(p.started))
+		case "CLIENTS":
+			rs = showClients(p.Snapshot())
+		case "SERVERS":
+			rs = showServers(p.Snapshot())
+		case "CONFIG":
+			rs = p.showConfig()
+		case "HAZARDS":
+			rs = showHazards(p.Hazards())
+		case "VERSION":
+			rs = &resultSet{cols: []string{"version"}, types: []uint32{oidText}}
+			rs.add("pgpoolcheck " + version.String())
+		default:
+			return nil, false, adminErrorf("unknown SHOW item %q (try POOLS, STATS, CLIENTS, SERVERS, CONFIG, HAZARDS or VERSION)", args[0])
+		}
+		return rs.encode(nil, "SHOW"), false, nil
+	case "PAUSE":
+		db, err := arg()
+		if err != nil {
+			return nil, false, err
+		}
+		if err := p.pauseDB(db); err != nil {
+			return nil, false, err
+		}
+		p.log.Info("admin console: PAUSE", "user", c.user, "database", db)
+		var out []byte
+		if n := p.waitPaused(db); n > 0 {
+			out = noticeResponse(out, fmt.Sprintf("%d server connections still active after %s; new transactions wait", n, p.cfg.ShutdownTimeout))
+		}
+		return encode(out, &pgproto3.CommandComplete{CommandTag: []byte("PAUSE")}), false, nil
+	case "RESUME":
+		db, err := arg()
+		if err != nil {
+			return nil, false, err
+		}
+		if err := p.resumeDB(db); err != nil {
+			return nil, false, err
+		}
+		p.log.Info("admin console: RESUME", "user", c.user, "database", db)
+		return encode(nil, &pgproto3.CommandComplete{CommandTag: []byte("RESUME")}), false, nil
+	case "RELOAD":
+		if len(args) > 0 {
+			return nil, false, adminErrorf("RELOAD takes no arguments")
+		}
+		if err := p.reload(); err != nil {
+			return nil, false, err
+		}
+		p.log.Info("admin console: RELOAD", "user", c.user)
+		return encode(nil, &pgproto3.CommandComplete{CommandTag: []byte("RELOAD")}), false, nil
+	case "SHUTDOWN":
+		if len(args) > 0 {
+			return nil, false, adminErrorf("SHUTDOWN takes no arguments")
+		}
+		p.log.Info("admin console: SHUTDOWN", "user", c.user)
+		return encode(nil, &pgproto3.CommandComplete{CommandTag: []byte("SHUTDOWN")}), true, nil
+	}
+	return nil, false, adminErrorf("unknown command %q (the pgpoolcheck console knows SHOW, PAUSE, RESUME, RELOAD and SHUTDOWN)", words[0])
+}
+
+// noticeResponse appends a NoticeResponse.
+func noticeResponse(dst []byte, msg string) []byte {
+	return encode(dst, &pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000", Message: msg})
+}
+
+// resultSet is a console answer: text and int8 columns.
+type resultSet struct {
+	cols  []string
+	types []uint32
+	rows  [][]string
+}
+
+func (r *resultSet) add(vals ...string) { r.rows = append(r.rows, vals) }
+
+// encode appends RowDescription, DataRows and CommandComplete with tag.
+func (r *resultSet) encode(dst []byte, tag string) []byte {
+	rd := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(r.cols))}
+	for i, name := range r.cols {
+		size := int16(-1)
+		if r.types[i] == oidInt8 {
+			size = 8
+		}
+		rd.Fields[i] = pgproto3.FieldDescription{Name: []byte(name), DataTypeOID: r.types[i], DataTypeSize: size, TypeModifier: -1}
+	}
+	dst = encode(dst, rd)
+	for _, row := range r.rows {
+		dr := &pgproto3.DataRow{Values: make([][]byte, len(row))}
+		for i, v := range row {
+			dr.Values[i] = []byte(v)
+		}
+		dst = encode(dst, dr)
+	}
+	return encode(dst, &pgproto3.CommandComplete{CommandTag: []byte(tag)})
+}
+
+// columns builds a resultSet from "name:type" pairs, type i (int8) or t.
+func columns(spec ...string) *resultSet {
+	rs := &resultSet{}
+	for _, s := range spec {
+		name, typ, _ := strings.Cut(s, ":")
+		rs.cols = append(rs.cols, name)
+		if typ == "i" {
+			rs.types = append(rs.types, oidInt8)
+		} else {
+			rs.types = append(rs.types, oidText)
+		}
+	}
+	return rs
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func timeText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func showPools(s Snapshot) *resultSet {
+	rs := columns("database:t", "user:t", "cl_active:i", "cl_waiting:i", "cl_active_cancel_req:i",
+		"cl_waiting_cancel_req:i", "sv_active:i", "sv_active_cancel:i", "sv_being_canceled:i", "sv_idle:i",
+		"sv_used:i", "sv_tested:i", "sv_login:i", "maxwait:i", "maxwait_us:i", "pool_mode:t",
+		"cl_pinned:i", "sv_pinned:i")
+	for _, ps := range s.Pools {
+		sec := int64(ps.MaxWait / time.Second)
+		us := int64((ps.MaxWait % time.Second) / time.Microsecond)
+		rs.add(ps.Database, ps.User, itoa(int64(ps.ClientsActive)), itoa(int64(ps.ClientsWaiting)), "0", "0",
+			itoa(int64(ps.ServersActive)), "0", "0", itoa(int64(ps.ServersIdle)), "0", "0",
+			itoa(int64(ps.ServersLogin)), itoa(sec), itoa(us), string(ps.Mode),
+			itoa(int64(ps.ClientsPinned)), itoa(int64(ps.ServersPinned)))
+	}
+	return rs
+}
+
+// showStats is PgBouncer's SHOW STATS, one row per database. The avg_*
+// counts are per second since the proxy started (PgBouncer averages over
+// its stats_period); avg_xact_time and avg_query_time are per
+// transaction and query, avg_wait_time per server assignment.
+func showStats(s Snapshot, up time.Duration) *resultSet {
+	rs := columns("database:t", "total_server_assignment_count:i", "total_xact_count:i", "total_query_count:i",
+		"total_received:i", "total_sent:i", "total_xact_time:i", "total_query_time:i", "total_wait_time:i",
+		"total_client_parse_count:i", "total_server_parse_count:i", "total_bind_count:i",
+		"avg_server_assignment_count:i", "avg_xact_count:i", "avg_query_count:i", "avg_recv:i", "avg_sent:i",
+		"avg_xact_time:i", "avg_query_time:i", "avg_wait_time:i",
+		"avg_client_parse_count:i", "avg_server_parse_count:i", "avg_bind_count:i")
+	var dbs []string
+	byDB := map[string]*PoolTotals{}
+	for _, ps := range s.Pools {
+		t := byDB[ps.Database]
+		if t == nil {
+			t = &PoolTotals{}
+			byDB[ps.Database] = t
+			dbs = append(dbs, ps.Database)
+		}
+		u := ps.Totals
+		t.ServerAssignments += u.ServerAssignments
+		t.Transactions += u.Transactions
+		t.Queries += u.Queries
+		t.BytesReceived += u.BytesReceived
+		t.BytesSent += u.BytesSent
+		t.XactTimeUs += u.XactTimeUs
+		t.QueryTimeUs += u.QueryTimeUs
+		t.WaitTimeUs += u.WaitTimeUs
+		t.ClientParses += u.ClientParses
+		t.ServerParses += u.ServerParses
+		t.Binds += u.Binds
+	}
+	sort.Strings(dbs)
+	secs := max(int64(up/time.Second), 1)
+	per := func(n int64) string { return itoa(n / secs) }
+	avg := func(total, n int64) string {
+		if n == 0 {
+			return "0"
+		}
+		return itoa(total / n)
+	}
+	for _, db := range dbs {
+		t := byDB[db]
+		rs.add(db, itoa(t.ServerAssignments), itoa(t.Transactions), itoa(t.Queries),
+			itoa(t.BytesReceived), itoa(t.BytesSent), itoa(t.XactTimeUs), itoa(t.QueryTimeUs), itoa(t.WaitTimeUs),
+			itoa(t.ClientParses), itoa(t.ServerParses), itoa(t.Binds),
+			per(t.ServerAssignments), per(t.Transactions), per(t.Queries), per(t.BytesReceived), per(t.BytesSent),
+			avg(t.XactTimeUs, t.Transactions), avg(t.QueryTimeUs, t.Queries), avg(t.WaitTimeUs, t.ServerAssignments),
+			per(t.ClientParses), per(t.ServerParses), per(t.Binds))
+	}
+	return rs
+}
+
+func showClients(s Snapshot) *resultSet {
+	rs := columns("type:t", "user:t", "database:t", "replication:t", "state:t", "addr:t", "port:i",
+		"local_addr:t", "local_port:i", "connect_time:t", "request_time:t", "wait:i", "wait_us:i",
+		"close_needed:i", "ptr:t", "link:t", "remote_pid:i", "tls:t", "application_name:t",
+		"prepared_statements:i", "id:i", "pinned:t")
+	for _, ci := range s.Clients {
+		link := ""
+		if ci.ServerPID != 0 {
+			link = fmt.Sprintf("%x", ci.ServerPID)
+		}
+		rs.add("C", ci.User, ci.Database, "none", ci.State, ci.Addr, itoa(int64(ci.Port)),
+			ci.LocalAddr, itoa(int64(ci.LocalPort)), timeText(ci.ConnectTime), timeText(ci.ConnectTime), "0", "0",
+			"0", fmt.Sprintf("%x", ci.Key), link, "0", "", ci.ApplicationName,
+			itoa(int64(ci.PreparedStatements)), itoa(int64(ci.Key)), yesNo(ci.Pinned))
+	}
+	return rs
+}
+
+func showServers(s Snapshot) *resultSet {
+	rs := columns("type:t", "user:t", "database:t", "replication:t", "state:t", "addr:t", "port:i",
+		"local_addr:t", "local_port:i", "connect_time:t", "request_time:t", "wait:i", "wait_us:i",
+		"close_needed:i", "ptr:t", "link:t", "remote_pid:i", "tls:t", "application_name:t",
+		"prepared_statements:i", "id:i", "pinned:t")
+	for _, si := range s.Servers {
+		link := ""
+		if si.ClientKey != 0 {
+			link = fmt.Sprintf("%x", si.ClientKey)
+		}
+		req := si.IdleSince
+		if req.IsZero() {
+			req = si.ConnectTime
+		}
+		rs.add("S", si.User, si.Database, "none", si.State, si.Addr, itoa(int64(si.Port)),
+			si.LocalAddr, itoa(int64(si.LocalPort)), timeText(si.ConnectTime), timeText(req), "0", "0",
+			"0", fmt.Sprintf("%x", si.PID), link, itoa(int64(si.PID)), "", si.ApplicationName,
+			itoa(int64(si.PreparedStatements)), itoa(int64(si.PID)), yesNo(si.Pinned))
+	}
+	return rs
+}
+
+func showHazards(hs []HazardCount) *resultSet {
+	rs := columns("rule:t", "action:t", "count:i", "clients:i", "application_name:t", "fingerprint:t", "last_seen:t")
+	for _, h := range hs {
+		rs.add(h.Rule, h.Action, itoa(h.Count), itoa(h.Clients), h.ApplicationName, h.Fingerprint, timeText(h.LastSeen))
+	}
+	return rs
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// redactURL hides the password of a connection URL.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" {
+		if strings.Contains(s, "password") {
+			return "(hidden: contains a password)"
+		}
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// showConfig lists the settings (key, value, default, changeable).
+func (p *Proxy) showConfig() *resultSet {
+	rs := columns("key:t", "value:t", "default:t", "changeable:t")
+	d := (&Config{}).withDefaults()
+	p.mu.Lock()
+	cfg := p.cfg
+	p.mu.Unlock()
+	dur := func(v time.Duration) string { return v.String() }
+	prepared := func(n int) string {
+		if n < 0 {
+			return "0"
+		}
+		return strconv.Itoa(n)
+	}
+	metrics := cfg.MetricsListen
+	if cfg.MetricsHandler == nil {
+		metrics = ""
+	}
+	rows := [][4]string{
+		{"listen", cfg.Listen, "", "no"},
+		{"upstream", redactURL(cfg.Upstream), "", "no"},
+		{"pool_mode", string(cfg.Mode), string(d.Mode), "no"},
+		{"pool_size", strconv.Itoa(cfg.PoolSize), strconv.Itoa(d.PoolSize), "yes"},
+		{"max_client_conn", strconv.Itoa(cfg.MaxClientConn), strconv.Itoa(d.MaxClientConn), "no"},
+		{"query_wait_timeout", dur(cfg.QueryWaitTimeout), dur(d.QueryWaitTimeout), "no"},
+		{"server_idle_timeout", dur(cfg.ServerIdleTimeout), dur(d.ServerIdleTimeout), "no"},
+		{"server_lifetime", dur(cfg.ServerLifetime), dur(d.ServerLifetime), "no"},
+		{"server_connect_timeout", dur(cfg.ServerConnectTimeout), dur(d.ServerConnectTimeout), "no"},
+		{"shutdown_timeout", dur(cfg.ShutdownTimeout), dur(d.ShutdownTimeout), "no"},
+		{"auth_type", string(cfg.AuthType), string(d.AuthType), "no"},
+		{"insecure_trust", strconv.FormatBool(cfg.InsecureTrust), "false", "no"},
+		{"max_message_size", strconv.Itoa(cfg.MaxMessageSize), strconv.Itoa(d.MaxMessageSize), "no"},
+		{"max_prepared_statements", prepared(cfg.MaxPreparedStatements), prepared(d.MaxPreparedStatements), "no"},
+		{"on_session_state", sessionStateText(cfg), string(d.OnSessionState), "no"},
+		{"admin_users", strings.Join(*p.admins.Load(), ","), "", "yes"},
+		{"metrics_listen", metrics, "", "no"},
+		{"capture", yesNo(cfg.Capture != nil), "no", "no"},
+	}
+	for _, r := range rows {
+		rs.add(r[0], r[1], r[2], r[3])
+	}
+	return rs
+}
+
+func sessionStateText(cfg Config) string {
+	if cfg.Classifier == nil {
+		return "off"
+	}
+	return string(cfg.OnSessionState)
+}
+
+// reload runs Config.Reload and applies what can change while running:
+// pool_size and admin_users. Other changed settings are logged as needing
+// a restart.
+func (p *Proxy) reload() error {
+	if p.cfg.Reload == nil {
+		return &adminError{code: "55000", msg: "RELOAD: no config file to reload (start the proxy with --config or --pgbouncer-ini)"}
+	}
+	p.mu.Lock()
+	cur := p.cfg
+	p.mu.Unlock()
+	next := cur
+	next.AdminUsers = append([]string(nil), *p.admins.Load()...)
+	if err := p.cfg.Reload(&next); err != nil {
+		return &adminError{code: "F0000", msg: "RELOAD failed: " + err.Error()}
+	}
+	next = next.withDefaults()
+	if next.PoolSize < 1 {
+		return &adminError{code: "22023", msg: "RELOAD: pool_size must be at least 1"}
+	}
+	admins := append([]string(nil), next.AdminUsers...)
+	p.admins.Store(&admins)
+	if next.PoolSize != cur.PoolSize {
+		p.mu.Lock()
+		p.cfg.PoolSize = next.PoolSize
+		pools := make([]*pool, 0, len(p.pools))
+		for _, pl := range p.pools {
+			pools = append(pools, pl)
+		}
+		p.mu.Unlock()
+		for _, pl := range pools {
+			pl.resize(next.PoolSize)
+		}
+		p.log.Info("reload: pool_size changed", "pool_size", next.PoolSize)
+	}
+	var restart []string
+	if next.Listen != cur.Listen {
+		restart = append(restart, "listen")
+	}
+	if next.Upstream != cur.Upstream {
+		restart = append(restart, "upstream")
+	}
+	if next.Mode != cur.Mode {
+		restart = append(restart, "pool_mode")
+	}
+	if next.MaxClientConn != cur.MaxClientConn {
+		restart = append(restart, "max_client_conn")
+	}
+	if next.QueryWaitTimeout != cur.QueryWaitTimeout || next.ServerIdleTimeout != cur.ServerIdleTimeout ||
+		next.ServerLifetime != cur.ServerLifetime || next.ServerConnectTimeout != cur.ServerConnectTimeout {
+		restart = append(restart, "timeouts")
+	}
+	if next.AuthType != cur.AuthType {
+		restart = append(restart, "auth_type")
+	}
+	if len(restart) > 0 {
+		p.log.Warn("reload: settings changed that need a restart", "settings", strings.Join(restart, ","))
+	}
+	return nil
+}
+
+// resize changes the pool size; waiters get the new slots.
+func (p *pool) resize(n int) {
+	p.lock()
+	p.size = n
+	var grant []*waiter
+	for p.open < p.size && !p.closed {
+		w := p.popWaiter()
+		if w == nil {
+			break
+		}
+		p.open++
+		grant = append(grant, w)
+	}
+	p.unlock()
+	for _, w := range grant {
+		w.ch <- nil
+	}
+}
+
+// pauseState is the console's PAUSE: all databases, or some.
+type pauseState struct {
+	// on is set while anything is paused (acquire's only check).
+	on      atomic.Bool
+	mu      sync.Mutex
+	all     bool
+	dbs     map[string]bool
+	resumed chan struct{}
+}
+
+// pausedNow returns whether everything is paused and the databases paused
+// one by one.
+func (p *Proxy) pausedNow() (bool, []string) {
+	ps := &p.pause
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	var dbs []string
+	for db := range ps.dbs {
+		dbs = append(dbs, db)
+	}
+	sort.Strings(dbs)
+	return ps.all, dbs
+}
+
+// pauseDB pauses db ("" for all databases).
+func (p *Proxy) pauseDB(db string) error {
+	ps := &p.pause
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	switch {
+	case ps.all:
+		return &adminError{code: "55000", msg: "already paused"}
+	case db != "" && ps.dbs[db]:
+		return &adminError{code: "55000", msg: fmt.Sprintf("database %q is already paused", db)}
+	case db == AdminDatabase:
+		return adminErrorf("cannot pause the admin console")
+	}
+	if ps.resumed == nil {
+		ps.resumed = make(chan struct{})
+	}
+	if db == "" {
+		ps.all = true
+	} else {
+		if ps.dbs == nil {
+			ps.dbs = make(map[string]bool)
+		}
+		ps.dbs[db] = true
+	}
+	ps.on.Store(true)
+	return nil
+}
+
+// resumeDB resumes db ("" for everything).
+func (p *Proxy) resumeDB(db string) error {
+	ps := &p.pause
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	switch {
+	case db == "" && !ps.all && len(ps.dbs) == 0:
+		return &adminError{code: "55000", msg: "nothing is paused"}
+	case db != "" && ps.all:
+		return &adminError{code: "55000", msg: "all databases are paused: RESUME without a database name"}
+	case db != "" && !ps.dbs[db]:
+		return &adminError{code: "55000", msg: fmt.Sprintf("database %q is not paused", db)}
+	}
+	if db == "" {
+		ps.all, ps.dbs = false, nil
+	} else {
+		delete(ps.dbs, db)
+	}
+	close(ps.resumed)
+	ps.resumed = nil
+	if ps.all || len(ps.dbs) > 0 {
+		ps.resumed = make(chan struct{})
+	} else {
+		ps.on.Store(false)
+	}
+	return nil
+}
+
+// waitPaused waits, up to the shutdown timeout, until no server of a
+// paused pool is attached to a client; it returns how many still are.
+func (p *Proxy) waitPaused(db string) int {
+	deadline := time.Now().Add(p.cfg.ShutdownTimeout)
+	for {
+		n := 0
+		for _, ps := range p.Snapshot().Pools {
+			if db == "" || ps.Database == db {
+				n += ps.ServersActive
+			}
+		}
+		if n == 0 || time.Now().After(deadline) || p.closing.Load() {
+			return n
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// pauseWait holds a client that wants a server of a paused pool until it
+// is resumed, the deadline passes or ctx ends.
+func (pl *pool) pauseWait(ctx context.Context, deadline time.Time) error {
+	ps := &pl.proxy.pause
+	var t *time.Timer
+	counted := false
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+		if counted {
+			pl.ctr.pauseWaiting.Add(-1)
+		}
+	}()
+	for {
+		ps.mu.Lock()
+		ch := ps.resumed
+		paused := ps.all || ps.dbs[pl.key.database]
+		ps.mu.Unlock()
+		if !paused || ch == nil {
+			return nil
+		}
+		if t == nil {
+			t = time.NewTimer(time.Until(deadline))
+			counted = true
+			pl.ctr.pauseWaiting.Add(1)
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return errWaitTimeout
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,389 @@
+package pooler
+
+import (
+	"net"
+	"sort"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Statistics (SHOW POOLS, SHOW STATS, SHOW CLIENTS, SHOW SERVERS and the
+// Prometheus collector all read Proxy.Snapshot).
+//
+// The hot path stays cheap: the client goroutine counts its messages,
+// bytes and query round trips in plain fields of clientConn.ctr that it
+// updates under c.mu, which it holds at that point anyway (noteFrontend);
+// the pump adds the bytes it relays to the client in a field only it
+// touches; and at each ReadyForQuery (noteReady) the pump adds what
+// accumulated to the pool's atomic counters, so a transaction costs a few
+// atomic adds and two or three clock reads, and no lock or allocation of
+// its own. Wait times are measured in pool.acquire around the wait only.
+
+// statsEpoch is the origin of the monotonic clock readings in the client
+// counters.
+var statsEpoch = time.Now()
+
+// monoNow returns monotonic nanoseconds since statsEpoch, never 0.
+func monoNow() int64 { return int64(time.Since(statsEpoch)) | 1 }
+
+// WaitBuckets are the upper bounds, in seconds, of the wait-time
+// histogram (PoolTotals.WaitCounts).
+var WaitBuckets = []float64{0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60}
+
+// poolCounters are a pool's cumulative counters (PgBouncer's SHOW STATS).
+type poolCounters struct {
+	assignments, xacts, queries atomic.Int64
+	recv, sent                  atomic.Int64
+	xactTimeUs, queryTimeUs     atomic.Int64
+	waitTimeUs, waits           atomic.Int64
+	// waitCounts[i] counts waits ≤ WaitBuckets[i] (and > the bound
+	// before); the last one counts longer waits.
+	waitCounts [13]atomic.Int64
+	// pauseWaiting counts clients waiting because of PAUSE.
+	pauseWaiting atomic.Int64
+}
+
+// observeWait counts one wait for a server of d.
+func (pc *poolCounters) observeWait(d time.Duration) {
+	pc.waits.Add(1)
+	pc.waitTimeUs.Add(d.Microseconds())
+	s := d.Seconds()
+	i := sort.SearchFloat64s(WaitBuckets, s)
+	pc.waitCounts[i].Add(1)
+}
+
+// clientCounters are what a client's relay counts between two
+// ReadyForQuery messages, and when it connected. rx, queries, qStart and
+// xStart are used under c.mu; tx only by the pump.
+type clientCounters struct {
+	connected time.Time
+	rx, tx    int64
+	queries   int64
+	// qStart is when the current query round trip began (monoNow), xStart
+	// when the current transaction began; 0 when none is under way.
+	qStart, xStart int64
+}
+
+// noteFrontend counts a client message about to go to the server. c.mu
+// is held.
+func (c *clientConn) noteFrontend(typ byte, n int) {
+	k := &c.ctr
+	k.rx += int64(headerLen + n)
+	if typ == 'Q' || typ == 'E' {
+		k.queries++
+	}
+	if k.qStart == 0 {
+		k.qStart = monoNow()
+		if k.xStart == 0 {
+			k.xStart = k.qStart
+		}
+	}
+}
+
+// noteReady adds what the client's relay counted to its pool at a
+// ReadyForQuery with the given status, after c.st was updated. c.mu is
+// held, and the caller is the pump.
+func (c *clientConn) noteReady(status byte) {
+	k := &c.ctr
+	pc := &c.pool.ctr
+	if k.rx != 0 {
+		pc.recv.Add(k.rx)
+		k.rx = 0
+	}
+	if k.tx != 0 {
+		pc.sent.Add(k.tx)
+		k.tx = 0
+	}
+	if k.queries != 0 {
+		pc.queries.Add(k.queries)
+		k.queries = 0
+	}
+	if k.qStart == 0 || c.st.PendingSyncs > 0 || c.st.Unsynced {
+		return
+	}
+	now := monoNow()
+	pc.queryTimeUs.Add((now - k.qStart) / 1000)
+	k.qStart = 0
+	if status == 'I' && k.xStart != 0 {
+		if !c.gone {
+			pc.xacts.Add(1)
+			pc.xactTimeUs.Add((now - k.xStart) / 1000)
+		}
+		k.xStart = 0
+	}
+}
+
+// Snapshot is the pooler's state and counters at one moment.
+type Snapshot struct {
+	Taken time.Time
+	// Pools are sorted by database and user.
+	Pools []PoolStats
+	// Clients and Servers are sorted by pool, then connect time.
+	Clients []ClientInfo
+	Servers []ServerInfo
+	Hazards []HazardCount
+	// Paused is set while PAUSE (all databases) is in force;
+	// PausedDatabases lists the databases paused one by one.
+	Paused          bool
+	PausedDatabases []string
+	ServersOpened   int64
+	ServersLost     int64
+	// AdminClients counts clients of the admin console.
+	AdminClients int
+}
+
+// PoolStats are one pool's figures.
+type PoolStats struct {
+	Database, User string
+	Mode           Mode
+	Size           int
+	// Clients attached to a server, waiting for one (in the wait queue or
+	// held by PAUSE), and the others; pinned clients hold their server
+	// for session state.
+	ClientsActive, ClientsWaiting, ClientsIdle, ClientsPinned int
+	// Servers attached to a client, idle in the pool, being connected
+	// (or cleaned), and pinned.
+	ServersActive, ServersIdle, ServersLogin, ServersPinned int
+	// MaxWait is how long the oldest waiting client has waited.
+	MaxWait time.Duration
+	Paused  bool
+	Totals  PoolTotals
+}
+
+// PoolTotals are a pool's cumulative counters, in PgBouncer's SHOW STATS
+// terms.
+type PoolTotals struct {
+	ServerAssignments int64
+	Transactions      int64
+	Queries           int64
+	BytesReceived     int64 // from clients
+	BytesSent         int64 // to clients
+	XactTimeUs        int64
+	QueryTimeUs       int64
+	WaitTimeUs        int64
+	// Waits counts acquisitions that had to wait; WaitCounts splits them
+	// by WaitBuckets (the last entry: longer than the last bound).
+	Waits        int64
+	WaitCounts   []int64
+	ClientParses int64
+	ServerParses int64
+	Binds        int64
+	Evictions    int64
+}
+
+// ClientInfo is one client (SHOW CLIENTS).
+type ClientInfo struct {
+	Database, User, ApplicationName string
+	// State is active (a server attached) or idle.
+	State       string
+	Addr        string
+	Port        int
+	LocalAddr   string
+	LocalPort   int
+	ConnectTime time.Time
+	Pinned      bool
+	Admin       bool
+	// ServerPID is the attached server's backend PID (0 without one).
+	ServerPID uint32
+	// PreparedStatements counts the client's protocol prepared statements.
+	PreparedStatements int
+	// Key is the client's cancel key PID, which identifies it.
+	Key uint32
+}
+
+// ServerInfo is one server connection (SHOW SERVERS).
+type ServerInfo struct {
+	Database, User string
+	// State is active (attached) or idle.
+	State       string
+	Addr        string
+	Port        int
+	LocalAddr   string
+	LocalPort   int
+	ConnectTime time.Time
+	IdleSince   time.Time
+	PID         uint32
+	Pinned      bool
+	// ClientKey is the attached client's cancel key PID (0 when idle).
+	ClientKey uint32
+	// ApplicationName is what the server has as application_name.
+	ApplicationName    string
+	PreparedStatements int
+}
+
+func splitAddr(a net.Addr) (string, int) {
+	if a == nil {
+		return "", 0
+	}
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String(), 0
+	}
+	n, _ := strconv.Atoi(port)
+	return host, n
+}
+
+// Snapshot returns the pooler's current figures. It takes the proxy's and
+// each client's lock briefly; call it from monitoring, not per message.
+func (p *Proxy) Snapshot() Snapshot {
+	snap := Snapshot{Taken: time.Now()}
+	p.mu.Lock()
+	pools := make([]*pool, 0, len(p.pools))
+	for _, pl := range p.pools {
+		pools = append(pools, pl)
+	}
+	clients := make([]*clientConn, 0, len(p.clients))
+	for c := range p.clients {
+		clients = append(clients, c)
+	}
+	p.mu.Unlock()
+	sort.Slice(pools, func(i, j int) bool {
+		if pools[i].key.database != pools[j].key.database {
+			return pools[i].key.database < pools[j].key.database
+		}
+		return pools[i].key.user < pools[j].key.user
+	})
+	index := make(map[*pool]int, len(pools))
+	snap.Pools = make([]PoolStats, len(pools))
+	paused, pausedDBs := p.pausedNow()
+	snap.Paused, snap.PausedDatabases = paused, pausedDBs
+	for i, pl := range pools {
+		index[pl] = i
+		ps := &snap.Pools[i]
+		ps.Database, ps.User, ps.Mode = pl.key.database, pl.key.user, p.cfg.Mode
+		ps.Paused = paused || contains(pausedDBs, pl.key.database)
+		pl.lock()
+		ps.Size = pl.size
+		ps.ServersIdle = len(pl.idle)
+		ps.ServersLogin = pl.open - len(pl.idle) // less the active ones, below
+		ps.ClientsWaiting = pl.waiters.Len()
+		if e := pl.waiters.Front(); e != nil {
+			ps.MaxWait = snap.Taken.Sub(e.Value.(*waiter).since)
+		}
+		for _, s := range pl.idle {
+			snap.Servers = append(snap.Servers, serverInfo(pl, s, "idle"))
+		}
+		pl.unlock()
+		ps.ClientsWaiting += int(pl.ctr.pauseWaiting.Load())
+		ps.Totals = pl.totals()
+	}
+	sort.Slice(clients, func(i, j int) bool { return clients[i].ctr.connected.Before(clients[j].ctr.connected) })
+	for _, c := range clients {
+		c.mu.Lock()
+		if !c.loggedIn {
+			c.mu.Unlock()
+			continue
+		}
+		ci := ClientInfo{
+			Database: c.database, User: c.user, ApplicationName: c.appName,
+			State: "idle", ConnectTime: c.ctr.connected, Admin: c.admin, Key: c.key.pid,
+			PreparedStatements: len(c.stmts),
+		}
+		s := c.server
+		pinned := s != nil && c.st.Pinned
+		if s != nil {
+			ci.State = "active"
+			ci.ServerPID = s.pid
+			ci.Pinned = pinned
+			if _, ok := index[c.pool]; ok {
+				si := serverInfo(c.pool, s, "active")
+				si.Pinned = pinned
+				si.ClientKey = c.key.pid
+				snap.Servers = append(snap.Servers, si)
+			}
+		}
+		c.mu.Unlock()
+		ci.Addr, ci.Port = splitAddr(c.conn.RemoteAddr())
+		ci.LocalAddr, ci.LocalPort = splitAddr(c.conn.LocalAddr())
+		snap.Clients = append(snap.Clients, ci)
+		if c.admin {
+			snap.AdminClients++
+			continue
+		}
+		i, ok := index[c.pool]
+		if !ok {
+			continue
+		}
+		ps := &snap.Pools[i]
+		if s != nil {
+			ps.ClientsActive++
+			ps.ServersActive++
+			if pinned {
+				ps.ClientsPinned++
+				ps.ServersPinned++
+			}
+		} else {
+			ps.ClientsIdle++
+		}
+	}
+	for i := range snap.Pools {
+		ps := &snap.Pools[i]
+		ps.ServersLogin = max(ps.ServersLogin-ps.ServersActive, 0)
+		// Waiting clients were counted as idle above.
+		ps.ClientsIdle = max(ps.ClientsIdle-ps.ClientsWaiting, 0)
+	}
+	sort.SliceStable(snap.Servers, func(i, j int) bool {
+		a, b := &snap.Servers[i], &snap.Servers[j]
+		if a.Database != b.Database {
+			return a.Database < b.Database
+		}
+		if a.User != b.User {
+			return a.User < b.User
+		}
+		return a.ConnectTime.Before(b.ConnectTime)
+	})
+	snap.Hazards = p.Hazards()
+	snap.ServersOpened = p.stats.serversOpened.Load()
+	snap.ServersLost = p.stats.serversLost.Load()
+	return snap
+}
+
+func serverInfo(pl *pool, s *serverConn, state string) ServerInfo {
+	si := ServerInfo{
+		Database: pl.key.database, User: pl.key.user, State: state,
+		ConnectTime: s.created, PID: s.pid,
+	}
+	if state == "idle" {
+		si.IdleSince = s.idleSince
+		// Attached servers' maps are the client's to change.
+		si.ApplicationName = s.params["application_name"]
+		si.PreparedStatements = s.lru.len()
+	}
+	si.Addr, si.Port = splitAddr(s.conn.RemoteAddr())
+	si.LocalAddr, si.LocalPort = splitAddr(s.conn.LocalAddr())
+	return si
+}
+
+// totals reads the pool's counters.
+func (p *pool) totals() PoolTotals {
+	t := PoolTotals{
+		ServerAssignments: p.ctr.assignments.Load(),
+		Transactions:      p.ctr.xacts.Load(),
+		Queries:           p.ctr.queries.Load(),
+		BytesReceived:     p.ctr.recv.Load(),
+		BytesSent:         p.ctr.sent.Load(),
+		XactTimeUs:        p.ctr.xactTimeUs.Load(),
+		QueryTimeUs:       p.ctr.queryTimeUs.Load(),
+		WaitTimeUs:        p.ctr.waitTimeUs.Load(),
+		Waits:             p.ctr.waits.Load(),
+		WaitCounts:        make([]int64, len(p.ctr.waitCounts)),
+		ClientParses:      p.stats.clientParses.Load(),
+		ServerParses:      p.stats.serverParses.Load(),
+		Binds:             p.stats.binds.Load(),
+		Evictions:         p.stats.evictions.Load(),
+	}
+	for i := range p.ctr.waitCounts {
+		t.WaitCounts[i] = p.ctr.waitCounts[i].Load()
+	}
+	return t
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
