@@ -540,6 +540,11 @@ func sessionStateText(cfg Config) string {
 	return string(cfg.OnSessionState)
 }
 
+// Reload re-reads the configuration through Config.Reload (the admin
+// console's RELOAD; the command line calls it on SIGHUP) and applies what
+// can change while running: pool_size and admin_users.
+func (p *Proxy) Reload() error { return p.reload() }
+
 // reload runs Config.Reload and applies what can change while running:
 // pool_size and admin_users. Other changed settings are logged as needing
 // a restart.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -32,6 +33,7 @@ type proxyFlags struct {
 	redact                    bool
 	captureMaxBytes           int64
 	onSessionState            string
+	adminUsers                []string
 }
 
 func newProxy(e *env) *cobra.Command {
@@ -67,8 +69,17 @@ pgpoolcheck does not honour is reported as a warning on stderr. Relative
 auth_file paths are relative to the file that names them. Precedence, highest
 first: flags given on the command line, then (for the upstream URL)
 PGPOOLCHECK_UPSTREAM, then --config, then --pgbouncer-ini, then the defaults.
-Settings of features not built yet (admin_users, metrics_listen) are accepted
-and reported as not supported yet.
+Settings of features not built yet (metrics_listen) are accepted and reported
+as not supported yet. With a config file, the admin console's RELOAD and
+SIGHUP read the files again and apply pool_size and admin_users at once;
+other changed settings are logged as needing a restart.
+
+Admin console: users in --admin-users (who log in as any client does) may
+connect to the virtual database pgpoolcheck on the same port, e.g.
+psql -h 127.0.0.1 -p 6432 -U postgres pgpoolcheck, and run SHOW POOLS,
+SHOW STATS, SHOW CLIENTS, SHOW SERVERS, SHOW CONFIG (PgBouncer's columns),
+SHOW HAZARDS, SHOW VERSION, PAUSE [db], RESUME [db], RELOAD and SHUTDOWN.
+Other users are refused.
 
 Session state in transaction mode (--on-session-state): pgpoolcheck parses
 every statement that could change session state (a keyword pre-filter first,
@@ -128,6 +139,7 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.redact, "redact", false, "replace literals in captured SQL with placeholders")
 	fl.Int64Var(&f.captureMaxBytes, "capture-max-bytes", 0, "start a new capture part (FILE.2.jsonl, …) before one exceeds this size (0: never)")
 	fl.StringVar(&f.onSessionState, "on-session-state", "preserve", "session state in transaction mode: preserve (replay SETs, pin locks/LISTEN/temp tables), reset (clean the server), reject (refuse with 0A000), allow (pass through, as PgBouncer, counted) or off (no classification at all)")
+	fl.StringSliceVar(&f.adminUsers, "admin-users", nil, "users allowed on the admin console (database pgpoolcheck), comma-separated")
 	fl.StringVar(&f.config, "config", "", "YAML config file of proxy settings (flags given on the command line win)")
 	fl.StringVar(&f.pgbouncerINI, "pgbouncer-ini", "", "read settings from a PgBouncer pgbouncer.ini (--config and flags win)")
 }
@@ -164,6 +176,25 @@ func runProxy(ctx context.Context, e *env, fs *pflag.FlagSet, f *proxyFlags) err
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if cfg.Reload != nil {
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		go func() {
+			for {
+				select {
+				case <-hup:
+					if err := p.Reload(); err != nil {
+						cfg.Logger.Warn("reload on SIGHUP failed", "err", err)
+					} else {
+						cfg.Logger.Info("configuration reloaded (SIGHUP)")
+					}
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
 	return p.Serve(ctx)
 }
 
@@ -229,6 +260,7 @@ func loadProxyFiles(e *env, fs *pflag.FlagSet, f *proxyFlags) error {
 func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error) {
 	// Apply marks the flags it sets as changed: look first.
 	upstreamFlag := fs.Changed("upstream")
+	cmdline := changedFlags(fs)
 	if err := loadProxyFiles(e, fs, f); err != nil {
 		return pooler.Config{}, err
 	}
@@ -271,6 +303,10 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		MaxMessageSize:        f.maxMessageSize,
 		MaxPreparedStatements: maxPrepared(f.maxPrepared),
 		Logger:                logger,
+		AdminUsers:            adminUsers(f.adminUsers),
+	}
+	if f.config != "" || f.pgbouncerINI != "" {
+		cfg.Reload = reloader(e, cmdline)
 	}
 	if f.onSessionState != "off" {
 		cfg.OnSessionState = pooler.Policy(f.onSessionState)
@@ -284,6 +320,54 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		cfg.Users = users
 	}
 	return cfg, nil
+}
+
+// adminUsers trims the names and drops empty ones.
+func adminUsers(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// reloader is the admin console's RELOAD (and SIGHUP): it reads the config
+// files again, with the flags given on the command line still winning,
+// and fills in the settings the proxy can change while running.
+func reloader(e *env, cmdline map[string]string) func(*pooler.Config) error {
+	return func(c *pooler.Config) error {
+		var f proxyFlags
+		fs := pflag.NewFlagSet("proxy", pflag.ContinueOnError)
+		f.register(fs)
+		for name, v := range cmdline {
+			if err := fs.Set(name, v); err != nil {
+				return err
+			}
+		}
+		next, err := proxyConfig(e, fs, &f)
+		if err != nil {
+			return err
+		}
+		c.PoolSize = next.PoolSize
+		c.AdminUsers = next.AdminUsers
+		return nil
+	}
+}
+
+// changedFlags returns the flags given on fs's command line, as text Set
+// takes again.
+func changedFlags(fs *pflag.FlagSet) map[string]string {
+	m := map[string]string{}
+	fs.Visit(func(fl *pflag.Flag) {
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			m[fl.Name] = strings.Join(sv.GetSlice(), ",")
+		} else {
+			m[fl.Name] = fl.Value.String()
+		}
+	})
+	return m
 }
 
 // maxPrepared maps the command line's 0 (off) to the Config's negative

@@ -151,7 +151,6 @@ stats_period = 60
 	want := []string{
 		"pgpoolcheck: warning: " + ini + ": line 5: [pgbouncer] logfile: not used by pgpoolcheck",
 		"pgpoolcheck: warning: " + ini + ": line 7: [pgbouncer] stats_period: not used by pgpoolcheck",
-		"pgpoolcheck: warning: " + ini + ": admin_users: not supported yet, ignored",
 		"pgpoolcheck: warning: " + yml + ": metrics_listen: not supported yet, ignored",
 	}
 	if got := strings.Split(strings.TrimRight(stderr, "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -181,5 +180,49 @@ func TestProxyConfigFileErrors(t *testing.T) {
 		if code != ExitError || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "Run 'pgpoolcheck --help'") {
 			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tt.args, code, stderr, tt.want)
 		}
+	}
+}
+
+// TestProxyAdminUsersAndReload checks --admin-users and admin_users from
+// a file, and that the RELOAD hook reads the file again while flags given
+// on the command line still win.
+func TestProxyAdminUsersAndReload(t *testing.T) {
+	cfg, stderr, err := proxyConfigFor(t, nil, "--upstream", "postgres://x@h/d", "--admin-users", "postgres, ops")
+	if err != nil || stderr != "" {
+		t.Fatal(err, stderr)
+	}
+	if strings.Join(cfg.AdminUsers, ",") != "postgres,ops" || cfg.Reload != nil {
+		t.Errorf("--admin-users: %q, reload hook %v", cfg.AdminUsers, cfg.Reload != nil)
+	}
+	dir := t.TempDir()
+	yml := writeProxyFile(t, dir, "proxy.yaml", "upstream: postgres://x@h/d\npool_size: 4\nadmin_users: [alice]\n")
+	cfg, stderr, err = proxyConfigFor(t, nil, "--config", yml, "--max-client-conn", "77")
+	if err != nil || stderr != "" {
+		t.Fatal(err, stderr)
+	}
+	if strings.Join(cfg.AdminUsers, ",") != "alice" || cfg.PoolSize != 4 || cfg.Reload == nil {
+		t.Fatalf("from the file: admin users %q, pool size %d", cfg.AdminUsers, cfg.PoolSize)
+	}
+	writeProxyFile(t, dir, "proxy.yaml", "upstream: postgres://x@h/d\npool_size: 9\nadmin_users: [alice, bob]\nmax_client_conn: 5\n")
+	next := cfg
+	if err := cfg.Reload(&next); err != nil {
+		t.Fatal(err)
+	}
+	if next.PoolSize != 9 || strings.Join(next.AdminUsers, ",") != "alice,bob" || next.MaxClientConn != 77 {
+		t.Errorf("after reload: pool size %d, admin users %q, max client conn %d", next.PoolSize, next.AdminUsers, next.MaxClientConn)
+	}
+	// A flag given on the command line wins at reload too.
+	cfg, _, err = proxyConfigFor(t, nil, "--config", yml, "--pool-size", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next = cfg
+	writeProxyFile(t, dir, "proxy.yaml", "upstream: postgres://x@h/d\npool_size: 11\n")
+	if err := cfg.Reload(&next); err != nil || next.PoolSize != 3 {
+		t.Errorf("reload with --pool-size 3: %d, %v", next.PoolSize, err)
+	}
+	writeProxyFile(t, dir, "proxy.yaml", "pool_size: many\n")
+	if err := cfg.Reload(&next); err == nil {
+		t.Error("reload of a bad file: no error")
 	}
 }
