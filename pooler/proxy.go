@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -40,6 +41,10 @@ type Proxy struct {
 	admins atomic.Pointer[[]string]
 	// started is when New made the proxy.
 	started time.Time
+	// metricsLn and metricsSrv serve Config.MetricsHandler
+	// (metricsserver.go).
+	metricsLn  net.Listener
+	metricsSrv *http.Server
 
 	stats struct {
 		serversOpened, serversLost, attaches atomic.Int64
@@ -79,6 +84,10 @@ func (p *Proxy) Listen() error {
 	if err != nil {
 		return err
 	}
+	if err := p.listenMetrics(); err != nil {
+		ln.Close()
+		return err
+	}
 	p.ln = ln
 	return nil
 }
@@ -99,6 +108,7 @@ func (p *Proxy) Serve(ctx context.Context) error {
 		"pool_size", p.cfg.PoolSize, "auth_type", string(p.cfg.AuthType))
 	p.wg.Add(1)
 	go p.janitor()
+	p.serveMetrics()
 	stop := context.AfterFunc(ctx, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout+5*time.Second)
 		defer cancel()
@@ -141,6 +151,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	if p.ln != nil {
 		p.ln.Close()
 	}
+	p.stopMetrics(ctx)
 	p.mu.Lock()
 	clients := make([]*clientConn, 0, len(p.clients))
 	for c := range p.clients {

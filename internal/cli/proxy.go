@@ -14,6 +14,7 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/internal/proxyconfig"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sessionstate"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/metrics"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -34,6 +35,7 @@ type proxyFlags struct {
 	captureMaxBytes           int64
 	onSessionState            string
 	adminUsers                []string
+	metricsListen             string
 }
 
 func newProxy(e *env) *cobra.Command {
@@ -69,8 +71,7 @@ pgpoolcheck does not honour is reported as a warning on stderr. Relative
 auth_file paths are relative to the file that names them. Precedence, highest
 first: flags given on the command line, then (for the upstream URL)
 PGPOOLCHECK_UPSTREAM, then --config, then --pgbouncer-ini, then the defaults.
-Settings of features not built yet (metrics_listen) are accepted and reported
-as not supported yet. With a config file, the admin console's RELOAD and
+With a config file, the admin console's RELOAD and
 SIGHUP read the files again and apply pool_size and admin_users at once;
 other changed settings are logged as needing a restart.
 
@@ -80,6 +81,12 @@ psql -h 127.0.0.1 -p 6432 -U postgres pgpoolcheck, and run SHOW POOLS,
 SHOW STATS, SHOW CLIENTS, SHOW SERVERS, SHOW CONFIG (PgBouncer's columns),
 SHOW HAZARDS, SHOW VERSION, PAUSE [db], RESUME [db], RELOAD and SHUTDOWN.
 Other users are refused.
+
+Metrics: --metrics-listen ADDR serves Prometheus metrics on http://ADDR/metrics
+(clients and servers by state per pool, pinned clients, a wait-time
+histogram, transactions, queries, bytes, prepared-statement counters and the
+session-state hazards by rule and action), read from the pooler's counters at
+each scrape.
 
 Session state in transaction mode (--on-session-state): pgpoolcheck parses
 every statement that could change session state (a keyword pre-filter first,
@@ -140,6 +147,7 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.Int64Var(&f.captureMaxBytes, "capture-max-bytes", 0, "start a new capture part (FILE.2.jsonl, …) before one exceeds this size (0: never)")
 	fl.StringVar(&f.onSessionState, "on-session-state", "preserve", "session state in transaction mode: preserve (replay SETs, pin locks/LISTEN/temp tables), reset (clean the server), reject (refuse with 0A000), allow (pass through, as PgBouncer, counted) or off (no classification at all)")
 	fl.StringSliceVar(&f.adminUsers, "admin-users", nil, "users allowed on the admin console (database pgpoolcheck), comma-separated")
+	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics on http://ADDR/metrics (e.g. 127.0.0.1:9127)")
 	fl.StringVar(&f.config, "config", "", "YAML config file of proxy settings (flags given on the command line win)")
 	fl.StringVar(&f.pgbouncerINI, "pgbouncer-ini", "", "read settings from a PgBouncer pgbouncer.ini (--config and flags win)")
 }
@@ -304,6 +312,9 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		MaxPreparedStatements: maxPrepared(f.maxPrepared),
 		Logger:                logger,
 		AdminUsers:            adminUsers(f.adminUsers),
+	}
+	if f.metricsListen != "" {
+		cfg.MetricsListen, cfg.MetricsHandler = f.metricsListen, metrics.Handler
 	}
 	if f.config != "" || f.pgbouncerINI != "" {
 		cfg.Reload = reloader(e, cmdline)

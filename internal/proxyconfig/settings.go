@@ -24,8 +24,8 @@
 // --pool-size) through the flag's own parser, so a value means exactly what
 // it means on the command line (max_prepared_statements: 0 turns the
 // support off). It returns the keys the file set for which the command has
-// no flag yet (on_session_state, admin_users, metrics_listen, capture and
-// redact, until those features land), which the CLI should report.
+// no flag (pgpoolcheck proxy has one for every key today), which the CLI
+// should report.
 //
 // The YAML file is a mapping of the keys below (snake_case, as in
 // pgbouncer.ini; the flag spelling with "-" is accepted too). An unknown
