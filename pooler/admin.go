@@ -23,8 +23,9 @@ import (
 // whose user is in Config.AdminUsers talks to the pooler itself instead of
 // a pool, in the simple query protocol, with PgBouncer's commands and
 // column names (SHOW POOLS, SHOW STATS, SHOW CLIENTS, SHOW SERVERS,
-// SHOW CONFIG) plus SHOW HAZARDS and SHOW VERSION, PAUSE, RESUME, RELOAD
-// and SHUTDOWN. Extended-protocol messages are refused with an error up to
+// SHOW CONFIG, SHOW DATABASES, SHOW LISTS, as monitoring tools that speak
+// to PgBouncer expect them) plus SHOW HAZARDS, SHOW VERSION and SHOW HELP,
+// PAUSE, RESUME, RELOAD and SHUTDOWN. Extended-protocol messages are refused with an error up to
 // the next Sync, after which the console answers again.
 
 // AdminDatabase is the virtual database of the admin console.
@@ -223,7 +224,7 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 	switch verb {
 	case "SHOW":
 		if len(args) != 1 {
-			return nil, false, adminErrorf("usage: SHOW POOLS | STATS | CLIENTS | SERVERS | CONFIG | HAZARDS | VERSION")
+			return nil, false, adminErrorf("usage: SHOW HELP | POOLS | STATS | CLIENTS | SERVERS | CONFIG | HAZARDS | DATABASES | LISTS | VERSION")
 		}
 		what := strings.ToUpper(args[0])
 		var rs *resultSet
@@ -243,8 +244,15 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 		case "VERSION":
 			rs = &resultSet{cols: []string{"version"}, types: []uint32{oidText}}
 			rs.add("pgpoolcheck " + version.String())
+		case "DATABASES":
+			rs = p.showDatabases(p.Snapshot())
+		case "LISTS":
+			rs = showLists(p.Snapshot())
+		case "HELP":
+			out := noticeResponse(nil, "Console usage\n\tSHOW HELP|POOLS|STATS|CLIENTS|SERVERS|CONFIG|HAZARDS|DATABASES|LISTS|VERSION\n\tPAUSE [<db>]\n\tRESUME [<db>]\n\tRELOAD\n\tSHUTDOWN")
+			return encode(out, &pgproto3.CommandComplete{CommandTag: []byte("SHOW")}), false, nil
 		default:
-			return nil, false, adminErrorf("unknown SHOW item %q (try POOLS, STATS, CLIENTS, SERVERS, CONFIG, HAZARDS or VERSION)", args[0])
+			return nil, false, adminErrorf("unknown SHOW item %q (see SHOW HELP)", args[0])
 		}
 		return rs.encode(nil, "SHOW"), false, nil
 	case "PAUSE":
@@ -455,6 +463,70 @@ func showServers(s Snapshot) *resultSet {
 			si.LocalAddr, itoa(int64(si.LocalPort)), timeText(si.ConnectTime), timeText(req), "0", "0",
 			"0", fmt.Sprintf("%x", si.PID), link, itoa(int64(si.PID)), "", si.ApplicationName,
 			itoa(int64(si.PreparedStatements)), itoa(int64(si.PID)), yesNo(si.Pinned))
+	}
+	return rs
+}
+
+// showDatabases is PgBouncer's SHOW DATABASES: one row per database that
+// has a pool (all on the one upstream server), and the console's.
+func (p *Proxy) showDatabases(s Snapshot) *resultSet {
+	rs := columns("name:t", "host:t", "port:i", "database:t", "force_user:t", "pool_size:i", "min_pool_size:i",
+		"reserve_pool:i", "server_lifetime:i", "pool_mode:t", "max_connections:i", "current_connections:i",
+		"paused:i", "disabled:i")
+	conns := map[string]int{}
+	var names []string
+	size := map[string]int{}
+	for _, ps := range s.Pools {
+		if _, ok := conns[ps.Database]; !ok {
+			names = append(names, ps.Database)
+		}
+		conns[ps.Database] += ps.ServersActive + ps.ServersIdle + ps.ServersLogin
+		size[ps.Database] = ps.Size
+	}
+	sort.Strings(names)
+	host := p.upstream.Host
+	paused := func(db string) string {
+		if s.Paused || contains(s.PausedDatabases, db) {
+			return "1"
+		}
+		return "0"
+	}
+	for _, db := range names {
+		rs.add(db, host, strconv.Itoa(int(p.upstream.Port)), db, "", strconv.Itoa(size[db]), "0", "0",
+			itoa(int64(p.cfg.ServerLifetime/time.Second)), string(p.cfg.Mode), "0", strconv.Itoa(conns[db]), paused(db), "0")
+	}
+	rs.add(AdminDatabase, "", "0", AdminDatabase, "", "0", "0", "0", "0", "statement", "0", "0", "0", "0")
+	return rs
+}
+
+// showLists is PgBouncer's SHOW LISTS.
+func showLists(s Snapshot) *resultSet {
+	rs := columns("list:t", "items:i")
+	dbs := map[string]bool{}
+	users := map[string]bool{}
+	var usedServers, freeServers, loginServers int
+	for _, ps := range s.Pools {
+		dbs[ps.Database] = true
+		users[ps.User] = true
+		usedServers += ps.ServersActive
+		freeServers += ps.ServersIdle
+		loginServers += ps.ServersLogin
+	}
+	for _, r := range [][2]string{
+		{"databases", strconv.Itoa(len(dbs))},
+		{"users", strconv.Itoa(len(users))},
+		{"pools", strconv.Itoa(len(s.Pools))},
+		{"free_clients", "0"},
+		{"used_clients", strconv.Itoa(len(s.Clients))},
+		{"login_clients", "0"},
+		{"free_servers", strconv.Itoa(freeServers)},
+		{"used_servers", strconv.Itoa(usedServers + loginServers)},
+		{"dns_names", "0"},
+		{"dns_zones", "0"},
+		{"dns_queries", "0"},
+		{"dns_pending", "0"},
+	} {
+		rs.add(r[0], r[1])
 	}
 	return rs
 }

@@ -348,6 +348,9 @@ func TestAdminRefusedAndErrors(t *testing.T) {
 		t.Errorf("RELOAD without a hook: %s", e.Message)
 	}
 	expectTypes(t, fe, "ReadyForQuery")
+	fe.Send(&pgproto3.Query{String: "SHOW HELP"})
+	fe.Flush()
+	expectTypes(t, fe, "NoticeResponse", "CommandComplete", "ReadyForQuery")
 	fe.Send(&pgproto3.Query{String: ""})
 	fe.Flush()
 	expectTypes(t, fe, "EmptyQueryResponse", "ReadyForQuery")
@@ -367,8 +370,20 @@ func TestAdminRefusedAndErrors(t *testing.T) {
 		t.Errorf("simple SHOW POOLS after the error: %v", err)
 	}
 
-	// SHOW CONFIG and SHOW HAZARDS.
+	// SHOW CONFIG, DATABASES, LISTS and HAZARDS.
 	c := tp.adminConn(t)
+	tp.connect(t, pgx.QueryExecModeExec).Exec(ctx, "SELECT 1")
+	dbs := adminShow(t, c, "SHOW DATABASES")
+	if len(dbs) != 2 || dbs[0]["name"] != pgtest.Database || dbs[1]["name"] != AdminDatabase || dbs[0]["current_connections"] != "1" {
+		t.Errorf("SHOW DATABASES: %v", dbs)
+	}
+	lists := map[string]string{}
+	for _, r := range adminShow(t, c, "SHOW LISTS") {
+		lists[r["list"]] = r["items"]
+	}
+	if lists["pools"] != "1" || lists["databases"] != "1" || lists["free_servers"] != "1" {
+		t.Errorf("SHOW LISTS: %v", lists)
+	}
 	cfg := map[string]map[string]string{}
 	for _, r := range adminShow(t, c, "SHOW CONFIG") {
 		cfg[r["key"]] = r
@@ -431,4 +446,31 @@ func (stubClassifier) Classify(sql string) ([]StateEffect, string) {
 		return []StateEffect{{Kind: StateSet, Name: f[1], Rule: "stub-set"}}, "fp-set"
 	}
 	return nil, ""
+}
+
+// TestAdminMD5 checks that an admin user logs in to the console with md5
+// like any client: the right password opens it, a wrong one is refused.
+func TestAdminMD5(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{AuthType: AuthMD5, Users: Userlist{pgtest.SuperUser: "s3cret", "ops": "opspw"},
+		AdminUsers: []string{pgtest.SuperUser}})
+	ctx := testCtx(t, 30*time.Second)
+	url := func(user, pw string) string {
+		return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", user, pw, tp.port, AdminDatabase)
+	}
+	c, err := pgx.Connect(ctx, url(pgtest.SuperUser, "s3cret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var v string
+	if err := c.QueryRow(ctx, "SHOW VERSION", pgx.QueryExecModeSimpleProtocol).Scan(&v); err != nil || !strings.HasPrefix(v, "pgpoolcheck ") {
+		t.Errorf("SHOW VERSION: %q, %v", v, err)
+	}
+	if _, err := pgx.Connect(ctx, url(pgtest.SuperUser, "wrong")); sqlState(err) != "28P01" {
+		t.Errorf("wrong password: %v", err)
+	}
+	if _, err := pgx.Connect(ctx, url("ops", "opspw")); sqlState(err) != "28000" {
+		t.Errorf("authenticated non-admin: %v", err)
+	}
 }

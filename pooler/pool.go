@@ -177,7 +177,9 @@ func (p *pool) connect(ctx context.Context, params map[string]string) (*serverCo
 	if first {
 		params = nil
 	}
+	p.ctr.connecting.Add(1)
 	s, err := p.dialServer(ctx, params)
+	p.ctr.connecting.Add(-1)
 	if err != nil {
 		return nil, err
 	}

@@ -40,8 +40,9 @@ type poolCounters struct {
 	// waitCounts[i] counts waits ≤ WaitBuckets[i] (and > the bound
 	// before); the last one counts longer waits.
 	waitCounts [13]atomic.Int64
-	// pauseWaiting counts clients waiting because of PAUSE.
-	pauseWaiting atomic.Int64
+	// pauseWaiting counts clients waiting because of PAUSE; connecting
+	// the servers being logged in.
+	pauseWaiting, connecting atomic.Int64
 }
 
 // observeWait counts one wait for a server of d.
@@ -142,8 +143,9 @@ type PoolStats struct {
 	// held by PAUSE), and the others; pinned clients hold their server
 	// for session state.
 	ClientsActive, ClientsWaiting, ClientsIdle, ClientsPinned int
-	// Servers attached to a client, idle in the pool, being connected
-	// (or cleaned), and pinned.
+	// Servers attached to a client, idle in the pool, being logged in,
+	// and pinned. A server being handed from one client to the next, or
+	// cleaned of session state, is in none of the first three.
 	ServersActive, ServersIdle, ServersLogin, ServersPinned int
 	// MaxWait is how long the oldest waiting client has waited.
 	MaxWait time.Duration
@@ -256,7 +258,6 @@ func (p *Proxy) Snapshot() Snapshot {
 		pl.lock()
 		ps.Size = pl.size
 		ps.ServersIdle = len(pl.idle)
-		ps.ServersLogin = pl.open - len(pl.idle) // less the active ones, below
 		ps.ClientsWaiting = pl.waiters.Len()
 		if e := pl.waiters.Front(); e != nil {
 			ps.MaxWait = snap.Taken.Sub(e.Value.(*waiter).since)
@@ -266,6 +267,7 @@ func (p *Proxy) Snapshot() Snapshot {
 		}
 		pl.unlock()
 		ps.ClientsWaiting += int(pl.ctr.pauseWaiting.Load())
+		ps.ServersLogin = int(pl.ctr.connecting.Load())
 		ps.Totals = pl.totals()
 	}
 	sort.Slice(clients, func(i, j int) bool { return clients[i].ctr.connected.Before(clients[j].ctr.connected) })
@@ -319,7 +321,6 @@ func (p *Proxy) Snapshot() Snapshot {
 	}
 	for i := range snap.Pools {
 		ps := &snap.Pools[i]
-		ps.ServersLogin = max(ps.ServersLogin-ps.ServersActive, 0)
 		// Waiting clients were counted as idle above.
 		ps.ClientsIdle = max(ps.ClientsIdle-ps.ClientsWaiting, 0)
 	}

@@ -66,7 +66,7 @@ func NewCollector(p *pooler.Proxy) *Collector {
 		proxy:         p,
 		clients:       d("pool_clients", "Clients of the pool by state: active (a server attached), waiting (for a server, or held by PAUSE), idle.", "database", "user", "state"),
 		clientsPinned: d("pool_clients_pinned", "Clients pinned to their server by session state.", pl...),
-		servers:       d("pool_servers", "Server connections of the pool by state: active (attached to a client), idle, login (being connected or cleaned).", "database", "user", "state"),
+		servers:       d("pool_servers", "Server connections of the pool by state: active (attached to a client), idle, login (being logged in).", "database", "user", "state"),
 		serversPinned: d("pool_servers_pinned", "Server connections pinned to a client by session state.", pl...),
 		size:          d("pool_size", "Maximum server connections of the pool.", pl...),
 		paused:        d("pool_paused", "1 while the pool is paused by the admin console's PAUSE.", pl...),
