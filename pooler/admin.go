@@ -232,7 +232,7 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 		case "POOLS":
 			rs = showPools(p.Snapshot())
 		case "STATS":
-			rs = showStats(p.Snapshot(), time.Since(p.started))
+			rs = p.showStats()
 		case "CLIENTS":
 			rs = showClients(p.Snapshot())
 		case "SERVERS":
@@ -373,56 +373,50 @@ func showPools(s Snapshot) *resultSet {
 	return rs
 }
 
-// showStats is PgBouncer's SHOW STATS, one row per database. The avg_*
-// counts are per second since the proxy started (PgBouncer averages over
-// its stats_period); avg_xact_time and avg_query_time are per
-// transaction and query, avg_wait_time per server assignment.
-func showStats(s Snapshot, up time.Duration) *resultSet {
+// showStats is PgBouncer's SHOW STATS, one row per database: the total_*
+// columns now, the avg_* ones over the last complete stats period (a
+// minute, as PgBouncer's default stats_period; until one has passed, since
+// the proxy started). avg_*_count, avg_recv and avg_sent are per second,
+// avg_xact_time and avg_query_time per transaction and query, and
+// avg_wait_time per server assignment, in µs.
+func (p *Proxy) showStats() *resultSet {
 	rs := columns("database:t", "total_server_assignment_count:i", "total_xact_count:i", "total_query_count:i",
 		"total_received:i", "total_sent:i", "total_xact_time:i", "total_query_time:i", "total_wait_time:i",
 		"total_client_parse_count:i", "total_server_parse_count:i", "total_bind_count:i",
 		"avg_server_assignment_count:i", "avg_xact_count:i", "avg_query_count:i", "avg_recv:i", "avg_sent:i",
 		"avg_xact_time:i", "avg_query_time:i", "avg_wait_time:i",
 		"avg_client_parse_count:i", "avg_server_parse_count:i", "avg_bind_count:i")
+	now := p.dbTotals()
+	from, to, period := p.statsWindow(now)
 	var dbs []string
-	byDB := map[string]*PoolTotals{}
-	for _, ps := range s.Pools {
-		t := byDB[ps.Database]
-		if t == nil {
-			t = &PoolTotals{}
-			byDB[ps.Database] = t
-			dbs = append(dbs, ps.Database)
-		}
-		u := ps.Totals
-		t.ServerAssignments += u.ServerAssignments
-		t.Transactions += u.Transactions
-		t.Queries += u.Queries
-		t.BytesReceived += u.BytesReceived
-		t.BytesSent += u.BytesSent
-		t.XactTimeUs += u.XactTimeUs
-		t.QueryTimeUs += u.QueryTimeUs
-		t.WaitTimeUs += u.WaitTimeUs
-		t.ClientParses += u.ClientParses
-		t.ServerParses += u.ServerParses
-		t.Binds += u.Binds
+	for db := range now {
+		dbs = append(dbs, db)
 	}
 	sort.Strings(dbs)
-	secs := max(int64(up/time.Second), 1)
-	per := func(n int64) string { return itoa(n / secs) }
-	avg := func(total, n int64) string {
-		if n == 0 {
+	secs := max(int64(period/time.Second), 1)
+	for _, db := range dbs {
+		t := now[db]
+		a, b := from[db], to[db]
+		per := func(f func(*PoolTotals) int64) string { return itoa((f(&b) - f(&a)) / secs) }
+		avg := func(f, n func(*PoolTotals) int64) string {
+			if d := n(&b) - n(&a); d > 0 {
+				return itoa((f(&b) - f(&a)) / d)
+			}
 			return "0"
 		}
-		return itoa(total / n)
-	}
-	for _, db := range dbs {
-		t := byDB[db]
+		assign := func(t *PoolTotals) int64 { return t.ServerAssignments }
+		xacts := func(t *PoolTotals) int64 { return t.Transactions }
+		queries := func(t *PoolTotals) int64 { return t.Queries }
 		rs.add(db, itoa(t.ServerAssignments), itoa(t.Transactions), itoa(t.Queries),
 			itoa(t.BytesReceived), itoa(t.BytesSent), itoa(t.XactTimeUs), itoa(t.QueryTimeUs), itoa(t.WaitTimeUs),
 			itoa(t.ClientParses), itoa(t.ServerParses), itoa(t.Binds),
-			per(t.ServerAssignments), per(t.Transactions), per(t.Queries), per(t.BytesReceived), per(t.BytesSent),
-			avg(t.XactTimeUs, t.Transactions), avg(t.QueryTimeUs, t.Queries), avg(t.WaitTimeUs, t.ServerAssignments),
-			per(t.ClientParses), per(t.ServerParses), per(t.Binds))
+			per(assign), per(xacts), per(queries),
+			per(func(t *PoolTotals) int64 { return t.BytesReceived }), per(func(t *PoolTotals) int64 { return t.BytesSent }),
+			avg(func(t *PoolTotals) int64 { return t.XactTimeUs }, xacts),
+			avg(func(t *PoolTotals) int64 { return t.QueryTimeUs }, queries),
+			avg(func(t *PoolTotals) int64 { return t.WaitTimeUs }, assign),
+			per(func(t *PoolTotals) int64 { return t.ClientParses }), per(func(t *PoolTotals) int64 { return t.ServerParses }),
+			per(func(t *PoolTotals) int64 { return t.Binds }))
 	}
 	return rs
 }

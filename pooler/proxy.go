@@ -39,8 +39,10 @@ type Proxy struct {
 	// (admin.go).
 	pause  pauseState
 	admins atomic.Pointer[[]string]
-	// started is when New made the proxy.
+	// started is when New made the proxy; samples are the counters at
+	// the last stats periods (stats.go).
 	started time.Time
+	samples statsSamples
 	// metricsLn and metricsSrv serve Config.MetricsHandler
 	// (metricsserver.go).
 	metricsLn  net.Listener
@@ -273,6 +275,7 @@ func (p *Proxy) janitor() {
 				pl.reap(now)
 			}
 			p.nudgeIdleClients(now)
+			p.sampleStats(now)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"net"
 	"sort"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -67,18 +68,26 @@ type clientCounters struct {
 }
 
 // noteFrontend counts a client message about to go to the server. c.mu
-// is held.
+// is held. It is small enough to be inlined in the relay loop.
 func (c *clientConn) noteFrontend(typ byte, n int) {
-	k := &c.ctr
-	k.rx += int64(headerLen + n)
-	if typ == 'Q' || typ == 'E' {
-		k.queries++
+	c.ctr.rx += int64(n) + headerLen
+	c.ctr.queries += int64(queryMessages[typ])
+	if c.ctr.qStart == 0 {
+		c.ctr.startRoundTrip()
 	}
-	if k.qStart == 0 {
-		k.qStart = monoNow()
-		if k.xStart == 0 {
-			k.xStart = k.qStart
-		}
+}
+
+// queryMessages marks the client messages that count as queries: simple
+// Query and Execute.
+var queryMessages = [256]uint8{'Q': 1, 'E': 1}
+
+// startRoundTrip notes the start of a query round trip (and of a
+// transaction when none is under way).
+func (k *clientCounters) startRoundTrip() {
+	now := monoNow()
+	k.qStart = now
+	if k.xStart == 0 {
+		k.xStart = now
 	}
 }
 
@@ -387,4 +396,83 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// statsPeriod is how often the janitor samples the counters for SHOW
+// STATS' averages (PgBouncer's default stats_period).
+const statsPeriod = time.Minute
+
+// statsSamples are the per-database totals at the last two samples, a
+// stats period apart (under mu).
+type statsSamples struct {
+	mu         sync.Mutex
+	prev, last *statsSample
+}
+
+type statsSample struct {
+	at  time.Time
+	dbs map[string]PoolTotals
+}
+
+// dbTotals sums the pools' counters per database.
+func (p *Proxy) dbTotals() map[string]PoolTotals {
+	p.mu.Lock()
+	pools := make([]*pool, 0, len(p.pools))
+	for _, pl := range p.pools {
+		pools = append(pools, pl)
+	}
+	p.mu.Unlock()
+	out := make(map[string]PoolTotals)
+	for _, pl := range pools {
+		t := out[pl.key.database]
+		u := pl.totals()
+		t.ServerAssignments += u.ServerAssignments
+		t.Transactions += u.Transactions
+		t.Queries += u.Queries
+		t.BytesReceived += u.BytesReceived
+		t.BytesSent += u.BytesSent
+		t.XactTimeUs += u.XactTimeUs
+		t.QueryTimeUs += u.QueryTimeUs
+		t.WaitTimeUs += u.WaitTimeUs
+		t.Waits += u.Waits
+		t.ClientParses += u.ClientParses
+		t.ServerParses += u.ServerParses
+		t.Binds += u.Binds
+		t.Evictions += u.Evictions
+		out[pl.key.database] = t
+	}
+	return out
+}
+
+// sampleStats takes a sample when a stats period has passed since the
+// last one (the janitor calls it every second).
+func (p *Proxy) sampleStats(now time.Time) {
+	ss := &p.samples
+	ss.mu.Lock()
+	due := ss.last == nil || now.Sub(ss.last.at) >= statsPeriod
+	ss.mu.Unlock()
+	if !due {
+		return
+	}
+	s := &statsSample{at: now, dbs: p.dbTotals()}
+	ss.mu.Lock()
+	if ss.last == nil {
+		// The first sample: the period before it began at zero.
+		ss.last = &statsSample{at: p.started}
+	}
+	ss.prev, ss.last = ss.last, s
+	ss.mu.Unlock()
+}
+
+// statsWindow returns the totals at the start and end of the last
+// complete stats period and its length; before one has passed, the window
+// runs from the start (zero) to now.
+func (p *Proxy) statsWindow(now map[string]PoolTotals) (from, to map[string]PoolTotals, d time.Duration) {
+	ss := &p.samples
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.prev != nil && ss.last != nil && ss.last.at.Sub(ss.prev.at) >= statsPeriod/2 {
+		return ss.prev.dbs, ss.last.dbs, ss.last.at.Sub(ss.prev.at)
+	}
+	return nil, now, time.Since(p.started)
 }
