@@ -15,7 +15,10 @@
 // relay and clean-up of vanished clients), release.go (the pure release and
 // clean-up decisions), pool.go (pools and the wait queue), server.go
 // (server connections), cancel.go (cancel keys and forwarding), proxy.go
-// (listener, shutdown, janitor), startup.go and wire.go (framing).
+// (listener, shutdown, janitor), startup.go and wire.go (framing),
+// stats.go (counters and Proxy.Snapshot), admin.go (the admin console on
+// the virtual database pgpoolcheck, PAUSE/RESUME, RELOAD) and
+// metricsserver.go (the HTTP server for package pooler/metrics).
 //
 // Where later features fit: prepared-statement rewriting sees Parse, Bind,
 // Describe and Close in the client loop of relay (before countFrontend)
