@@ -109,18 +109,30 @@ func (c *clientConn) noteReady(status byte) {
 		pc.queries.Add(k.queries)
 		k.queries = 0
 	}
-	if k.qStart == 0 || c.st.PendingSyncs > 0 || c.st.Unsynced {
+	idle := c.st.PendingSyncs == 0 && !c.st.Unsynced
+	roundTrip := idle && k.qStart != 0
+	if status != 'I' && !roundTrip {
 		return
 	}
 	now := monoNow()
-	pc.queryTimeUs.Add((now - k.qStart) / 1000)
-	k.qStart = 0
-	if status == 'I' && k.xStart != 0 {
+	if roundTrip {
+		pc.queryTimeUs.Add((now - k.qStart) / 1000)
+		k.qStart = 0
+	}
+	if status == 'I' {
+		// Every ReadyForQuery 'I' ends a transaction (each Sync or Query of
+		// a pipeline in autocommit is one), except the pooler's own
+		// clean-up after the client left.
 		if !c.gone {
 			pc.xacts.Add(1)
-			pc.xactTimeUs.Add((now - k.xStart) / 1000)
+			if k.xStart != 0 {
+				pc.xactTimeUs.Add((now - k.xStart) / 1000)
+			}
 		}
 		k.xStart = 0
+		if !idle {
+			k.xStart = now // the pipeline's next transaction is under way
+		}
 	}
 }
 
