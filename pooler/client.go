@@ -52,6 +52,8 @@ var ignoredStartupParams = map[string]bool{"extra_float_digits": true}
 type clientConn struct {
 	proxy *Proxy
 	conn  net.Conn
+	// waiter is the client's place in its pool's wait queue (reused).
+	waiter waiter
 	// rio reads and writes conn for the buffers (rawio.go).
 	rio io.ReadWriter
 	r   *bufio.Reader

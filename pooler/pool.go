@@ -1,7 +1,6 @@
 package pooler
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"sync"
@@ -25,7 +24,7 @@ type pool struct {
 	mu      sync.Mutex
 	idle    []*serverConn
 	open    int
-	waiters list.List // of *waiter
+	waiters waitQueue
 	// defaults are the parameters a server reports with no client
 	// settings: the welcome ParameterStatus values.
 	defaults map[string]string
@@ -42,11 +41,53 @@ type pool struct {
 }
 
 // waiter is a client waiting for a server. It receives either a server or
-// nil, which grants it a slot to connect a new server in.
+// nil, which grants it a slot to connect a new server in. A client keeps
+// one waiter (channel and timer included) for all its waits, so a wait
+// allocates nothing.
 type waiter struct {
 	ch    chan *serverConn
-	elem  *list.Element
+	timer *time.Timer
 	since time.Time
+	// queued is set while the waiter is in a pool's queue (prev/next).
+	queued     bool
+	prev, next *waiter
+}
+
+// waitQueue is a FIFO of waiters, linked through the waiters themselves.
+type waitQueue struct {
+	head, tail *waiter
+	n          int
+}
+
+func (q *waitQueue) Len() int { return q.n }
+
+// front returns the longest-waiting waiter, or nil.
+func (q *waitQueue) front() *waiter { return q.head }
+
+func (q *waitQueue) pushBack(w *waiter) {
+	w.prev, w.next, w.queued = q.tail, nil, true
+	if q.tail != nil {
+		q.tail.next = w
+	} else {
+		q.head = w
+	}
+	q.tail = w
+	q.n++
+}
+
+func (q *waitQueue) remove(w *waiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		q.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		q.tail = w.prev
+	}
+	w.prev, w.next, w.queued = nil, nil, false
+	q.n--
 }
 
 func newPool(p *Proxy, key poolKey, password string) *pool {
@@ -71,8 +112,9 @@ var errPoolClosed = errors.New("pooler is shutting down")
 
 // acquire returns a server for the caller's exclusive use, connecting a
 // new one (with params as its run-time parameters) when there is a free
-// slot, and otherwise waiting until deadline.
-func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[string]string) (*serverConn, error) {
+// slot, and otherwise waiting until deadline, with w (nil: a new one) as
+// its place in the queue.
+func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[string]string, w *waiter) (*serverConn, error) {
 	if p.proxy.pause.on.Load() {
 		if err := p.pauseWait(ctx, deadline); err != nil {
 			return nil, err
@@ -101,8 +143,14 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 			granted = true
 			p.unlock()
 		} else {
-			w := &waiter{ch: make(chan *serverConn, 1), since: time.Now()}
-			w.elem = p.waiters.PushBack(w)
+			if w == nil {
+				w = new(waiter)
+			}
+			if w.ch == nil {
+				w.ch = make(chan *serverConn, 1)
+			}
+			w.since = time.Now()
+			p.waiters.pushBack(w)
 			p.unlock()
 			s, err := p.wait(ctx, w, deadline)
 			p.ctr.observeWait(time.Since(w.since))
@@ -137,8 +185,12 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 
 // wait blocks until w is served or the deadline passes.
 func (p *pool) wait(ctx context.Context, w *waiter, deadline time.Time) (*serverConn, error) {
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
+	if w.timer == nil {
+		w.timer = time.NewTimer(time.Until(deadline))
+	} else {
+		w.timer.Reset(time.Until(deadline))
+	}
+	defer w.timer.Stop()
 	var err error
 	select {
 	case s, ok := <-w.ch:
@@ -146,15 +198,14 @@ func (p *pool) wait(ctx context.Context, w *waiter, deadline time.Time) (*server
 			return nil, errPoolClosed
 		}
 		return s, nil
-	case <-t.C:
+	case <-w.timer.C:
 		err = errWaitTimeout
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
 	p.lock()
-	if w.elem != nil {
-		p.waiters.Remove(w.elem)
-		w.elem = nil
+	if w.queued {
+		p.waiters.remove(w)
 		p.unlock()
 		return nil, err
 	}
@@ -217,12 +268,10 @@ func (p *pool) connectAside(ctx context.Context, params map[string]string) (*ser
 
 // popWaiter removes and returns the first waiter, or nil. p must be locked.
 func (p *pool) popWaiter() *waiter {
-	e := p.waiters.Front()
-	if e == nil {
-		return nil
+	w := p.waiters.front()
+	if w != nil {
+		p.waiters.remove(w)
 	}
-	w := p.waiters.Remove(e).(*waiter)
-	w.elem = nil
 	return w
 }
 
@@ -318,7 +367,7 @@ func (p *pool) welcomeParams(ctx context.Context, deadline time.Time) (map[strin
 	if d != nil {
 		return d, nil
 	}
-	s, err := p.acquire(ctx, deadline, nil)
+	s, err := p.acquire(ctx, deadline, nil, nil)
 	if err != nil {
 		return nil, err
 	}

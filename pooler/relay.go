@@ -274,7 +274,7 @@ func (c *clientConn) attach() (*serverConn, error) {
 		// client's settings back (preserve): wait for them.
 		<-prev
 	}
-	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.cfg.QueryWaitTimeout), c.params)
+	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.cfg.QueryWaitTimeout), c.params, &c.waiter)
 	if err != nil {
 		return nil, err
 	}

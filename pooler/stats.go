@@ -280,8 +280,8 @@ func (p *Proxy) Snapshot() Snapshot {
 		ps.Size = pl.size
 		ps.ServersIdle = len(pl.idle)
 		ps.ClientsWaiting = pl.waiters.Len()
-		if e := pl.waiters.Front(); e != nil {
-			ps.MaxWait = snap.Taken.Sub(e.Value.(*waiter).since)
+		if w := pl.waiters.front(); w != nil {
+			ps.MaxWait = snap.Taken.Sub(w.since)
 		}
 		for _, s := range pl.idle {
 			snap.Servers = append(snap.Servers, serverInfo(pl, s, "idle"))
