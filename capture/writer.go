@@ -63,11 +63,16 @@ type Writer struct {
 	opt    Options
 	log    *slog.Logger
 
-	queue   chan *Event
+	// pending are the events handed over and not yet taken by the
+	// background goroutine, which takes them all at once every batchEvery
+	// (or sooner, when wake says a batch is large): waking it for each
+	// event would cost a goroutine wake-up per message of the proxy.
+	qmu     sync.Mutex // guards pending and closed
+	pending []*Event
+	wake    chan struct{}
 	closing chan struct{}
 	done    chan struct{}
 
-	mu     sync.RWMutex // write-held by Close; read-held around a send
 	closed bool
 
 	nextSession atomic.Uint64
@@ -144,7 +149,7 @@ func newWriter(out io.Writer, h Header, opt Options) *Writer {
 		header:  h,
 		opt:     opt,
 		log:     log,
-		queue:   make(chan *Event, opt.QueueEvents),
+		wake:    make(chan struct{}, 1),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 		out:     out,
@@ -167,13 +172,13 @@ func (w *Writer) Dropped() int64 { return w.dropped.Load() }
 // error, or an error saying how many events were dropped. Calling it again
 // returns nil.
 func (w *Writer) Close() error {
-	w.mu.Lock()
+	w.qmu.Lock()
 	if w.closed {
-		w.mu.Unlock()
+		w.qmu.Unlock()
 		return nil
 	}
 	w.closed = true
-	w.mu.Unlock()
+	w.qmu.Unlock()
 	close(w.closing)
 	<-w.done
 	err := w.err
@@ -212,19 +217,44 @@ func freeEvent(ev *Event) {
 // enqueue hands ev to the background goroutine, or drops it. Either way
 // the caller must not touch ev again.
 func (w *Writer) enqueue(ev *Event) {
-	w.mu.RLock()
+	w.qmu.Lock()
 	if w.closed {
-		w.mu.RUnlock()
+		w.qmu.Unlock()
 		freeEvent(ev) // the capture is over: not a drop
 		return
 	}
-	select {
-	case w.queue <- ev:
-	default:
+	if len(w.pending) >= w.opt.QueueEvents {
+		w.qmu.Unlock()
 		w.dropped.Add(1)
 		freeEvent(ev)
+		return
 	}
-	w.mu.RUnlock()
+	w.pending = append(w.pending, ev)
+	big := len(w.pending) == wakeAt
+	w.qmu.Unlock()
+	if big {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// batchEvery is how often the background goroutine takes the pending
+// events; wakeAt pending events wake it sooner.
+const (
+	batchEvery = 2 * time.Millisecond
+	wakeAt     = 4096
+)
+
+// takePending swaps the pending events out for spare (emptied), so that
+// the next batch reuses its storage.
+func (w *Writer) takePending(spare []*Event) []*Event {
+	w.qmu.Lock()
+	batch := w.pending
+	w.pending = spare[:0]
+	w.qmu.Unlock()
+	return batch
 }
 
 func (w *Writer) now() int64 { return int64(time.Since(w.start)) }
@@ -236,28 +266,31 @@ func (w *Writer) startLoop() {
 
 func (w *Writer) loop() {
 	defer close(w.done)
-	tick := time.NewTicker(flushEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case ev := <-w.queue:
+	batchTick := time.NewTicker(batchEvery)
+	defer batchTick.Stop()
+	lastFlush := time.Now()
+	var spare []*Event
+	drain := func() {
+		batch := w.takePending(spare)
+		for i, ev := range batch {
 			w.write(ev)
 			freeEvent(ev)
-		case <-tick.C:
-			if w.dirty {
+			batch[i] = nil
+		}
+		spare = batch
+	}
+	for {
+		select {
+		case <-batchTick.C:
+			drain()
+			if w.dirty && time.Since(lastFlush) >= flushEvery {
 				w.flush()
+				lastFlush = time.Now()
 			}
+		case <-w.wake:
+			drain()
 		case <-w.closing:
-		drain:
-			for {
-				select {
-				case ev := <-w.queue:
-					w.write(ev)
-					freeEvent(ev)
-				default:
-					break drain
-				}
-			}
+			drain()
 			w.writeTrailer()
 			w.flush()
 			return

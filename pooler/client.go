@@ -348,14 +348,16 @@ func (c *clientConn) waitIdle() error {
 // nudge ends the wait of a client that has been waiting for its next
 // message since before cutoff (UnixNano) by setting a past read deadline,
 // so that it goes on waiting in waitIdle without a read buffer. The
-// janitor calls it.
-func (c *clientConn) nudge(cutoff int64) {
+// janitor calls it; it reports whether the client was nudged.
+func (c *clientConn) nudge(cutoff int64) bool {
 	c.nmu.Lock()
+	defer c.nmu.Unlock()
 	if at := c.parkedAt.Load(); at != 0 && at < cutoff && !c.nudged {
 		c.nudged = true
 		c.conn.SetReadDeadline(time.Unix(0, 1))
+		return true
 	}
-	c.nmu.Unlock()
+	return false
 }
 
 // unpark ends a wait for the client's next message; it reports whether

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -35,6 +36,10 @@ type Proxy struct {
 	keys    map[cancelKey]*clientConn
 
 	hazards hazards
+
+	// Janitor state for returning idle clients' memory (nudgeIdleClients).
+	nudgedSinceFree int
+	lastFree        time.Time
 	// pause is the admin console's PAUSE; admins its admin users
 	// (admin.go).
 	pause  pauseState
@@ -289,9 +294,33 @@ const idleNudgeAfter = time.Second
 // clients cost little memory.
 func (p *Proxy) nudgeIdleClients(now time.Time) {
 	cutoff := now.Add(-idleNudgeAfter).UnixNano()
+	n := 0
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	for c := range p.clients {
-		c.nudge(cutoff)
+		if c.nudge(cutoff) {
+			n++
+		}
+	}
+	p.mu.Unlock()
+	p.nudgedSinceFree += n
+	// Many clients gone idle leave their buffers to the garbage
+	// collector, which may not run for minutes when nothing allocates:
+	// give the memory back to the system now (a GC and a scavenge, at
+	// most every freeEvery).
+	if p.nudgedSinceFree >= freeAfterNudges && now.Sub(p.lastFree) >= freeEvery {
+		p.nudgedSinceFree, p.lastFree = 0, now
+		go func() {
+			// The janitor goes on; nudged clients settle into waitIdle
+			// first.
+			time.Sleep(200 * time.Millisecond)
+			debug.FreeOSMemory()
+		}()
 	}
 }
+
+// freeAfterNudges idle clients nudged since the last time make the
+// janitor return freed memory to the system, at most every freeEvery.
+const (
+	freeAfterNudges = 256
+	freeEvery       = 5 * time.Second
+)

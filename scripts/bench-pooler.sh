@@ -439,7 +439,7 @@ if [ "$IDLE" -gt 0 ]; then
     "$WORK/idleclients" -n "$IDLE" -url "$(url_for "$t")" >"$WORK/idle.out" 2>"$WORK/idle.err" &
     ic=$!
     for _ in $(seq 1500); do grep -q ready "$WORK/idle.out" 2>/dev/null && break; alive "$ic" || break; sleep 0.2; done
-    sleep 2
+    sleep 10  # idle clients give their buffers back after a second (the janitor's nudge), and the janitor returns freed memory to the system at most every 5 s
     after=$(rss_kb "${PID[$t]}")
     ready=$(awk '/ready/ {print $2}' "$WORK/idle.out")
     kill -TERM "$ic" 2>/dev/null || true  # background jobs ignore SIGINT

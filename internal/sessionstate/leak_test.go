@@ -3,6 +3,7 @@ package sessionstate_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,10 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// soak sets the soak test's size: the default keeps the suite quick;
+// -soak runs the full soak (200 clients for 30 s).
+var soak = flag.Bool("soak", false, "run TestSoak with 200 clients for 30 s")
 
 // The leak suite: the seed experiments run through the pooler in
 // transaction mode, with each session-state policy, against PostgreSQL.
@@ -408,8 +413,10 @@ func TestSoak(t *testing.T) {
 	srv := pgtest.Shared(t)
 	p := start(t, srv, pooler.PolicyPreserve, 5)
 	ctx := context.Background()
-	const clients = 40
-	dur := 3 * time.Second
+	clients, dur := 40, 3*time.Second
+	if *soak {
+		clients, dur = 200, 30*time.Second
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failures []string
@@ -423,19 +430,27 @@ func TestSoak(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := pgx.Connect(ctx, p.url)
-			if err != nil {
-				fail("connect: %v", err)
-				return
-			}
-			defer c.Close(ctx)
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
 			wm := fmt.Sprintf("%dkB", 1001+2*i) // never a whole MB
-			if _, err := c.Exec(ctx, "SET work_mem = '"+wm+"'"); err != nil {
-				fail("set: %v", err)
+			var c *pgx.Conn
+			connect := func() bool {
+				var err error
+				if c, err = pgx.Connect(ctx, p.url); err != nil {
+					fail("connect: %v", err)
+					return false
+				}
+				if _, err := c.Exec(ctx, "SET work_mem = '"+wm+"'"); err != nil {
+					fail("set: %v", err)
+					return false
+				}
+				return true
+			}
+			if !connect() {
 				return
 			}
-			for r := 0; time.Now().Before(end); r++ {
-				switch r % 4 {
+			defer func() { c.Close(ctx) }()
+			for time.Now().Before(end) {
+				switch rng.IntN(7) {
 				case 0:
 					var got string
 					if err := c.QueryRow(ctx, "SHOW work_mem").Scan(&got); err != nil || got != wm {
@@ -444,11 +459,35 @@ func TestSoak(t *testing.T) {
 					}
 				case 1:
 					c.Exec(ctx, fmt.Sprintf("SELECT pg_advisory_lock(%d)", 1000+i))
+					c.Exec(ctx, "SELECT 1")
 					c.Exec(ctx, fmt.Sprintf("SELECT pg_advisory_unlock(%d)", 1000+i))
 				case 2:
 					c.Exec(ctx, "LISTEN soak")
+					c.Exec(ctx, "NOTIFY soak")
 					c.Exec(ctx, "UNLISTEN soak")
 				case 3:
+					c.Exec(ctx, "CREATE TEMP TABLE IF NOT EXISTS t (n int)")
+					c.Exec(ctx, "INSERT INTO t VALUES (1)")
+					c.Exec(ctx, "DROP TABLE t")
+				case 4:
+					tx, err := c.Begin(ctx)
+					if err == nil {
+						tx.Exec(ctx, "SET LOCAL statement_timeout = '5s'")
+						tx.Exec(ctx, "DECLARE h CURSOR WITH HOLD FOR SELECT 1")
+						tx.Commit(ctx)
+						c.Exec(ctx, "FETCH h")
+						c.Exec(ctx, "CLOSE h")
+					}
+				case 5:
+					// Killed while holding state: the socket just closes.
+					c.Exec(ctx, fmt.Sprintf("SELECT pg_advisory_lock(%d)", 1000+i))
+					c.Exec(ctx, "LISTEN soak_killed")
+					c.PgConn().Conn().Close()
+					c.Close(ctx)
+					if !connect() {
+						return
+					}
+				default:
 					c.Exec(ctx, "SELECT 1")
 				}
 			}
@@ -465,17 +504,28 @@ func TestSoak(t *testing.T) {
 	if locks != 0 {
 		t.Errorf("%d advisory locks left", locks)
 	}
-	// Every pooled server is back at the defaults.
-	for range 10 {
+	// Every pooled server is back at the defaults: five clients inside a
+	// transaction each hold one of the pool's five servers.
+	var txs []pgx.Tx
+	for range 5 {
 		c := p.conn(t)
-		var got string
-		c.QueryRow(ctx, "SHOW work_mem").Scan(&got)
-		var chans int
-		c.QueryRow(ctx, "SELECT count(*) FROM pg_listening_channels()").Scan(&chans)
-		if got != "4MB" || chans != 0 {
-			t.Errorf("a pooled server has work_mem %s and %d channels", got, chans)
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
-		c.Close(ctx)
+		txs = append(txs, tx)
+		var got string
+		var chans, temps, cursors int
+		tx.QueryRow(ctx, "SHOW work_mem").Scan(&got)
+		tx.QueryRow(ctx, "SELECT count(*) FROM pg_listening_channels()").Scan(&chans)
+		tx.QueryRow(ctx, "SELECT count(*) FROM pg_class WHERE relpersistence = 't' AND pg_table_is_visible(oid)").Scan(&temps)
+		tx.QueryRow(ctx, "SELECT count(*) FROM pg_cursors WHERE is_holdable").Scan(&cursors)
+		if got != "4MB" || chans != 0 || temps != 0 || cursors != 0 {
+			t.Errorf("a pooled server has work_mem %s, %d channels, %d temp tables, %d cursors", got, chans, temps, cursors)
+		}
+	}
+	for _, tx := range txs {
+		tx.Rollback(ctx)
 	}
 }
 
