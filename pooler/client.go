@@ -228,10 +228,25 @@ func (c *clientConn) run() {
 		return
 	}
 	if !c.relay() {
-		go c.idle()
+		if !c.proxy.idlePoll.park(c) {
+			go c.idle()
+		}
 		return
 	}
 	c.done()
+}
+
+// wake resumes a client the idle poller held (its socket became readable,
+// or the proxy is shutting down).
+func (c *clientConn) wake() {
+	c.getReader()
+	c.run()
+}
+
+// getReader takes a read buffer from the pool.
+func (c *clientConn) getReader() {
+	c.r = clientReaders.Get().(*bufio.Reader)
+	c.r.Reset(c.rio)
 }
 
 // idle waits without a read buffer for an idle client's next message,

@@ -37,6 +37,9 @@ type Proxy struct {
 
 	hazards hazards
 
+	// idlePoll holds long-idle clients without a goroutine each.
+	idlePoll idlePoller
+
 	// Janitor state for returning idle clients' memory (nudgeIdleClients).
 	nudgedSinceFree int
 	lastFree        time.Time
@@ -55,8 +58,9 @@ type Proxy struct {
 
 	stats struct {
 		serversOpened, serversLost, attaches atomic.Int64
-		// bufferless counts clients waiting without a read buffer.
-		bufferless atomic.Int64
+		// bufferless counts clients waiting without a read buffer on a
+		// goroutine of their own; polledIdle those in the idle poller.
+		bufferless, polledIdle atomic.Int64
 	}
 }
 
@@ -173,6 +177,9 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 			c.closeForShutdown()
 		}
 	}
+	// Clients in the idle poller have no goroutine to notice their
+	// socket closing: give them one.
+	p.idlePoll.wakeAll()
 	deadline := time.NewTimer(p.cfg.ShutdownTimeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
