@@ -52,6 +52,9 @@ var ignoredStartupParams = map[string]bool{"extra_float_digits": true}
 type clientConn struct {
 	proxy *Proxy
 	conn  net.Conn
+	// polledFD is the socket's descriptor while the client is parked in
+	// the idle poller, else -1 (under the poller's lock).
+	polledFD int32
 	// waiter is the client's place in its pool's wait queue (reused).
 	waiter waiter
 	// rio reads and writes conn for the buffers (rawio.go).
@@ -202,9 +205,10 @@ func (c *clientConn) readAuthMessage() ([]byte, error) {
 // small one.
 func (p *Proxy) serveClient(nc net.Conn) {
 	c := &clientConn{
-		proxy: p,
-		conn:  nc,
-		r:     clientReaders.Get().(*bufio.Reader),
+		proxy:    p,
+		conn:     nc,
+		polledFD: -1,
+		r:        clientReaders.Get().(*bufio.Reader),
 	}
 	c.rio = newRawIO(nc)
 	c.r.Reset(c.rio)

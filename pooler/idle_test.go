@@ -153,3 +153,34 @@ func TestIdleClientWakesUp(t *testing.T) {
 		t.Fatalf("between transactions after the idle wait: %d bytes, %v", len(got), err)
 	}
 }
+
+// TestParkedClientServerLost: a client idle inside a transaction is in the
+// idle poller when its server dies; it still gets the error and is cleaned
+// up (no client slot is leaked).
+func TestParkedClientServerLost(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 2})
+	ctx := testCtx(t, 30*time.Second)
+	a := tp.connect(t, pgx.QueryExecModeExec)
+	tx, err := a.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if err := tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(5*time.Second, func() bool { return tp.stats.polledIdle.Load() == 1 }) {
+		t.Fatal("the idle client was not parked in the idle poller")
+	}
+	direct := directConn(t, srv)
+	if _, err := direct.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(5*time.Second, func() bool { return tp.clientCount() == 0 }) {
+		t.Fatalf("%d clients still counted after their server died", tp.clientCount())
+	}
+	if _, err := tx.Exec(ctx, "SELECT 1"); err == nil {
+		t.Fatal("the transaction went on after its server died")
+	}
+}

@@ -51,10 +51,12 @@ func (ip *idlePoller) park(c *clientConn) bool {
 	// another goroutine may wake the client at any moment.
 	c.putReader()
 	ip.clients[fd] = c
+	c.polledFD = fd
 	c.proxy.stats.polledIdle.Add(1)
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: fd}
 	if err := syscall.EpollCtl(ip.epfd, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
 		delete(ip.clients, fd)
+		c.polledFD = -1
 		c.proxy.stats.polledIdle.Add(-1)
 		c.getReader()
 		return false
@@ -101,6 +103,7 @@ func (ip *idlePoller) take(fd int32) *clientConn {
 		return nil
 	}
 	delete(ip.clients, fd)
+	c.polledFD = -1
 	// The socket may be closed already (the kernel then dropped it from
 	// the set): ignore the error.
 	syscall.EpollCtl(ip.epfd, syscall.EPOLL_CTL_DEL, int(fd), nil)
@@ -115,6 +118,7 @@ func (ip *idlePoller) wakeAll() {
 	var cs []*clientConn
 	for fd, c := range ip.clients {
 		delete(ip.clients, fd)
+		c.polledFD = -1
 		if ip.epfd > 0 {
 			syscall.EpollCtl(ip.epfd, syscall.EPOLL_CTL_DEL, int(fd), nil)
 		}
@@ -125,4 +129,22 @@ func (ip *idlePoller) wakeAll() {
 	for _, c := range cs {
 		go c.wake()
 	}
+}
+
+// wakeClient gives a parked client its goroutine back, if it is parked:
+// the pooler closes a client's socket from another goroutine (its server
+// was lost, shutdown) and the client must still clean up after itself.
+func (ip *idlePoller) wakeClient(c *clientConn) {
+	ip.mu.Lock()
+	fd := c.polledFD
+	if fd < 0 || ip.clients[fd] != c {
+		ip.mu.Unlock()
+		return
+	}
+	delete(ip.clients, fd)
+	c.polledFD = -1
+	syscall.EpollCtl(ip.epfd, syscall.EPOLL_CTL_DEL, int(fd), nil)
+	c.proxy.stats.polledIdle.Add(-1)
+	ip.mu.Unlock()
+	go c.wake()
 }

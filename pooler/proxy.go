@@ -197,6 +197,7 @@ wait:
 	p.mu.Lock()
 	for c := range p.clients {
 		c.conn.Close()
+		p.idlePoll.wakeClient(c)
 		c.mu.Lock()
 		if c.server != nil {
 			c.server.close()

@@ -549,6 +549,7 @@ func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
 	c.flushClient(true)
 	c.proxy.log.Info("server connection lost; client closed", "user", c.user, "database", c.database)
 	c.conn.Close()
+	c.proxy.idlePoll.wakeClient(c)
 }
 
 // protocolError closes a client that sent a malformed message.
@@ -570,6 +571,7 @@ func (c *clientConn) closeForShutdown() {
 	c.setEndReason("pooler shutdown")
 	c.send(fatal(codeAdminShutdown, "the pooler is shutting down"))
 	c.conn.Close()
+	c.proxy.idlePoll.wakeClient(c)
 }
 
 // vanish cleans up after a client that disconnected, sent Terminate or is
