@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -94,20 +95,28 @@ func TestPgbench(t *testing.T) {
 			if err != nil {
 				t.Fatalf("pgbench: %v\n%s", err, out)
 			}
-			s := string(out)
-			m := regexp.MustCompile(`number of transactions actually processed: (\d+)/(\d+)`).FindStringSubmatch(s)
-			if m == nil || m[1] != "4000" || m[2] != "4000" {
-				t.Fatalf("pgbench did not process 4000/4000:\n%s", s)
-			}
-			if m := regexp.MustCompile(`number of failed transactions: (\d+)`).FindStringSubmatch(s); m != nil && m[1] != "0" {
-				t.Fatalf("pgbench failures:\n%s", s)
-			}
+			s := checkPgbench(t, out, 4000)
 			t.Logf("pgbench -M %s: %v, %s", mode, time.Since(start).Round(time.Millisecond), firstLine(s, "tps"))
 			if open := tp.poolOpen(); open > 5 {
 				t.Fatalf("%d servers open, pool size 5", open)
 			}
 		})
 	}
+}
+
+// checkPgbench fails the test unless pgbench's output says it processed
+// all of want transactions with none failed; it returns the output.
+func checkPgbench(t *testing.T, out []byte, want int) string {
+	t.Helper()
+	s := string(out)
+	m := regexp.MustCompile(`number of transactions actually processed: (\d+)/(\d+)`).FindStringSubmatch(s)
+	if w := strconv.Itoa(want); m == nil || m[1] != w || m[2] != w {
+		t.Fatalf("pgbench did not process %d/%d:\n%s", want, want, s)
+	}
+	if m := regexp.MustCompile(`number of failed transactions: (\d+)`).FindStringSubmatch(s); m != nil && m[1] != "0" {
+		t.Fatalf("pgbench failures:\n%s", s)
+	}
+	return s
 }
 
 func firstLine(s, substr string) string {

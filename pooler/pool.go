@@ -298,6 +298,18 @@ func (p *pool) release(s *serverConn) {
 	p.unlock()
 }
 
+// giveBack returns a server on which setting the client up failed: one
+// that only answered with an error is fine for others, one whose stream
+// failed is closed.
+func (p *pool) giveBack(s *serverConn, err error) {
+	var se *serverError
+	if errors.As(err, &se) {
+		p.release(s)
+	} else {
+		p.discard(s)
+	}
+}
+
 // discard closes a server and frees its slot.
 func (p *pool) discard(s *serverConn) {
 	s.close()

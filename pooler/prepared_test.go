@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os/exec"
-	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -161,14 +160,7 @@ func TestPgbenchPrepared(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pgbench: %v\n%s", err, out)
 	}
-	s := string(out)
-	m := regexp.MustCompile(`number of transactions actually processed: (\d+)/(\d+)`).FindStringSubmatch(s)
-	if m == nil || m[1] != "10000" || m[2] != "10000" {
-		t.Fatalf("pgbench did not process 10000/10000:\n%s", s)
-	}
-	if m := regexp.MustCompile(`number of failed transactions: (\d+)`).FindStringSubmatch(s); m != nil && m[1] != "0" {
-		t.Fatalf("pgbench failures:\n%s", s)
-	}
+	s := checkPgbench(t, out, 10000)
 	cp, sp, binds, _ := tp.poolStats()
 	t.Logf("%s; client parses %d, server parses %d, binds %d", firstLine(s, "tps"), cp, sp, binds)
 	// One statement, prepared once per client and once per server.

@@ -280,12 +280,7 @@ func (c *clientConn) attach() (*serverConn, error) {
 	}
 	if len(c.startupSets) > 0 {
 		if _, err := s.runInternal(restoreSQL(c.startupSets)); err != nil {
-			var se *serverError
-			if errors.As(err, &se) {
-				c.pool.release(s)
-			} else {
-				c.pool.discard(s)
-			}
+			c.pool.giveBack(s, err)
 			return nil, err
 		}
 	}
@@ -294,12 +289,7 @@ func (c *clientConn) attach() (*serverConn, error) {
 	c.mu.Unlock()
 	if len(settings) > 0 {
 		if _, err := s.runInternal(restoreSQL(settings)); err != nil {
-			var se *serverError
-			if errors.As(err, &se) {
-				c.pool.release(s)
-			} else {
-				c.pool.discard(s)
-			}
+			c.pool.giveBack(s, err)
 			return nil, err
 		}
 		// The server now carries the client's settings: they are read
@@ -313,12 +303,7 @@ func (c *clientConn) attach() (*serverConn, error) {
 	if s.sig == c.sig {
 		// The server already has the client's settings.
 	} else if err := s.applyParams(c.params); err != nil {
-		var se *serverError
-		if errors.As(err, &se) {
-			c.pool.release(s)
-		} else {
-			c.pool.discard(s)
-		}
+		c.pool.giveBack(s, err)
 		return nil, err
 	}
 	done := make(chan struct{})
