@@ -109,6 +109,8 @@ type sessionState struct {
 	// the values it had there (preserve), restored on the next server.
 	touched  map[string]bool
 	resetAll bool
+	// dynamicSet is a SET whose parameter name the pooler cannot know.
+	dynamicSet bool
 	settings []setting
 	// What pins the client (preserve) or must be cleaned (reset).
 	locks        map[lockID]int
@@ -127,7 +129,7 @@ type setting struct{ name, value string }
 // held reports whether the client holds state that pins it (preserve).
 func (st *sessionState) held() bool {
 	return len(st.locks) > 0 || st.unknownLocks > 0 || len(st.listens) > 0 || len(st.temps) > 0 ||
-		len(st.cursors) > 0 || len(st.prepared) > 0 || st.loaded
+		len(st.cursors) > 0 || len(st.prepared) > 0 || st.loaded || st.dynamicSet
 }
 
 // dirty reports whether the server needs cleaning before reuse.
@@ -145,9 +147,16 @@ func (st *sessionState) apply(effs []StateEffect) {
 	for _, e := range effs {
 		switch e.Kind {
 		case StateSet, StateReset:
-			if e.Name == "" || isTracked(e.Name) {
+			if e.Name == "" {
+				// set_config($1, …): which parameter is known only to
+				// the server, so it cannot be read back and moved: the
+				// client keeps its server (and RESET ALL cleans it).
+				st.dynamicSet, st.resetAll = true, true
+				continue
+			}
+			if isTracked(e.Name) {
 				// The tracked parameters follow the client anyway
-				// (varcache); a run-time name cannot be read back.
+				// (varcache).
 				continue
 			}
 			setAdd(&st.touched, strings.ToLower(e.Name))

@@ -538,3 +538,37 @@ func directConn(t *testing.T, srv *pgtest.Server) *pgx.Conn {
 	t.Cleanup(func() { c.Close(context.Background()) })
 	return c
 }
+
+// TestDynamicSetConfig: set_config with the parameter's name as a query
+// parameter. The pooler cannot know which setting changed: under preserve
+// the client keeps its server (and sees its setting), under reset the
+// server is reset entirely; nobody else ever sees it.
+func TestDynamicSetConfig(t *testing.T) {
+	srv := pgtest.Shared(t)
+	for _, policy := range []pooler.Policy{pooler.PolicyPreserve, pooler.PolicyReset} {
+		t.Run(string(policy), func(t *testing.T) {
+			p := start(t, srv, policy, 1)
+			ctx := context.Background()
+			a := p.conn(t)
+			var v string
+			if err := a.QueryRow(ctx, "SELECT set_config($1, '65MB', false)", "work_mem").Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			if policy == pooler.PolicyPreserve {
+				a.QueryRow(ctx, "SHOW work_mem").Scan(&v)
+				if v != "65MB" {
+					t.Fatalf("preserve: a sees work_mem %s", v)
+				}
+			}
+			a.Close(ctx)
+			for range 3 {
+				o := p.conn(t)
+				o.QueryRow(ctx, "SHOW work_mem").Scan(&v)
+				if v == "65MB" {
+					t.Fatal("another client sees a's set_config")
+				}
+				o.Close(ctx)
+			}
+		})
+	}
+}
