@@ -111,7 +111,7 @@ type sessionState struct {
 	resetAll bool
 	// dynamicSet is a SET whose parameter name the pooler cannot know.
 	dynamicSet bool
-	settings []setting
+	settings   []setting
 	// What pins the client (preserve) or must be cleaned (reset).
 	locks        map[lockID]int
 	unknownLocks int
