@@ -55,6 +55,9 @@ type clientConn struct {
 	// polledFD is the socket's descriptor while the client is parked in
 	// the idle poller, else -1 (under the poller's lock).
 	polledFD int32
+	// hdr is writePlan's scratch space for message headers (client
+	// goroutine only: a local array would escape to the heap).
+	hdr [headerLen + 2]byte
 	// waiter is the client's place in its pool's wait queue (reused).
 	waiter waiter
 	// rio reads and writes conn for the buffers (rawio.go).
@@ -77,8 +80,9 @@ type clientConn struct {
 	server *serverConn
 	// st is the protocol state of the attached server.
 	st relState
-	// pumpDone is closed when the current pump goroutine ends.
-	pumpDone chan struct{}
+	// pumps counts the client's running pump goroutine (at most one):
+	// attach and vanish, both on the client goroutine, wait for it.
+	pumps sync.WaitGroup
 	// gone is set once the client has disconnected.
 	gone bool
 	// vanished is gone for the pump's hot path: it drops server output.

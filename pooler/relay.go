@@ -266,14 +266,9 @@ func (c *clientConn) attach() (*serverConn, error) {
 	if p.closing.Load() {
 		return nil, errPoolClosed
 	}
-	c.mu.Lock()
-	prev := c.pumpDone
-	c.mu.Unlock()
-	if prev != nil {
-		// The last pump may still be cleaning its server and reading the
-		// client's settings back (preserve): wait for them.
-		<-prev
-	}
+	// The last pump may still be cleaning its server and reading the
+	// client's settings back (preserve): wait for it.
+	c.pumps.Wait()
 	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.cfg.QueryWaitTimeout), c.params, &c.waiter)
 	if err != nil {
 		return nil, err
@@ -306,7 +301,6 @@ func (c *clientConn) attach() (*serverConn, error) {
 		c.pool.giveBack(s, err)
 		return nil, err
 	}
-	done := make(chan struct{})
 	c.mu.Lock()
 	if c.sig != s.sig {
 		for _, k := range trackedParams {
@@ -320,11 +314,11 @@ func (c *clientConn) attach() (*serverConn, error) {
 	c.st = relState{TxStatus: 'I', HeldForSession: p.cfg.Mode != ModeTransaction}
 	s.q.reset()
 	s.synthHead.Store(false)
-	c.pumpDone = done
 	c.mu.Unlock()
 	p.stats.attaches.Add(1)
 	c.pool.ctr.assignments.Add(1)
-	go c.pump(s, done)
+	c.pumps.Add(1)
+	go c.pump(s)
 	return s, nil
 }
 
@@ -360,8 +354,8 @@ func (c *clientConn) flushClient(done bool) {
 
 // pump relays the server's messages to the client while s is attached,
 // and releases s when mayRelease says so.
-func (c *clientConn) pump(s *serverConn, done chan struct{}) {
-	defer close(done)
+func (c *clientConn) pump(s *serverConn) {
+	defer c.pumps.Done()
 	fatalSeen := false
 	for {
 		if s.r.Buffered() == 0 {
@@ -566,7 +560,6 @@ func (c *clientConn) vanish() {
 	c.mu.Lock()
 	c.gone = true
 	s := c.server
-	done := c.pumpDone
 	act := onVanish(s != nil, c.st)
 	var queries []string
 	switch act {
@@ -618,9 +611,7 @@ func (c *clientConn) vanish() {
 		}
 	}
 	c.proxy.log.Debug("client left with a server attached", "user", c.user, "action", int(act))
-	if done != nil {
-		<-done
-	}
+	c.pumps.Wait()
 }
 
 var _ io.Reader = (*bufio.Reader)(nil)

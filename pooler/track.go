@@ -275,7 +275,7 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 // consumed into body) to the server as planned. Errors follow
 // copyMessage: a failed write is errWrite, anything else is the client's.
 func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, consumed bool, pl *plan) error {
-	var buf [headerLen + 2]byte
+	buf := &c.hdr
 	if pl.closeName != "" {
 		if pl.closeName == "\x00unnamed" {
 			w.Write(putHeader(buf[:0], 'C', 2))
