@@ -94,6 +94,15 @@ func (c *clientConn) relay() bool {
 				}
 			}
 		}
+		if typ == 'Q' && c.policyOn && headerLen+n > c.r.Size() && n <= maxClassifiedQuery {
+			// A Query larger than the read buffer is read whole, so that
+			// the classifier sees all of it.
+			if body, consumed, err = c.frontendBody(n, true); err != nil {
+				unlock()
+				c.vanish()
+				return true
+			}
+		}
 		if c.rec != nil && typ != 'd' {
 			c.recordFrontend(typ, n, body)
 		}
@@ -112,9 +121,11 @@ func (c *clientConn) relay() bool {
 					c.mu.Unlock()
 					if !attached {
 						// Refused outright: the client stays usable.
-						if _, err := c.r.Discard(headerLen + n); err != nil {
-							c.vanish()
-							return true
+						if !consumed {
+							if _, err := c.r.Discard(headerLen + n); err != nil {
+								c.vanish()
+								return true
+							}
 						}
 						c.send(append(rejection(effs), 'Z', 0, 0, 0, 5, 'I'))
 						continue
@@ -186,14 +197,21 @@ func (c *clientConn) relay() bool {
 			err = c.writePlan(s.w, typ, n, body, consumed, &pl)
 		} else {
 			c.mu.Unlock()
-			if replace != "" {
-				if _, err = c.r.Discard(headerLen + n); err == nil {
-					err = writeQuery(s.w, replace)
-					if err != nil {
-						err = errWrite
-					}
+			switch {
+			case replace != "":
+				if !consumed {
+					_, err = c.r.Discard(headerLen + n)
 				}
-			} else {
+				if err == nil && writeQuery(s.w, replace) != nil {
+					err = errWrite
+				}
+			case consumed:
+				var h [headerLen]byte
+				s.w.Write(putHeader(h[:0], typ, n))
+				if _, werr := s.w.Write(body); werr != nil {
+					err = errWrite
+				}
+			default:
 				err = copyMessage(s.w, c.r, headerLen+n)
 			}
 		}

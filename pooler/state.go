@@ -475,9 +475,14 @@ func restoreSQL(settings []setting) string {
 	return "SELECT " + strings.Join(cols, ", ")
 }
 
+// maxClassifiedQuery is the largest simple Query the relay reads whole to
+// classify it; larger ones (bulk loads) pass through unclassified.
+const maxClassifiedQuery = 1 << 20
+
 // classifyMessage classifies the SQL of a Query or Parse message whose
 // header is next in c.r (body: see frontendBody, nil when not read yet).
-// A Query larger than the read buffer is not classified.
+// A Query larger than the read buffer is classified only when the relay
+// read it whole (up to maxClassifiedQuery).
 func (c *clientConn) classifyMessage(typ byte, n int, body []byte) []StateEffect {
 	if body == nil {
 		if headerLen+n > c.r.Size() {

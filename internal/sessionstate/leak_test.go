@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -568,6 +569,36 @@ func TestDynamicSetConfig(t *testing.T) {
 					t.Fatal("another client sees a's set_config")
 				}
 				o.Close(ctx)
+			}
+		})
+	}
+}
+
+// TestLargeQuerySet: a simple Query larger than the pooler's read buffer
+// that also SETs: it is classified like any other, so the SET follows its
+// client and reaches no one else (preserve), or is refused (reject).
+func TestLargeQuerySet(t *testing.T) {
+	srv := pgtest.Shared(t)
+	big := "SET work_mem = '67MB'; SELECT length('" + strings.Repeat("x", 20000) + "')"
+	for _, policy := range []pooler.Policy{pooler.PolicyPreserve, pooler.PolicyReject} {
+		t.Run(string(policy), func(t *testing.T) {
+			p := start(t, srv, policy, 1)
+			ctx := context.Background()
+			a := p.conn(t)
+			_, err := a.PgConn().Exec(ctx, big).ReadAll()
+			if policy == pooler.PolicyReject {
+				if sqlState(err) != "0A000" {
+					t.Fatalf("reject: %v", err)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			a.Close(ctx)
+			o := p.conn(t)
+			var v string
+			o.QueryRow(ctx, "SHOW work_mem").Scan(&v)
+			if v == "67MB" {
+				t.Fatal("the SET inside a large Query reached another client")
 			}
 		})
 	}
