@@ -421,11 +421,17 @@ func (p *Proxy) showStats() *resultSet {
 	return rs
 }
 
-func showClients(s Snapshot) *resultSet {
-	rs := columns("type:t", "user:t", "database:t", "replication:t", "state:t", "addr:t", "port:i",
+// connColumns are PgBouncer's columns of SHOW CLIENTS and SHOW SERVERS,
+// plus pinned.
+func connColumns() *resultSet {
+	return columns("type:t", "user:t", "database:t", "replication:t", "state:t", "addr:t", "port:i",
 		"local_addr:t", "local_port:i", "connect_time:t", "request_time:t", "wait:i", "wait_us:i",
 		"close_needed:i", "ptr:t", "link:t", "remote_pid:i", "tls:t", "application_name:t",
 		"prepared_statements:i", "id:i", "pinned:t")
+}
+
+func showClients(s Snapshot) *resultSet {
+	rs := connColumns()
 	for _, ci := range s.Clients {
 		link := ""
 		if ci.ServerPID != 0 {
@@ -440,10 +446,7 @@ func showClients(s Snapshot) *resultSet {
 }
 
 func showServers(s Snapshot) *resultSet {
-	rs := columns("type:t", "user:t", "database:t", "replication:t", "state:t", "addr:t", "port:i",
-		"local_addr:t", "local_port:i", "connect_time:t", "request_time:t", "wait:i", "wait_us:i",
-		"close_needed:i", "ptr:t", "link:t", "remote_pid:i", "tls:t", "application_name:t",
-		"prepared_statements:i", "id:i", "pinned:t")
+	rs := connColumns()
 	for _, si := range s.Servers {
 		link := ""
 		if si.ClientKey != 0 {

@@ -291,17 +291,14 @@ func (c *clientConn) attach() (*serverConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(c.startupSets) > 0 {
-		if _, err := s.runInternal(restoreSQL(c.startupSets)); err != nil {
-			c.pool.giveBack(s, err)
-			return nil, err
-		}
-	}
+	// What the server must carry for this client: in session and record
+	// mode its startup parameters beyond the tracked ones, in transaction
+	// mode the settings that follow it (preserve); one query either way.
 	c.mu.Lock()
 	settings := c.state.settings
 	c.mu.Unlock()
-	if len(settings) > 0 {
-		if _, err := s.runInternal(restoreSQL(settings)); err != nil {
+	if sets := append(c.startupSets[:len(c.startupSets):len(c.startupSets)], settings...); len(sets) > 0 {
+		if _, err := s.runInternal(restoreSQL(sets)); err != nil {
 			c.pool.giveBack(s, err)
 			return nil, err
 		}
