@@ -60,17 +60,7 @@ func (f judgeFlags) settle(e *env, cmd *cobra.Command) (*judgement, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg != nil {
-		if cfg.Target != "" && !cmd.Flags().Changed("target") {
-			f.target = cfg.Target
-		}
-		if cfg.FailOn != "" && !cmd.Flags().Changed("fail-on") {
-			f.failOn = cfg.FailOn
-		}
-		for id := range cfg.Disabled {
-			f.disable = append(f.disable, id)
-		}
-	}
+	configDefaults(cfg, cmd, &f.target, &f.failOn, &f.disable)
 	target, err := rules.ParseTarget(f.target)
 	if err != nil {
 		return nil, usagef("--target: %v", err)

@@ -90,18 +90,7 @@ func runScan(e *env, cmd *cobra.Command, f scanFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cfg != nil {
-		// The config file gives defaults; flags given on the command line win.
-		if cfg.Target != "" && !cmd.Flags().Changed("target") {
-			f.target = cfg.Target
-		}
-		if cfg.FailOn != "" && !cmd.Flags().Changed("fail-on") {
-			f.failOn = cfg.FailOn
-		}
-		for id := range cfg.Disabled {
-			f.disable = append(f.disable, id)
-		}
-	}
+	configDefaults(cfg, cmd, &f.target, &f.failOn, &f.disable)
 	target, err := rules.ParseTarget(f.target)
 	if f.baseline != "" && f.writeBaseline != "" {
 		return usagef("--baseline and --write-baseline exclude each other")
@@ -223,6 +212,23 @@ func languageOf(path string) string {
 
 // loadConfig reads --config, or the config file found from the working
 // directory up, unless --no-config.
+// configDefaults takes the target, fail-on level and disabled rules of the
+// config file (nil: none) where the command line did not give them.
+func configDefaults(cfg *config.Config, cmd *cobra.Command, target, failOn *string, disable *[]string) {
+	if cfg == nil {
+		return
+	}
+	if cfg.Target != "" && !cmd.Flags().Changed("target") {
+		*target = cfg.Target
+	}
+	if cfg.FailOn != "" && !cmd.Flags().Changed("fail-on") {
+		*failOn = cfg.FailOn
+	}
+	for id := range cfg.Disabled {
+		*disable = append(*disable, id)
+	}
+}
+
 func loadConfig(f scanFlags) (*config.Config, error) {
 	if f.noConfig {
 		if f.config != "" {
