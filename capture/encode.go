@@ -171,6 +171,9 @@ func appendOtherFields(b []byte, ev *Event) []byte {
 	b = appendStrField(b, "message", ev.Message)
 	b = appendStrField(b, "channel", ev.Channel)
 	b = appendStrField(b, "reason", ev.Reason)
+	b = appendStrField(b, "rule", ev.Rule)
+	b = appendStrField(b, "action", ev.Action)
+	b = appendStrField(b, "fingerprint", ev.Fingerprint)
 	return b
 }
 

@@ -85,6 +85,7 @@ const (
 	Error        Kind = "error"         // ErrorResponse
 	Notification Kind = "notification"  // NotificationResponse (channel only)
 	SessionEnd   Kind = "session_end"   // the client session ended
+	Hazard       Kind = "hazard"        // the pooler met session state in transaction mode
 )
 
 // Event is one line of a capture file after the header. Which fields are
@@ -139,6 +140,12 @@ type Event struct {
 	Channel string `json:"channel,omitempty"`
 	// Reason says why a session ended.
 	Reason string `json:"reason,omitempty"`
+	// Rule, Action and Fingerprint describe a Hazard: the catalogue rule,
+	// what the pooler's session-state policy did (replayed, pinned,
+	// reset, rejected, allowed) and the statement's pg_query fingerprint.
+	Rule        string `json:"rule,omitempty"`
+	Action      string `json:"action,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
 
 	// Truncated is set when the proxy saw only a prefix of the message:
 	// SQL is cut short and later fields may be missing.

@@ -215,3 +215,28 @@ func (s *Session) End(reason string) {
 	ev.T, ev.Session, ev.Tx, ev.Kind, ev.Reason = s.w.now(), s.id, s.tx, SessionEnd, reason
 	s.w.enqueue(ev)
 }
+
+// Hazard records that the pooler met session state in the statement the
+// client sent last (call it after that statement's Frontend): rule is the
+// catalogue rule, action what the session-state policy did with it, and
+// fingerprint the statement's pg_query fingerprint.
+func (s *Session) Hazard(rule, action, fingerprint string) {
+	if s == nil {
+		return
+	}
+	ev := newEvent()
+	ev.Kind, ev.Rule, ev.Action, ev.Fingerprint = Hazard, rule, action, fingerprint
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		freeEvent(ev)
+		return
+	}
+	ev.Session = s.id
+	if len(s.held) > 0 && len(s.held) < maxHeld {
+		// The statement it belongs to is held: stay right after it.
+		s.held = append(s.held, ev)
+		return
+	}
+	s.emitFrontend(ev)
+}

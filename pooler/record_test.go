@@ -136,3 +136,44 @@ func TestRecordMode(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordHazards: with a capture in transaction mode, every session-
+// state hazard the pooler meets is recorded after its statement, with the
+// rule, the policy's action and the fingerprint.
+func TestRecordHazards(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp, stop, _ := startRecording(t, srv, Config{PoolSize: 1, Mode: ModeTransaction, Classifier: fakeClassifier{}})
+	ctx := testCtx(t, 30*time.Second)
+	c := tp.connect(t, pgx.QueryExecModeSimpleProtocol)
+	if _, err := c.Exec(ctx, "SET work_mem = '64MB'"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+	evs := stop()
+	for i, ev := range evs {
+		if ev.Kind != capture.Hazard {
+			continue
+		}
+		if ev.Rule != "session-set" || ev.Action != "replayed" || ev.Fingerprint != "fp" {
+			t.Fatalf("hazard event %+v", ev)
+		}
+		if i == 0 || evs[i-1].Kind != capture.Query {
+			t.Fatalf("the hazard does not follow its statement: event before it %+v", evs[i-1])
+		}
+		return
+	}
+	t.Fatal("no hazard event in the capture")
+}
+
+// fakeClassifier reports every SET as a session SET of its first word's
+// parameter (enough for the pooler's own tests; the real one is
+// internal/sessionstate).
+type fakeClassifier struct{}
+
+func (fakeClassifier) Classify(sql string) ([]StateEffect, string) {
+	f := strings.Fields(sql)
+	if len(f) < 2 || !strings.EqualFold(f[0], "SET") {
+		return nil, ""
+	}
+	return []StateEffect{{Kind: StateSet, Name: f[1], Rule: "session-set"}}, "fp"
+}

@@ -345,6 +345,7 @@ func (c *clientConn) classifyText(text []byte) ([]StateEffect, string) {
 		}
 		c.mu.Unlock()
 		p.hazards.add(e.Rule, action, first, c.appName, fp)
+		c.rec.Hazard(e.Rule, action, fp) // when capturing, after the statement's own event
 		if first {
 			p.log.Info("session state in transaction mode", "rule", e.Rule, "action", action,
 				"user", c.user, "database", c.database, "application_name", c.appName, "fingerprint", fp)
