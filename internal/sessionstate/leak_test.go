@@ -213,51 +213,64 @@ func TestPreserveSetFollowsClient(t *testing.T) {
 	}
 }
 
-// (b) and (h): advisory locks.
+// (b) A holds pg_advisory_lock(42): B does not get it (preserve), and
+// after both leave no advisory lock is left (preserve, reset); reject
+// refuses the lock; allow shows PgBouncer's leak.
 func TestLeakAdvisoryLock(t *testing.T) {
 	srv := pgtest.Shared(t)
-	for _, policy := range []pooler.Policy{pooler.PolicyPreserve, pooler.PolicyReset, pooler.PolicyReject} {
-		t.Run(string(policy), func(t *testing.T) {
-			p := start(t, srv, policy, 2)
-			ctx := context.Background()
-			a := p.conn(t)
-			b := p.conn(t)
-			var ok bool
-			err := a.QueryRow(ctx, "SELECT pg_advisory_lock(42) IS NULL").Scan(&ok)
-			if policy == pooler.PolicyReject {
-				if sqlState(err) != "0A000" {
-					t.Fatalf("want 0A000, got %v", err)
+	for _, policy := range policies {
+		for _, size := range []int{2, 20} {
+			t.Run(fmt.Sprintf("%s/pool%d", policy, size), func(t *testing.T) {
+				p := start(t, srv, policy, size)
+				ctx := context.Background()
+				a := p.conn(t)
+				b := p.conn(t)
+				var ok bool
+				err := a.QueryRow(ctx, "SELECT pg_advisory_lock(42) IS NULL").Scan(&ok)
+				if policy == pooler.PolicyReject {
+					if sqlState(err) != "0A000" {
+						t.Fatalf("want 0A000, got %v", err)
+					}
+					return
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.QueryRow(ctx, "SELECT pg_try_advisory_lock(42)").Scan(&ok); err != nil {
-				t.Fatal(err)
-			}
-			if policy == pooler.PolicyPreserve && ok {
-				t.Fatal("preserve: b got a's lock")
-			}
-			if ok {
-				b.Exec(ctx, "SELECT pg_advisory_unlock_all()")
-			}
-			a.Close(ctx)
-			b.Close(ctx)
-			direct := directConn(t, srv)
-			var n int
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				direct.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").Scan(&n)
-				if n == 0 || time.Now().After(deadline) {
-					break
+				if err != nil {
+					t.Fatal(err)
 				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			if n != 0 {
-				t.Fatalf("%d advisory locks left after both clients left", n)
-			}
-		})
+				if err := b.QueryRow(ctx, "SELECT pg_try_advisory_lock(42)").Scan(&ok); err != nil {
+					t.Fatal(err)
+				}
+				if policy == pooler.PolicyPreserve && ok {
+					t.Fatal("preserve: b got a's lock")
+				}
+				if ok && policy != pooler.PolicyAllow {
+					b.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+				}
+				a.Close(ctx)
+				b.Close(ctx)
+				direct := directConn(t, srv)
+				var n int
+				deadline := time.Now().Add(5 * time.Second)
+				for {
+					direct.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").Scan(&n)
+					if n == 0 || policy == pooler.PolicyAllow || time.Now().After(deadline) {
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				if policy == pooler.PolicyAllow {
+					// PgBouncer's behaviour: the lock outlives both clients on
+					// the pooled server.
+					if n == 0 {
+						t.Fatal("allow: the lock did not outlive its clients")
+					}
+					p.Shutdown(ctx) // closes the server, and the lock with it
+					return
+				}
+				if n != 0 {
+					t.Fatalf("%d advisory locks left after both clients left", n)
+				}
+			})
+		}
 	}
 }
 
@@ -292,37 +305,70 @@ func TestAdvisoryLockHolderKilled(t *testing.T) {
 	}
 }
 
-// (c) LISTEN: others never listen; A still gets NOTIFY (preserve).
+// (c) LISTEN: under preserve others never listen and A still gets the
+// NOTIFY; reset cleans the server, reject refuses, allow leaks.
 func TestListen(t *testing.T) {
 	srv := pgtest.Shared(t)
-	p := start(t, srv, pooler.PolicyPreserve, 2)
-	ctx := context.Background()
-	a := p.conn(t)
-	if _, err := a.Exec(ctx, "LISTEN jobs"); err != nil {
-		t.Fatal(err)
-	}
-	for range 5 {
-		o := p.conn(t)
-		var chans []string
-		if err := o.QueryRow(ctx, "SELECT coalesce(array_agg(c), '{}') FROM pg_listening_channels() c").Scan(&chans); err != nil {
-			t.Fatal(err)
+	for _, policy := range policies {
+		for _, size := range []int{2, 20} {
+			t.Run(fmt.Sprintf("%s/pool%d", policy, size), func(t *testing.T) {
+				p := start(t, srv, policy, size)
+				ctx := context.Background()
+				a := p.conn(t)
+				_, err := a.Exec(ctx, "LISTEN jobs")
+				if policy == pooler.PolicyReject {
+					if sqlState(err) != "0A000" {
+						t.Fatalf("reject: LISTEN gave %v", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				leaked := 0
+				for range 5 {
+					o := p.conn(t)
+					var chans []string
+					if err := o.QueryRow(ctx, "SELECT coalesce(array_agg(c), '{}') FROM pg_listening_channels() c").Scan(&chans); err != nil {
+						t.Fatal(err)
+					}
+					if len(chans) != 0 {
+						leaked++
+					}
+					if _, err := o.Exec(ctx, "NOTIFY jobs, 'hello'"); err != nil {
+						t.Fatal(err)
+					}
+					o.Close(ctx)
+				}
+				switch policy {
+				case pooler.PolicyAllow:
+					// PgBouncer's behaviour: the LISTEN stays on whichever
+					// server ran it, and other clients land there.
+					if size == 2 && leaked == 0 {
+						t.Fatal("allow: no other client inherited the LISTEN")
+					}
+					return
+				case pooler.PolicyReset:
+					// The server was cleaned when A's transaction ended.
+					if leaked != 0 {
+						t.Fatalf("reset: %d other clients listen on jobs", leaked)
+					}
+					return
+				}
+				if leaked != 0 {
+					t.Fatalf("preserve: %d other clients listen on jobs", leaked)
+				}
+				wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				n, err := a.WaitForNotification(wctx)
+				if err != nil {
+					t.Fatalf("a got no notification: %v", err)
+				}
+				if n.Channel != "jobs" || n.Payload != "hello" {
+					t.Fatalf("notification %+v", n)
+				}
+			})
 		}
-		if len(chans) != 0 {
-			t.Fatalf("another client listens on %v", chans)
-		}
-		if _, err := o.Exec(ctx, "NOTIFY jobs, 'hello'"); err != nil {
-			t.Fatal(err)
-		}
-		o.Close(ctx)
-	}
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	n, err := a.WaitForNotification(wctx)
-	if err != nil {
-		t.Fatalf("a got no notification: %v", err)
-	}
-	if n.Channel != "jobs" || n.Payload != "hello" {
-		t.Fatalf("notification %+v", n)
 	}
 }
 
