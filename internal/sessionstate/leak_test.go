@@ -279,29 +279,49 @@ func TestLeakAdvisoryLock(t *testing.T) {
 // gone before the server serves anyone else.
 func TestAdvisoryLockHolderKilled(t *testing.T) {
 	srv := pgtest.Shared(t)
-	p := start(t, srv, pooler.PolicyPreserve, 1)
-	ctx := context.Background()
-	for _, inTx := range []bool{false, true} {
-		a := p.conn(t)
-		if inTx {
-			if _, err := a.Exec(ctx, "BEGIN"); err != nil {
-				t.Fatal(err)
+	for _, policy := range policies {
+		t.Run(string(policy), func(t *testing.T) {
+			p := start(t, srv, policy, 1)
+			ctx := context.Background()
+			for _, inTx := range []bool{false, true} {
+				a := p.conn(t)
+				if inTx {
+					if _, err := a.Exec(ctx, "BEGIN"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				_, err := a.Exec(ctx, "SELECT pg_advisory_lock(7)")
+				if policy == pooler.PolicyReject {
+					if sqlState(err) != "0A000" {
+						t.Fatalf("reject: %v", err)
+					}
+					a.Close(ctx)
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				a.PgConn().Conn().Close() // killed
+				b := p.conn(t)
+				var ok bool
+				if err := b.QueryRow(ctx, "SELECT pg_try_advisory_lock(7)").Scan(&ok); err != nil {
+					t.Fatal(err)
+				}
+				// Under allow, outside a transaction, the lock stays on the
+				// only server and b, on that same server, takes it again:
+				// PgBouncer's "granted twice".
+				if !ok {
+					t.Fatalf("in transaction %v: the killed client's lock outlived it", inTx)
+				}
+				var held int
+				b.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()").Scan(&held)
+				b.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+				b.Close(ctx)
+				if policy == pooler.PolicyAllow && !inTx && held == 0 {
+					t.Fatal("allow: the killed client's lock did not stay on the server")
+				}
 			}
-		}
-		if _, err := a.Exec(ctx, "SELECT pg_advisory_lock(7)"); err != nil {
-			t.Fatal(err)
-		}
-		a.PgConn().Conn().Close() // killed
-		b := p.conn(t)
-		var ok bool
-		if err := b.QueryRow(ctx, "SELECT pg_try_advisory_lock(7)").Scan(&ok); err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			t.Fatalf("in transaction %v: the killed client's lock outlived it", inTx)
-		}
-		b.Exec(ctx, "SELECT pg_advisory_unlock_all()")
-		b.Close(ctx)
+		})
 	}
 }
 
@@ -425,11 +445,18 @@ func TestSetRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { direct.Exec(context.Background(), "DROP ROLE IF EXISTS leak_role") })
-	for _, policy := range []pooler.Policy{pooler.PolicyPreserve, pooler.PolicyReset} {
+	for _, policy := range policies {
 		t.Run(string(policy), func(t *testing.T) {
 			p := start(t, srv, policy, 1)
 			a := p.conn(t)
-			if _, err := a.Exec(ctx, "SET ROLE leak_role"); err != nil {
+			_, err := a.Exec(ctx, "SET ROLE leak_role")
+			if policy == pooler.PolicyReject {
+				if sqlState(err) != "0A000" {
+					t.Fatalf("reject: %v", err)
+				}
+				return
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			var cu string
@@ -437,15 +464,28 @@ func TestSetRole(t *testing.T) {
 			if policy == pooler.PolicyPreserve && cu != "leak_role" {
 				t.Fatalf("preserve: a runs as %s after SET ROLE", cu)
 			}
+			leaked := 0
 			for range 10 {
 				o := p.conn(t)
 				if err := o.QueryRow(ctx, "SELECT current_user").Scan(&cu); err != nil {
 					t.Fatal(err)
 				}
 				if cu == "leak_role" {
-					t.Fatal("another client runs as a's role")
+					leaked++
 				}
 				o.Close(ctx)
+			}
+			if policy == pooler.PolicyAllow {
+				// PgBouncer's behaviour: every later client of the only
+				// server runs as a's role.
+				if leaked != 10 {
+					t.Fatalf("allow: %d of 10 clients ran as a's role, want 10 (the leak)", leaked)
+				}
+				p.Shutdown(ctx)
+				return
+			}
+			if leaked != 0 {
+				t.Fatalf("%d other clients run as a's role", leaked)
 			}
 		})
 	}
@@ -645,6 +685,46 @@ func TestLargeQuerySet(t *testing.T) {
 			o.QueryRow(ctx, "SHOW work_mem").Scan(&v)
 			if v == "67MB" {
 				t.Fatal("the SET inside a large Query reached another client")
+			}
+		})
+	}
+}
+
+// (d) under the other policies: reset drops A's temp table when its
+// transaction's server goes back, reject refuses it, allow lets the next
+// client of the server see it (PgBouncer's behaviour).
+func TestTempTableOtherPolicies(t *testing.T) {
+	srv := pgtest.Shared(t)
+	for _, policy := range []pooler.Policy{pooler.PolicyReset, pooler.PolicyReject, pooler.PolicyAllow} {
+		t.Run(string(policy), func(t *testing.T) {
+			p := start(t, srv, policy, 1)
+			ctx := context.Background()
+			a := p.conn(t)
+			_, err := a.Exec(ctx, "CREATE TEMP TABLE scratch_other (n int)")
+			if policy == pooler.PolicyReject {
+				if sqlState(err) != "0A000" {
+					t.Fatalf("reject: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := p.conn(t)
+			var n int
+			b.QueryRow(ctx, "SELECT count(*) FROM pg_class WHERE relname = 'scratch_other' AND pg_table_is_visible(oid)").Scan(&n)
+			if policy == pooler.PolicyAllow {
+				if n != 1 {
+					t.Fatal("allow: b does not see a's temp table on the shared server (the leak)")
+				}
+				p.Shutdown(ctx)
+				return
+			}
+			if n != 0 {
+				t.Fatal("reset: b sees a's temp table")
+			}
+			if _, err := a.Exec(ctx, "INSERT INTO scratch_other VALUES (1)"); sqlState(err) != "42P01" {
+				t.Fatalf("reset: a's temp table should be gone in its next transaction, got %v", err)
 			}
 		})
 	}
