@@ -729,3 +729,43 @@ func TestTempTableOtherPolicies(t *testing.T) {
 		})
 	}
 }
+
+// (g) under the other policies: reset closes a WITH HOLD cursor when its
+// transaction's server goes back, reject refuses it, allow leaves it for
+// the next client of the server.
+func TestHoldCursorOtherPolicies(t *testing.T) {
+	srv := pgtest.Shared(t)
+	for _, policy := range []pooler.Policy{pooler.PolicyReset, pooler.PolicyReject, pooler.PolicyAllow} {
+		t.Run(string(policy), func(t *testing.T) {
+			p := start(t, srv, policy, 1)
+			ctx := context.Background()
+			a := p.conn(t)
+			_, err := a.Exec(ctx, "BEGIN; DECLARE held_other CURSOR WITH HOLD FOR SELECT 1; COMMIT")
+			if policy == pooler.PolicyReject {
+				if sqlState(err) != "0A000" {
+					t.Fatalf("reject: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := p.conn(t)
+			var n int
+			b.QueryRow(ctx, "SELECT count(*) FROM pg_cursors WHERE name = 'held_other'").Scan(&n)
+			if policy == pooler.PolicyAllow {
+				if n != 1 {
+					t.Fatal("allow: b does not see a's cursor on the shared server (the leak)")
+				}
+				p.Shutdown(ctx)
+				return
+			}
+			if n != 0 {
+				t.Fatal("reset: b sees a's cursor")
+			}
+			if _, err := a.Exec(ctx, "FETCH held_other"); sqlState(err) != "34000" {
+				t.Fatalf("reset: a's cursor should be closed in its next transaction, got %v", err)
+			}
+		})
+	}
+}
