@@ -1,0 +1,370 @@
+// Package drivers runs real client drivers of other languages through the
+// pooler in transaction mode, with a pool of 2 servers and many more
+// concurrent clients, and checks every result they get.
+//
+// Each variant is a program under testdata (psycopg2, psycopg 3 and
+// asyncpg in Python, node-postgres, pgjdbc) started with the proxy's URL, a
+// variant name, a number of clients and a number of rounds. Every client
+// connects before any starts, then runs the same round:
+//
+//   - SELECT $1::int + 1 with a value of its own, and a second statement
+//     with two parameters; both texts recur every round, so drivers that
+//     prepare recurring statements (psycopg 3, asyncpg, pgjdbc) switch to
+//     named server-side statements;
+//   - every 10th round a transaction: txid_current() and pg_backend_pid()
+//     twice (they must agree: one server for the whole transaction) around
+//     an INSERT into driver_rows that commits;
+//   - every 25th round a division by zero outside a transaction (SQLSTATE
+//     22012), then a query that must work;
+//   - every 50th round a division by zero inside a transaction, a query
+//     that must fail with 25P02, and ROLLBACK.
+//
+// The program prints one line of JSON: ok (rounds that passed every
+// check), errors, first_error and rows (rows it inserted and committed).
+// The test asserts no errors, ok = clients × rounds, and that the table
+// holds exactly the rows the program reports and the variant should have
+// inserted. When a variant fails through the pooler the test runs it again
+// directly against PostgreSQL and says whether it passes there.
+//
+// Runtimes: Debian's /usr/bin/python3 with python3-psycopg2,
+// python3-psycopg and python3-asyncpg; node with the pg package installed
+// into testdata/node/node_modules (`npm ci --prefix
+// internal/drivers/testdata/node`); java and javac with the pgjdbc jar
+// (Debian's libpostgresql-jdbc-java, /usr/share/java/postgresql.jar, or
+// $PGJDBC_JAR). .ci/run installs all of them. A missing runtime skips the
+// variant, or fails it when CI=true.
+//
+// Environment: DRIVERS_PYTHON overrides the Python interpreter,
+// DRIVERS_CLIENTS and DRIVERS_ROUNDS the load, DRIVERS_DEBUG=1 logs the
+// proxy at debug level.
+package drivers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/sessionstate"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// poolSize is the pool the drivers share; every variant runs many more
+// clients than this.
+const poolSize = 2
+
+// A variant is one driver configuration.
+type variant struct {
+	// name is the subtest name, driver/variant; the program is told the
+	// part after the slash.
+	name string
+	// runtime is python, node or java.
+	runtime string
+	// module is the Python module the program imports.
+	module string
+	// script is the program under testdata (python and node).
+	script string
+	// rowsPerTx is how many rows the transaction step inserts.
+	rowsPerTx int
+}
+
+func (v variant) mode() string { return v.name[strings.IndexByte(v.name, '/')+1:] }
+
+var variants = []variant{
+	{name: "psycopg2/plain", runtime: "python", module: "psycopg2", script: "psycopg2_load.py"},
+	{name: "psycopg2/implicit", runtime: "python", module: "psycopg2", script: "psycopg2_load.py"},
+	{name: "psycopg2/named-cursor", runtime: "python", module: "psycopg2", script: "psycopg2_load.py"},
+}
+
+// result is the line of JSON a driver program prints.
+type result struct {
+	OK         int     `json:"ok"`
+	Errors     int     `json:"errors"`
+	FirstError *string `json:"first_error"`
+	Rows       int     `json:"rows"`
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		t.Fatalf("%s=%q: want a positive number", name, s)
+	}
+	return n
+}
+
+func TestDrivers(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := srv.Exec(ctx, `CREATE TABLE IF NOT EXISTS driver_rows (variant text NOT NULL, client int NOT NULL, round int NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	clients := envInt(t, "DRIVERS_CLIENTS", 20)
+	rounds := envInt(t, "DRIVERS_ROUNDS", 100)
+	if rounds%10 != 0 {
+		t.Fatalf("DRIVERS_ROUNDS=%d: want a multiple of 10", rounds)
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			runVariant(t, ctx, srv, v, clients, rounds)
+		})
+	}
+}
+
+func runVariant(t *testing.T, ctx context.Context, srv *pgtest.Server, v variant, clients, rounds int) {
+	rt := runtimeFor(t, v)
+	if err := srv.Exec(ctx, fmt.Sprintf(`DELETE FROM driver_rows WHERE variant = '%s'`, v.name)); err != nil {
+		t.Fatal(err)
+	}
+	p, port := startProxy(t, srv)
+	start := time.Now()
+	res, out, err := rt.run(ctx, t, v, "127.0.0.1", port, clients, rounds)
+	t.Logf("%s: %d clients × %d rounds through a pool of %d in %v", v.name, clients, rounds, poolSize, time.Since(start).Round(time.Millisecond))
+	snap := p.Snapshot()
+	for _, ps := range snap.Pools {
+		t.Logf("pool %s/%s: %d server assignments, %d transactions, %d queries, %d waits; servers opened %d, lost %d",
+			ps.Database, ps.User, ps.Totals.ServerAssignments, ps.Totals.Transactions, ps.Totals.Queries, ps.Totals.Waits, snap.ServersOpened, snap.ServersLost)
+	}
+	failed := false
+	switch {
+	case err != nil:
+		t.Errorf("%s: %v\n%s", v.name, err, out)
+		failed = true
+	case res.Errors != 0 || res.OK != clients*rounds:
+		first := ""
+		if res.FirstError != nil {
+			first = *res.FirstError
+		}
+		t.Errorf("%s through the pooler: %d rounds ok (want %d), %d errors; first: %s", v.name, res.OK, clients*rounds, res.Errors, first)
+		failed = true
+	default:
+		rowsPerTx := max(v.rowsPerTx, 1)
+		want := clients * (rounds / 10) * rowsPerTx
+		if res.Rows != want {
+			t.Errorf("%s: the program reports %d rows inserted, want %d", v.name, res.Rows, want)
+		}
+		if n := countRows(t, ctx, srv, v.name); n != want {
+			t.Errorf("%s: driver_rows holds %d rows of the variant, want %d", v.name, n, want)
+		}
+	}
+	if failed {
+		// Tell a pooler bug from a broken program: the same run straight
+		// against PostgreSQL.
+		if err := srv.Exec(ctx, fmt.Sprintf(`DELETE FROM driver_rows WHERE variant = '%s'`, v.name)); err != nil {
+			t.Fatal(err)
+		}
+		dres, dout, derr := rt.run(ctx, t, v, "127.0.0.1", srv.Port, clients, rounds)
+		if derr != nil || dres.Errors != 0 || dres.OK != clients*rounds {
+			t.Errorf("%s fails directly against PostgreSQL too (%v, %+v):\n%s", v.name, derr, dres, dout)
+		} else {
+			t.Errorf("%s passes directly against PostgreSQL: the failure is the pooler's", v.name)
+		}
+	}
+}
+
+func countRows(t *testing.T, ctx context.Context, srv *pgtest.Server, name string) int {
+	t.Helper()
+	c, err := pgx.Connect(ctx, srv.SocketURL(pgtest.SuperUser))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	var n int
+	if err := c.QueryRow(ctx, `SELECT count(*) FROM driver_rows WHERE variant = $1`, name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// startProxy starts the pooler as the command line does by default
+// (transaction mode, the session-state classifier with the preserve
+// policy), with a pool of poolSize, on a free port in 21000–29999 (below
+// the ephemeral range).
+func startProxy(t *testing.T, srv *pgtest.Server) (*pooler.Proxy, int) {
+	t.Helper()
+	level := slog.LevelWarn
+	if os.Getenv("DRIVERS_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
+	var last error
+	for range 20 {
+		port := 21000 + rand.IntN(9000)
+		p, err := pooler.New(pooler.Config{
+			Listen:         fmt.Sprintf("127.0.0.1:%d", port),
+			Upstream:       srv.SocketURL(pgtest.SuperUser),
+			Mode:           pooler.ModeTransaction,
+			PoolSize:       poolSize,
+			Logger:         logger,
+			Classifier:     sessionstate.New(),
+			OnSessionState: pooler.PolicyPreserve,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Listen(); err != nil {
+			last = err
+			if errors.Is(err, syscall.EADDRINUSE) {
+				continue
+			}
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- p.Serve(context.Background()) }()
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			p.Shutdown(ctx)
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("proxy: %v", err)
+				}
+			case <-time.After(25 * time.Second):
+				t.Error("the proxy did not stop")
+			}
+		})
+		return p, port
+	}
+	t.Fatalf("no free port: %v", last)
+	return nil, 0
+}
+
+// testWriter sends the proxy's log lines to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// missing skips the test for a runtime or driver that is not installed,
+// or fails it when CI=true: CI installs every one of them.
+func missing(t *testing.T, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s (CI=true: .ci/run installs it)", msg)
+	}
+	t.Skipf("%s (.ci/run installs it; with CI=true this is a failure)", msg)
+}
+
+// A runner starts one variant's program.
+type runner interface {
+	command(ctx context.Context, v variant, host string, port, clients, rounds int) *exec.Cmd
+}
+
+type runtime struct{ runner }
+
+// run starts the program and decodes its last line of output.
+func (r runtime) run(ctx context.Context, t *testing.T, v variant, host string, port, clients, rounds int) (result, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	cmd := r.command(ctx, v, host, port, clients, rounds)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	out := stdout.String() + stderr.String()
+	if err != nil {
+		return result{}, out, fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var res result
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		return result{}, out, fmt.Errorf("%s: output is no JSON summary: %w", strings.Join(cmd.Args, " "), err)
+	}
+	if stderr.Len() > 0 {
+		t.Logf("%s stderr:\n%s", v.name, stderr.String())
+	}
+	return res, out, nil
+}
+
+func pgURL(host string, port int) string {
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", pgtest.SuperUser, host, port, pgtest.Database)
+}
+
+// --- Python ---------------------------------------------------------------
+
+type python struct{ interp, dir string }
+
+func (p python) command(ctx context.Context, v variant, host string, port, clients, rounds int) *exec.Cmd {
+	return exec.CommandContext(ctx, p.interp, filepath.Join(p.dir, v.script), pgURL(host, port), v.mode(), strconv.Itoa(clients), strconv.Itoa(rounds))
+}
+
+var (
+	importMu   sync.Mutex
+	importErrs = map[string]error{}
+)
+
+// importable tells whether the interpreter imports module, once per module.
+func importable(interp, module string) error {
+	importMu.Lock()
+	defer importMu.Unlock()
+	if err, ok := importErrs[module]; ok {
+		return err
+	}
+	out, err := exec.Command(interp, "-c", "import "+module).CombinedOutput()
+	if err != nil {
+		err = fmt.Errorf("%s cannot import %s: %v: %s", interp, module, err, bytes.TrimSpace(out))
+	}
+	importErrs[module] = err
+	return err
+}
+
+// debianPackage names the Debian package of a Python module.
+var debianPackage = map[string]string{
+	"psycopg2": "python3-psycopg2",
+	"psycopg":  "python3-psycopg",
+	"asyncpg":  "python3-asyncpg",
+}
+
+func runtimeFor(t *testing.T, v variant) runtime {
+	t.Helper()
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch v.runtime {
+	case "python":
+		interp := os.Getenv("DRIVERS_PYTHON")
+		if interp == "" {
+			// Debian's interpreter, which sees Debian's driver packages
+			// (a pyenv python3 first on PATH does not).
+			interp = "/usr/bin/python3"
+		}
+		if _, err := os.Stat(interp); err != nil {
+			missing(t, "%s: no Python interpreter (%v)", v.name, err)
+		}
+		if err := importable(interp, v.module); err != nil {
+			missing(t, "%s: %v (Debian package %s)", v.name, err, debianPackage[v.module])
+		}
+		return runtime{python{interp: interp, dir: dir}}
+	}
+	t.Fatalf("%s: unknown runtime %q", v.name, v.runtime)
+	return runtime{}
+}
+
+var _ io.Writer = testWriter{}
