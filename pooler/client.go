@@ -235,7 +235,11 @@ func (c *clientConn) run() {
 		c.done()
 		return
 	}
-	if !c.relay() {
+	relaying := &c.proxy.stats.relaying
+	relaying.Add(1)
+	ok := c.relay()
+	relaying.Add(-1)
+	if !ok {
 		if !c.proxy.idlePoll.park(c) {
 			go c.idle()
 		}

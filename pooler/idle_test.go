@@ -184,3 +184,51 @@ func TestParkedClientServerLost(t *testing.T) {
 		t.Fatal("the transaction went on after its server died")
 	}
 }
+
+// TestRelayBudget: with more clients on goroutines than the budget, a
+// client whose transaction ended goes to the idle poller at once (the
+// janitor's nudge is switched off here), and every parked client still
+// works afterwards.
+func TestRelayBudget(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 2})
+	tp.budget.Store(3)
+	tp.nudgeAfter.Store(int64(time.Hour))
+	ctx := testCtx(t, 30*time.Second)
+	const n = 12
+	conns := make([]*pgx.Conn, n)
+	for i := range conns {
+		conns[i] = tp.connect(t, pgx.QueryExecModeSimpleProtocol)
+		if _, err := conns[i].Exec(ctx, "SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !waitFor(5*time.Second, func() bool { return tp.stats.polledIdle.Load() >= n-3-1 }) {
+		t.Fatalf("%d of %d idle clients in the idle poller (budget 3); %d on goroutines",
+			tp.stats.polledIdle.Load(), n, tp.stats.relaying.Load())
+	}
+	if got := tp.stats.relaying.Load(); got > 4 {
+		t.Errorf("%d clients on goroutines, budget 3", got)
+	}
+	errs := make(chan error, n)
+	for i, c := range conns {
+		go func() {
+			for j := range 20 {
+				var got int
+				if err := c.QueryRow(ctx, fmt.Sprintf("SELECT %d + %d", i, j)).Scan(&got); err != nil {
+					errs <- err
+					return
+				} else if got != i+j {
+					errs <- fmt.Errorf("client %d: got %d, want %d", i, got, i+j)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -64,6 +64,12 @@ func (ip *idlePoller) park(c *clientConn) bool {
 	return true
 }
 
+// ready reports whether park can work (Linux, epoll available).
+func (ip *idlePoller) ready() bool {
+	ip.once.Do(ip.start)
+	return ip.err == nil
+}
+
 func (ip *idlePoller) start() {
 	ip.epfd, ip.err = syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if ip.err != nil {

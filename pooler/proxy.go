@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -61,7 +62,12 @@ type Proxy struct {
 		// bufferless counts clients waiting without a read buffer on a
 		// goroutine of their own; polledIdle those in the idle poller.
 		bufferless, polledIdle atomic.Int64
+		// relaying counts clients on a relay goroutine (clientConn.run).
+		relaying atomic.Int64
 	}
+	// budget is relayBudget and nudgeAfter idleNudgeAfter (in
+	// nanoseconds), fields so that tests can change them.
+	budget, nudgeAfter atomic.Int64
 }
 
 // New checks cfg and returns a Proxy that is not listening yet.
@@ -84,6 +90,8 @@ func New(cfg Config) (*Proxy, error) {
 		keys:     make(map[cancelKey]*clientConn),
 	}
 	p.started = time.Now()
+	p.budget.Store(relayBudget)
+	p.nudgeAfter.Store(int64(idleNudgeAfter))
 	admins := append([]string(nil), c.AdminUsers...)
 	p.admins.Store(&admins)
 	return p, nil
@@ -301,7 +309,7 @@ const idleNudgeAfter = time.Second
 // buffer (as PgBouncer returns its packet buffers), so that many idle
 // clients cost little memory.
 func (p *Proxy) nudgeIdleClients(now time.Time) {
-	cutoff := now.Add(-idleNudgeAfter).UnixNano()
+	cutoff := now.Add(-time.Duration(p.nudgeAfter.Load())).UnixNano()
 	n := 0
 	p.mu.Lock()
 	for c := range p.clients {
@@ -321,6 +329,10 @@ func (p *Proxy) nudgeIdleClients(now time.Time) {
 			// The janitor goes on; nudged clients settle into waitIdle
 			// first.
 			time.Sleep(200 * time.Millisecond)
+			// The read buffers went back to a sync.Pool, which a first
+			// collection only moves to its victim cache: the second
+			// (FreeOSMemory's) frees them.
+			runtime.GC()
 			debug.FreeOSMemory()
 		}()
 	}

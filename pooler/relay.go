@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"time"
 )
 
@@ -31,6 +32,9 @@ func (c *clientConn) relay() bool {
 		locked = nil
 	}
 	var err error
+	// served is set once the relay waited for the client here: a client
+	// woken from the idle poller reads before it may park again.
+	served := false
 	for {
 		if c.r.Buffered() == 0 {
 			unlock()
@@ -45,6 +49,14 @@ func (c *clientConn) relay() bool {
 		}
 		var h []byte
 		if c.r.Buffered() == 0 {
+			if served && p.stats.relaying.Load() > p.budget.Load() && p.idlePoll.ready() && c.detached() {
+				// Many clients at once: one between transactions waits
+				// in the idle poller right away. The runtime keeps every
+				// goroutine it ever ran (and its stack) for reuse, so a
+				// goroutine per idle client would cost memory for good.
+				return false
+			}
+			served = true
 			c.parkedAt.Store(time.Now().UnixNano())
 			h, err = c.r.Peek(headerLen)
 			if c.unpark() && err != nil && isTimeout(err) {
@@ -230,6 +242,18 @@ func (c *clientConn) relay() bool {
 			return true
 		}
 	}
+}
+
+// relayBudget is how many clients may wait on a goroutine of their own
+// before those between transactions go to the idle poller as soon as they
+// wait, rather than after idleNudgeAfter (Proxy.budget; tests lower it).
+const relayBudget = 1024
+
+// detached reports whether no server is attached to the client.
+func (c *clientConn) detached() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.server == nil
 }
 
 func quoteByte(b byte) string {
@@ -515,6 +539,11 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 	}
 	if !gone && c.proxy.closing.Load() {
 		c.closeForShutdown()
+	}
+	if !gone && c.proxy.stats.relaying.Load() > c.proxy.budget.Load() {
+		// The client goroutine, already waiting for the next message,
+		// hands the client to the idle poller (see relayBudget).
+		c.nudge(math.MaxInt64)
 	}
 	return true
 }
