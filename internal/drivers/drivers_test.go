@@ -91,6 +91,14 @@ var variants = []variant{
 	{name: "psycopg2/plain", runtime: "python", module: "psycopg2", script: "psycopg2_load.py"},
 	{name: "psycopg2/implicit", runtime: "python", module: "psycopg2", script: "psycopg2_load.py"},
 	{name: "psycopg2/named-cursor", runtime: "python", module: "psycopg2", script: "psycopg2_load.py"},
+	{name: "psycopg3/default", runtime: "python", module: "psycopg", script: "psycopg3_load.py"},
+	{name: "psycopg3/autocommit", runtime: "python", module: "psycopg", script: "psycopg3_load.py"},
+	{name: "psycopg3/prepare0", runtime: "python", module: "psycopg", script: "psycopg3_load.py"},
+	{name: "psycopg3/noprepare", runtime: "python", module: "psycopg", script: "psycopg3_load.py"},
+	{name: "psycopg3/evict", runtime: "python", module: "psycopg", script: "psycopg3_load.py"},
+	{name: "psycopg3/pipeline", runtime: "python", module: "psycopg", script: "psycopg3_load.py"},
+	{name: "psycopg3/async", runtime: "python", module: "psycopg", script: "psycopg3_load.py"},
+	{name: "psycopg3/async-pipeline", runtime: "python", module: "psycopg", script: "psycopg3_load.py"},
 }
 
 // result is the line of JSON a driver program prints.
@@ -212,13 +220,16 @@ func startProxy(t *testing.T, srv *pgtest.Server) (*pooler.Proxy, int) {
 	for range 20 {
 		port := 21000 + rand.IntN(9000)
 		p, err := pooler.New(pooler.Config{
-			Listen:         fmt.Sprintf("127.0.0.1:%d", port),
-			Upstream:       srv.SocketURL(pgtest.SuperUser),
-			Mode:           pooler.ModeTransaction,
-			PoolSize:       poolSize,
-			Logger:         logger,
-			Classifier:     sessionstate.New(),
-			OnSessionState: pooler.PolicyPreserve,
+			Listen:   fmt.Sprintf("127.0.0.1:%d", port),
+			Upstream: srv.SocketURL(pgtest.SuperUser),
+			Mode:     pooler.ModeTransaction,
+			PoolSize: poolSize,
+			// Clients wait milliseconds for a server here; a server kept
+			// by a client (a pooler bug) fails the waiters soon.
+			QueryWaitTimeout: 15 * time.Second,
+			Logger:           logger,
+			Classifier:       sessionstate.New(),
+			OnSessionState:   pooler.PolicyPreserve,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -279,7 +290,7 @@ type runtime struct{ runner }
 
 // run starts the program and decodes its last line of output.
 func (r runtime) run(ctx context.Context, t *testing.T, v variant, host string, port, clients, rounds int) (result, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cmd := r.command(ctx, v, host, port, clients, rounds)
 	var stdout, stderr bytes.Buffer
