@@ -61,6 +61,36 @@ func TestQueryWaitTimeout(t *testing.T) {
 	}
 }
 
+// TestQueryWaitTimeoutEach: each waiter has its own deadline. B waits
+// first and times out; C, queued later, is still waiting when the server
+// comes free and gets it.
+func TestQueryWaitTimeoutEach(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1, QueryWaitTimeout: 800 * time.Millisecond})
+	ctx := testCtx(t, 20*time.Second)
+	a := tp.connect(t, pgx.QueryExecModeExec)
+	b := tp.connect(t, pgx.QueryExecModeExec)
+	c := tp.connect(t, pgx.QueryExecModeExec)
+	if _, err := a.Exec(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	bErr := make(chan error, 1)
+	go func() { _, err := b.Exec(ctx, "SELECT 1"); bErr <- err }()
+	time.Sleep(500 * time.Millisecond)
+	cErr := make(chan error, 1)
+	go func() { _, err := c.Exec(ctx, "SELECT 2"); cErr <- err }()
+	if err := <-bErr; sqlState(err) != "08P01" {
+		t.Fatalf("first waiter: want 08P01 query_wait_timeout, got %v", err)
+	}
+	// B's deadline passed (800 ms); C's is 500 ms later.
+	if _, err := a.Exec(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-cErr; err != nil {
+		t.Fatalf("second waiter, served before its deadline: %v", err)
+	}
+}
+
 // rawConn dials the proxy.
 func rawConn(t *testing.T, tp *testProxy) net.Conn {
 	t.Helper()

@@ -25,6 +25,10 @@ type pool struct {
 	idle    []*serverConn
 	open    int
 	waiters waitQueue
+	// expiry fires at the first waiter's deadline (expireWaiters); armed
+	// is set while it is pending. One timer per pool, not per wait.
+	expiry *time.Timer
+	armed  bool
 	// defaults are the parameters a server reports with no client
 	// settings: the welcome ParameterStatus values.
 	defaults map[string]string
@@ -40,14 +44,14 @@ type pool struct {
 	ctr poolCounters
 }
 
-// waiter is a client waiting for a server. It receives either a server or
-// nil, which grants it a slot to connect a new server in. A client keeps
-// one waiter (channel and timer included) for all its waits, so a wait
+// waiter is a client waiting for a server. It receives a server, nil
+// (which grants it a slot to connect a new server in) or waitExpired. A
+// client keeps one waiter (channel included) for all its waits, so a wait
 // allocates nothing.
 type waiter struct {
-	ch    chan *serverConn
-	timer *time.Timer
-	since time.Time
+	ch       chan *serverConn
+	since    time.Time
+	deadline time.Time
 	// queued is set while the waiter is in a pool's queue (prev/next).
 	queued     bool
 	prev, next *waiter
@@ -149,10 +153,13 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 			if w.ch == nil {
 				w.ch = make(chan *serverConn, 1)
 			}
-			w.since = time.Now()
+			w.since, w.deadline = time.Now(), deadline
 			p.waiters.pushBack(w)
+			if !p.armed {
+				p.arm(deadline)
+			}
 			p.unlock()
-			s, err := p.wait(ctx, w, deadline)
+			s, err := p.wait(w)
 			p.ctr.observeWait(time.Since(w.since))
 			if err != nil {
 				return nil, err
@@ -183,40 +190,49 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 	}
 }
 
-// wait blocks until w is served or the deadline passes.
-func (p *pool) wait(ctx context.Context, w *waiter, deadline time.Time) (*serverConn, error) {
-	if w.timer == nil {
-		w.timer = time.NewTimer(time.Until(deadline))
+// waitExpired is what a waiter receives when its deadline passed.
+var waitExpired = new(serverConn)
+
+// wait blocks until w is served or its deadline passes (the pool's expiry
+// timer takes it out of the queue then). A wait that only receives costs
+// no timer and no select per transaction.
+func (p *pool) wait(w *waiter) (*serverConn, error) {
+	s, ok := <-w.ch
+	switch {
+	case !ok:
+		return nil, errPoolClosed
+	case s == waitExpired:
+		return nil, errWaitTimeout
+	}
+	return s, nil
+}
+
+// arm sets the expiry timer for at. p must be locked.
+func (p *pool) arm(at time.Time) {
+	d := time.Until(at)
+	if p.expiry == nil {
+		p.expiry = time.AfterFunc(d, p.expireWaiters)
 	} else {
-		w.timer.Reset(time.Until(deadline))
+		p.expiry.Reset(d)
 	}
-	defer w.timer.Stop()
-	var err error
-	select {
-	case s, ok := <-w.ch:
-		if !ok {
-			return nil, errPoolClosed
-		}
-		return s, nil
-	case <-w.timer.C:
-		err = errWaitTimeout
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
+	p.armed = true
+}
+
+// expireWaiters sends waitExpired to the waiters whose deadline passed
+// (the queue is in deadline order: every wait lasts the query wait
+// timeout) and sets the timer for the next one.
+func (p *pool) expireWaiters() {
+	now := time.Now()
 	p.lock()
-	if w.queued {
+	defer p.unlock()
+	p.armed = false
+	for w := p.waiters.front(); w != nil && !w.deadline.After(now); w = p.waiters.front() {
 		p.waiters.remove(w)
-		p.unlock()
-		return nil, err
+		w.ch <- waitExpired
 	}
-	p.unlock()
-	// Served while timing out: hand the server or the slot on.
-	if s, ok := <-w.ch; s != nil {
-		p.release(s)
-	} else if ok {
-		p.slotFreed()
+	if w := p.waiters.front(); w != nil && !p.closed {
+		p.arm(w.deadline)
 	}
-	return nil, err
 }
 
 // connect logs a new server in. The first server of a pool is made without
