@@ -99,6 +99,10 @@ var variants = []variant{
 	{name: "psycopg3/pipeline", runtime: "python", module: "psycopg", script: "psycopg3_load.py"},
 	{name: "psycopg3/async", runtime: "python", module: "psycopg", script: "psycopg3_load.py"},
 	{name: "psycopg3/async-pipeline", runtime: "python", module: "psycopg", script: "psycopg3_load.py"},
+	{name: "asyncpg/default", runtime: "python", module: "asyncpg", script: "asyncpg_load.py"},
+	{name: "asyncpg/nocache", runtime: "python", module: "asyncpg", script: "asyncpg_load.py"},
+	{name: "asyncpg/executemany", runtime: "python", module: "asyncpg", script: "asyncpg_load.py", rowsPerTx: 3},
+	{name: "asyncpg/pool", runtime: "python", module: "asyncpg", script: "asyncpg_load.py"},
 }
 
 // result is the line of JSON a driver program prints.
