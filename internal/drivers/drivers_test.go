@@ -103,6 +103,9 @@ var variants = []variant{
 	{name: "asyncpg/nocache", runtime: "python", module: "asyncpg", script: "asyncpg_load.py"},
 	{name: "asyncpg/executemany", runtime: "python", module: "asyncpg", script: "asyncpg_load.py", rowsPerTx: 3},
 	{name: "asyncpg/pool", runtime: "python", module: "asyncpg", script: "asyncpg_load.py"},
+	{name: "node-postgres/plain", runtime: "node", script: "node/load.js"},
+	{name: "node-postgres/named", runtime: "node", script: "node/load.js"},
+	{name: "node-postgres/pool", runtime: "node", script: "node/load.js"},
 }
 
 // result is the line of JSON a driver program prints.
@@ -329,6 +332,14 @@ func (p python) command(ctx context.Context, v variant, host string, port, clien
 	return exec.CommandContext(ctx, p.interp, filepath.Join(p.dir, v.script), pgURL(host, port), v.mode(), strconv.Itoa(clients), strconv.Itoa(rounds))
 }
 
+// --- Node.js ----------------------------------------------------------------
+
+type node struct{ bin, dir string }
+
+func (n node) command(ctx context.Context, v variant, host string, port, clients, rounds int) *exec.Cmd {
+	return exec.CommandContext(ctx, n.bin, filepath.Join(n.dir, v.script), pgURL(host, port), v.mode(), strconv.Itoa(clients), strconv.Itoa(rounds))
+}
+
 var (
 	importMu   sync.Mutex
 	importErrs = map[string]error{}
@@ -377,6 +388,15 @@ func runtimeFor(t *testing.T, v variant) runtime {
 			missing(t, "%s: %v (Debian package %s)", v.name, err, debianPackage[v.module])
 		}
 		return runtime{python{interp: interp, dir: dir}}
+	case "node":
+		bin, err := exec.LookPath("node")
+		if err != nil {
+			missing(t, "%s: no node on PATH", v.name)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "node", "node_modules", "pg", "package.json")); err != nil {
+			missing(t, "%s: the pg package is not installed in testdata/node (npm ci --prefix internal/drivers/testdata/node)", v.name)
+		}
+		return runtime{node{bin: bin, dir: dir}}
 	}
 	t.Fatalf("%s: unknown runtime %q", v.name, v.runtime)
 	return runtime{}
