@@ -64,7 +64,16 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) {
+	code := pgtest.Main(m)
+	for _, f := range cleanups {
+		f()
+	}
+	os.Exit(code)
+}
+
+// cleanups run after every test (temporary directories shared by tests).
+var cleanups []func()
 
 // poolSize is the pool the drivers share; every variant runs many more
 // clients than this.
@@ -106,6 +115,14 @@ var variants = []variant{
 	{name: "node-postgres/plain", runtime: "node", script: "node/load.js"},
 	{name: "node-postgres/named", runtime: "node", script: "node/load.js"},
 	{name: "node-postgres/pool", runtime: "node", script: "node/load.js"},
+	{name: "jdbc/default", runtime: "java"},
+	{name: "jdbc/threshold1", runtime: "java"},
+	{name: "jdbc/threshold0", runtime: "java"},
+	{name: "jdbc/forcebinary", runtime: "java"},
+	{name: "jdbc/batch", runtime: "java", rowsPerTx: 3},
+	{name: "jdbc/cache-everything", runtime: "java"},
+	{name: "jdbc/extended-for-prepared", runtime: "java"},
+	{name: "jdbc/simple", runtime: "java"},
 }
 
 // result is the line of JSON a driver program prints.
@@ -149,7 +166,7 @@ func TestDrivers(t *testing.T) {
 
 func runVariant(t *testing.T, ctx context.Context, srv *pgtest.Server, v variant, clients, rounds int) {
 	rt := runtimeFor(t, v)
-	if err := srv.Exec(ctx, fmt.Sprintf(`DELETE FROM driver_rows WHERE variant = '%s'`, v.name)); err != nil {
+	if err := srv.Exec(ctx, fmt.Sprintf(`DELETE FROM driver_rows WHERE variant IN ('%[1]s', '%[1]s-failed')`, v.name)); err != nil {
 		t.Fatal(err)
 	}
 	p, port := startProxy(t, srv)
@@ -181,6 +198,11 @@ func runVariant(t *testing.T, ctx context.Context, srv *pgtest.Server, v variant
 		}
 		if n := countRows(t, ctx, srv, v.name); n != want {
 			t.Errorf("%s: driver_rows holds %d rows of the variant, want %d", v.name, n, want)
+		}
+		// Rows of a failed statement (jdbc/batch: a batch whose second
+		// row fails) must not have been committed.
+		if n := countRows(t, ctx, srv, v.name+"-failed"); n != 0 {
+			t.Errorf("%s: driver_rows holds %d rows of a batch that failed", v.name, n)
 		}
 	}
 	if failed {
@@ -340,6 +362,63 @@ func (n node) command(ctx context.Context, v variant, host string, port, clients
 	return exec.CommandContext(ctx, n.bin, filepath.Join(n.dir, v.script), pgURL(host, port), v.mode(), strconv.Itoa(clients), strconv.Itoa(rounds))
 }
 
+// --- Java -----------------------------------------------------------------
+
+type java struct{ classpath string }
+
+func (j java) command(ctx context.Context, v variant, host string, port, clients, rounds int) *exec.Cmd {
+	return exec.CommandContext(ctx, "java", "-cp", j.classpath, "Load", host, strconv.Itoa(port), v.mode(), strconv.Itoa(clients), strconv.Itoa(rounds))
+}
+
+var (
+	javaOnce    sync.Once
+	javaClasses string
+	javaJar     string
+	javaErr     error
+)
+
+// pgjdbcJar finds the pgjdbc jar: $PGJDBC_JAR, or Debian's
+// libpostgresql-jdbc-java.
+func pgjdbcJar() (string, error) {
+	if p := os.Getenv("PGJDBC_JAR"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("PGJDBC_JAR: %v", err)
+		}
+		return p, nil
+	}
+	const debian = "/usr/share/java/postgresql.jar"
+	if _, err := os.Stat(debian); err != nil {
+		return "", fmt.Errorf("no pgjdbc jar at %s (Debian package libpostgresql-jdbc-java) and PGJDBC_JAR is not set", debian)
+	}
+	return debian, nil
+}
+
+// compileJava compiles testdata/jdbc/Load.java once per test binary into
+// a temporary directory.
+func compileJava(dir string) (classes, jar string, err error) {
+	javaOnce.Do(func() {
+		for _, tool := range []string{"java", "javac"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				javaErr = fmt.Errorf("no %s on PATH (a JDK, e.g. Debian's default-jdk-headless)", tool)
+				return
+			}
+		}
+		if javaJar, javaErr = pgjdbcJar(); javaErr != nil {
+			return
+		}
+		javaClasses, javaErr = os.MkdirTemp("", "pgpoolcheck-drivers-java-")
+		if javaErr != nil {
+			return
+		}
+		cleanups = append(cleanups, func() { os.RemoveAll(javaClasses) })
+		out, err := exec.Command("javac", "-cp", javaJar, "-d", javaClasses, filepath.Join(dir, "jdbc", "Load.java")).CombinedOutput()
+		if err != nil {
+			javaErr = fmt.Errorf("javac Load.java: %v\n%s", err, out)
+		}
+	})
+	return javaClasses, javaJar, javaErr
+}
+
 var (
 	importMu   sync.Mutex
 	importErrs = map[string]error{}
@@ -397,6 +476,12 @@ func runtimeFor(t *testing.T, v variant) runtime {
 			missing(t, "%s: the pg package is not installed in testdata/node (npm ci --prefix internal/drivers/testdata/node)", v.name)
 		}
 		return runtime{node{bin: bin, dir: dir}}
+	case "java":
+		classes, jar, err := compileJava(dir)
+		if err != nil {
+			missing(t, "%s: %v", v.name, err)
+		}
+		return runtime{java{classpath: classes + string(os.PathListSeparator) + jar}}
 	}
 	t.Fatalf("%s: unknown runtime %q", v.name, v.runtime)
 	return runtime{}
