@@ -233,6 +233,87 @@ var (
 	msgCloseComplete = []byte{'3', 0, 0, 0, 4}
 )
 
+// deallocateTarget returns the statement a query that is exactly
+// `DEALLOCATE [PREPARE] name` (a trailing semicolon allowed) deallocates,
+// with PostgreSQL's identifier rules: an unquoted name is folded to lower
+// case, a quoted one kept with "" unescaped. DEALLOCATE ALL and anything
+// else report false. Drivers such as psycopg 3 (with libpq before 17)
+// drop their protocol statements this way.
+func deallocateTarget(q []byte) (string, bool) {
+	i := skipSpace(q, 0)
+	kw := func(word string) bool {
+		if len(q)-i < len(word)+1 {
+			return false
+		}
+		for j := 0; j < len(word); j++ {
+			if q[i+j]|0x20 != word[j] {
+				return false
+			}
+		}
+		if !isSpace(q[i+len(word)]) && q[i+len(word)] != '"' {
+			return false
+		}
+		i = skipSpace(q, i+len(word))
+		return true
+	}
+	if !kw("deallocate") {
+		return "", false
+	}
+	kw("prepare")
+	var name []byte
+	switch {
+	case i < len(q) && q[i] == '"':
+		for i++; ; i++ {
+			if i >= len(q) {
+				return "", false
+			}
+			if q[i] == '"' {
+				if i+1 < len(q) && q[i+1] == '"' {
+					name = append(name, '"')
+					i++
+					continue
+				}
+				i++
+				break
+			}
+			name = append(name, q[i])
+		}
+	default:
+		start := i
+		for ; i < len(q); i++ {
+			b := q[i]
+			if b >= 'A' && b <= 'Z' {
+				b |= 0x20
+			} else if !(b >= 'a' && b <= 'z' || b == '_' || b >= 0x80 || i > start && (b >= '0' && b <= '9' || b == '$')) {
+				break
+			}
+			name = append(name, b)
+		}
+		if len(name) == 0 || string(name) == "all" {
+			return "", false
+		}
+	}
+	i = skipSpace(q, i)
+	if i < len(q) && q[i] == ';' {
+		i = skipSpace(q, i+1)
+	}
+	if i != len(q) || len(name) == 0 {
+		return "", false
+	}
+	return string(name), true
+}
+
+func isSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v'
+}
+
+func skipSpace(q []byte, i int) int {
+	for i < len(q) && isSpace(q[i]) {
+		i++
+	}
+	return i
+}
+
 // isDeallocateAllTag reports whether a CommandComplete body is the tag of
 // a command that dropped every prepared statement of the session.
 func isDeallocateAllTag(body []byte) bool {

@@ -374,6 +374,77 @@ func TestPreparedStatementCases(t *testing.T) {
 		}
 	})
 
+	t.Run("DEALLOCATE ALL in the extended protocol", func(t *testing.T) {
+		tp := startProxy(t, srv, Config{PoolSize: 1})
+		ctx := testCtx(t, 30*time.Second)
+		c := tp.connect(t, pgx.QueryExecModeExec).PgConn()
+		other := tp.connect(t, pgx.QueryExecModeExec).PgConn()
+		prepare(ctx, t, c, "x", "SELECT 'x'::text")
+		prepare(ctx, t, other, "y", "SELECT 'y'::text")
+		if _, err := c.ExecParams(ctx, "DEALLOCATE ALL", nil, nil, nil, nil).Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := execText(ctx, c, "x"); sqlState(err) != "26000" {
+			t.Fatalf("after DEALLOCATE ALL: want 26000, got %v", err)
+		}
+		// The server lost "y" too: the pooler prepares it again.
+		if got, err := execText(ctx, other, "y"); err != nil || got != "y" {
+			t.Fatalf("other client: %q, %v", got, err)
+		}
+		prepare(ctx, t, c, "x", "SELECT 'x2'::text")
+		if got, err := execText(ctx, c, "x"); err != nil || got != "x2" {
+			t.Fatalf("%q, %v", got, err)
+		}
+	})
+
+	// psycopg 3 with libpq before 17 drops the statements it prepared
+	// with the SQL command, in the simple or the extended protocol; the
+	// server knows them by the pooler's names.
+	for _, proto := range []string{"simple", "extended"} {
+		t.Run("SQL DEALLOCATE of a protocol statement, "+proto, func(t *testing.T) {
+			tp := startProxy(t, srv, Config{PoolSize: 1})
+			ctx := testCtx(t, 30*time.Second)
+			c := tp.connect(t, pgx.QueryExecModeExec).PgConn()
+			other := tp.connect(t, pgx.QueryExecModeExec).PgConn()
+			prepare(ctx, t, c, "_pg3_0", "SELECT 'shared'::text")
+			prepare(ctx, t, c, "Mixed Case", "SELECT 'mixed'::text")
+			prepare(ctx, t, other, "o", "SELECT 'shared'::text") // the same server statement
+			dealloc := func(sql string) error {
+				if proto == "simple" {
+					_, err := c.Exec(ctx, sql).ReadAll()
+					return err
+				}
+				res := c.ExecParams(ctx, sql, nil, nil, nil, nil).Read()
+				if res.Err == nil && res.CommandTag.String() != "DEALLOCATE" {
+					return fmt.Errorf("tag %q", res.CommandTag.String())
+				}
+				return res.Err
+			}
+			if err := dealloc("DEALLOCATE _PG3_0"); err != nil {
+				t.Fatalf("DEALLOCATE: %v", err)
+			}
+			if err := dealloc(`deallocate prepare "Mixed Case" ;`); err != nil {
+				t.Fatalf("DEALLOCATE PREPARE quoted: %v", err)
+			}
+			if _, err := execText(ctx, c, "_pg3_0"); sqlState(err) != "26000" {
+				t.Fatalf("after DEALLOCATE: want 26000, got %v", err)
+			}
+			// A name the client never prepared is the server's to refuse.
+			if err := dealloc("DEALLOCATE nosuch"); sqlState(err) != "26000" {
+				t.Fatalf("DEALLOCATE of an unknown name: want 26000, got %v", err)
+			}
+			// The other client's statement, dropped on the server with it,
+			// is prepared there again.
+			if got, err := execText(ctx, other, "o"); err != nil || got != "shared" {
+				t.Fatalf("other client: %q, %v", got, err)
+			}
+			prepare(ctx, t, c, "_pg3_0", "SELECT 'again'::text")
+			if got, err := execText(ctx, c, "_pg3_0"); err != nil || got != "again" {
+				t.Fatalf("prepared again: %q, %v", got, err)
+			}
+		})
+	}
+
 	t.Run("Describe and Bind on a server that lacks the statement", func(t *testing.T) {
 		tp := startProxy(t, srv, Config{PoolSize: 2})
 		ctx := testCtx(t, 30*time.Second)
@@ -495,4 +566,32 @@ func TestPreparedRawProtocol(t *testing.T) {
 		t.Fatalf("Bind of a closed statement: %s %s", e.Code, e.Message)
 	}
 	expectTypes(t, fe, "ReadyForQuery")
+}
+
+func TestDeallocateTarget(t *testing.T) {
+	for _, tc := range []struct {
+		q, name string
+		ok      bool
+	}{
+		{"DEALLOCATE _pg3_1", "_pg3_1", true},
+		{"  deallocate\tPREPARE S_12 ;  ", "s_12", true},
+		{`DEALLOCATE "Mixed ""q"" Name"`, `Mixed "q" Name`, true},
+		{`DEALLOCATE"x"`, "x", true},
+		{"DEALLOCATE stmt$1", "stmt$1", true},
+		{"DEALLOCATE ALL", "", false},
+		{"DEALLOCATE PREPARE ALL", "", false},
+		{`DEALLOCATE "all"`, "all", true},
+		{"DEALLOCATE a; DEALLOCATE b", "", false},
+		{"DEALLOCATE", "", false},
+		{"DEALLOCATEx y", "", false},
+		{"DEALLOCATE 1x", "", false},
+		{`DEALLOCATE "unterminated`, "", false},
+		{"SELECT 1", "", false},
+		{"", "", false},
+	} {
+		name, ok := deallocateTarget([]byte(tc.q))
+		if name != tc.name || ok != tc.ok {
+			t.Errorf("deallocateTarget(%q) = %q, %v; want %q, %v", tc.q, name, ok, tc.name, tc.ok)
+		}
+	}
 }

@@ -77,7 +77,8 @@ func needsBody(typ byte) (look, whole bool) {
 	switch typ {
 	case 'P', 'D', 'C':
 		return true, true
-	case 'B':
+	case 'B', 'Q':
+		// A Query's start shows whether it is DEALLOCATE.
 		return true, false
 	}
 	return false, false
@@ -141,6 +142,28 @@ func (c *clientConn) ensureUnnamed(s *serverConn, pl *plan) {
 	c.pool.stats.serverParses.Add(1)
 }
 
+// sqlDeallocate handles a query that is `DEALLOCATE name` for one of the
+// client's protocol statements (the server knows it by another name):
+// the statement leaves the client's map, the server is made to hold it
+// (so that the command succeeds there) and drops it from its cache, and
+// the caller sends the command with srv, the server's name. It reports
+// false for any other query, which goes to the server unchanged. c.mu is
+// held.
+func (c *clientConn) sqlDeallocate(s *serverConn, query []byte, pl *plan) (ok bool, srv string) {
+	name, ok := deallocateTarget(query)
+	if !ok {
+		return false, ""
+	}
+	st := c.stmts[name]
+	if st == nil {
+		return false, "" // an SQL-level statement, or an error from the server
+	}
+	c.ensureNamed(s, st, pl)
+	s.lru.remove(st.srv)
+	delete(c.stmts, name)
+	return true, st.srv
+}
+
 // trackFrontend records what client message typ (body: see
 // frontendBody) does and plans how it is sent. c.mu is held and s is the
 // attached server.
@@ -164,6 +187,15 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 		}
 		c.pool.stats.clientParses.Add(1)
 		if len(name) == 0 {
+			if text, after, ok := cstring(rest); ok {
+				if st, srv := c.sqlDeallocate(s, text, &pl); st {
+					// The unnamed statement deallocates one of the
+					// client's protocol statements: sent as its server
+					// name.
+					rest = append(append([]byte("DEALLOCATE "+srv), 0), after...)
+					pl.action, pl.newName, pl.tail, pl.skip = planRename, "", rest, len(body)
+				}
+			}
 			c.unnamedEffs = effs
 			c.unnamed = append(c.unnamed[:0], rest...)
 			c.unnamedGen++
@@ -254,7 +286,11 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 		}
 		s.q.push(pend{kind: pkClose})
 	case 'E':
-		s.q.push(pend{kind: pkExecute})
+		// Numbered like a simple Query: it may run DEALLOCATE ALL or
+		// DISCARD ALL (see trackBackend).
+		s.qseq++
+		c.qseq++
+		s.q.push(pend{kind: pkExecute, seq: s.qseq, cseq: c.qseq})
 	case 'S':
 		c.skipTillSync = false
 		s.q.push(pend{kind: pkSync})
@@ -264,6 +300,11 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 		c.qseq++
 		c.unnamed, c.unnamedEffs = nil, nil
 		s.unnamedOwner = nil
+		if len(body) == n && n > 0 {
+			if st, srv := c.sqlDeallocate(s, body[:n-1], &pl); st {
+				pl.action, pl.replace = planReplace, "DEALLOCATE "+srv
+			}
+		}
 		s.q.push(pend{kind: pkQuery, seq: s.qseq, cseq: c.qseq})
 	case 'F':
 		s.q.push(pend{kind: pkQuery})
@@ -400,7 +441,7 @@ func (c *clientConn) trackBackend(s *serverConn, typ byte, n int, body []byte) e
 	c.mu.Lock()
 	forward := true
 	if e := s.q.front(); e != nil {
-		if e.kind == pkQuery && typ == 'C' && body != nil && isDeallocateAllTag(body) {
+		if (e.kind == pkQuery || e.kind == pkExecute) && typ == 'C' && body != nil && isDeallocateAllTag(body) {
 			s.lru.removeBefore(e.seq)
 			for name, st := range c.stmts {
 				if st.seq < e.cseq {
