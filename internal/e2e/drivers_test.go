@@ -91,6 +91,14 @@ var driverScenarios = []driverScenario{
 	{driver: "psycopg2", scenario: "advisory-lock", want: both("advisory-lock-session:error")},
 	{driver: "psycopg2", scenario: "withhold-cursor", want: both("cursor-with-hold:error")},
 	{driver: "psycopg2", scenario: "named-cursor", want: both()},
+	// options=-c … in the connection string: startup parameter options.
+	// PgBouncer 1.20+ keeps tracked settings in it (TimeZone) and refuses
+	// others; before, it refuses options whatever it holds.
+	{driver: "psycopg2", scenario: "options", want: both("startup-parameter:error")},
+	{driver: "psycopg2", scenario: "options-tracked", want: map[rules.Target][]string{
+		pgbouncer: nil,
+		legacy:    {"startup-parameter:error"},
+	}},
 	// The implicit transaction left open while the program sleeps 1.5s.
 	{driver: "psycopg2", scenario: "idle", want: both("idle-in-transaction:warning")},
 
@@ -99,9 +107,20 @@ var driverScenarios = []driverScenario{
 	{driver: "psycopg3", scenario: "prepare0", want: prepared(), stmt: "_pg3_", named: "named by psycopg 3"},
 	{driver: "psycopg3", scenario: "repeat", want: prepared(), stmt: "_pg3_", named: "named by psycopg 3"},
 	{driver: "psycopg3", scenario: "noprepare", want: both()},
+	// prepared_max=2 and three statements: psycopg evicts _pg3_0 with
+	// the SQL statement DEALLOCATE _pg3_0 (libpq before 17 has no Close
+	// of a statement), in a later transaction than its Parse. No PgBouncer
+	// version handles a DEALLOCATE in SQL: behind 1.21+ the server
+	// statement is PgBouncer's PGBOUNCER_N and the DEALLOCATE fails with
+	// "does not exist" (PgBouncer issue 991, PHP PDO's DEALLOCATE);
+	// before 1.21 it reaches whichever connection is free (sql-prepare).
+	{driver: "psycopg3", scenario: "evict", want: prepared("sql-prepare:error"), stmt: "_pg3_", named: "named by psycopg 3"},
 	// prepare_threshold=0 in pipeline mode: prepared and bound before the
 	// pipeline's one Sync.
 	{driver: "psycopg3", scenario: "pipeline", want: both()},
+	// A pipeline whose first statement fails: the pg_advisory_lock after
+	// it never runs (the server skips to the Sync).
+	{driver: "psycopg3", scenario: "pipeline-error", want: both()},
 	{driver: "psycopg3", scenario: "set-in-transaction", want: both("session-set:error")},
 	{driver: "psycopg3", scenario: "set-local", want: both()},
 	// A SET inside a nested transaction block (a savepoint) that is
