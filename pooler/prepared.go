@@ -87,6 +87,9 @@ type pend struct {
 	seq, cseq uint64
 	// msg is the message a pkSynth entry sends.
 	msg []byte
+	// undo is the client's statement a pkSynth CloseComplete closed
+	// (restored if the server skips the Close).
+	undo *stmt
 }
 
 // pendQueue is a FIFO of pending entries that reuses its storage.

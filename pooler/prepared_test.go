@@ -445,6 +445,68 @@ func TestPreparedStatementCases(t *testing.T) {
 		})
 	}
 
+	// psycopg 3's pipeline mode: the error of an Execute reaches the
+	// client (after a Flush) before it sends the rest of the pipeline and
+	// its Sync. PostgreSQL skips all of that; the pooler must expect no
+	// response for it and undo what it would have done.
+	t.Run("messages sent after an error, before the Sync", func(t *testing.T) {
+		tp := startProxy(t, srv, Config{PoolSize: 1})
+		ctx := testCtx(t, 30*time.Second)
+		other := tp.connect(t, pgx.QueryExecModeExec).PgConn()
+		prepare(ctx, t, other, "o", "SELECT 'cached'::text") // the server has it
+		fe, conn := rawLogin(t, tp, nil)
+		defer conn.Close()
+		fe.Send(&pgproto3.Parse{Name: "keep", Query: "SELECT 'keep'::text"})
+		fe.Send(&pgproto3.Sync{})
+		fe.Flush()
+		expectTypes(t, fe, "ParseComplete", "ReadyForQuery")
+		// random() keeps the planner from folding the division: the error
+		// comes from Execute.
+		fe.Send(&pgproto3.Parse{Query: "SELECT 1/(random() * 0)::int"})
+		fe.Send(&pgproto3.Bind{})
+		fe.Send(&pgproto3.Execute{})
+		fe.Send(&pgproto3.Flush{})
+		fe.Flush()
+		expectTypes(t, fe, "ParseComplete", "BindComplete")
+		if e := receiveError(t, fe); e.Code != "22012" {
+			t.Fatalf("want 22012, got %s %s", e.Code, e.Message)
+		}
+		// The rest of the pipeline: a new statement, one the server has
+		// cached under the pooler's name, a Close, a Bind, then the Sync.
+		fe.Send(&pgproto3.Parse{Name: "late", Query: "SELECT 'late'::text"})
+		fe.Send(&pgproto3.Parse{Name: "late2", Query: "SELECT 'cached'::text"})
+		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: "keep"})
+		fe.Send(&pgproto3.Bind{PreparedStatement: "late"})
+		fe.Send(&pgproto3.Execute{})
+		fe.Send(&pgproto3.Sync{})
+		fe.Flush()
+		expectTypes(t, fe, "ReadyForQuery")
+		// The server went back to the pool (one server: other gets it).
+		if got, err := execText(ctx, other, "o"); err != nil || got != "cached" {
+			t.Fatalf("other client after the skipped pipeline: %q, %v", got, err)
+		}
+		// The skipped Parses prepared nothing, the skipped Close closed
+		// nothing.
+		for _, name := range []string{"late", "late2"} {
+			fe.Send(&pgproto3.Bind{PreparedStatement: name})
+			fe.Send(&pgproto3.Sync{})
+			fe.Flush()
+			if e := receiveError(t, fe); e.Code != "26000" {
+				t.Fatalf("%s after its Parse was skipped: want 26000, got %s %s", name, e.Code, e.Message)
+			}
+			expectTypes(t, fe, "ReadyForQuery")
+			fe.Send(&pgproto3.Parse{Name: name, Query: "SELECT 'again'::text"})
+			fe.Send(&pgproto3.Sync{})
+			fe.Flush()
+			expectTypes(t, fe, "ParseComplete", "ReadyForQuery")
+		}
+		fe.Send(&pgproto3.Bind{PreparedStatement: "keep"})
+		fe.Send(&pgproto3.Execute{})
+		fe.Send(&pgproto3.Sync{})
+		fe.Flush()
+		expectTypes(t, fe, "BindComplete", "DataRow", "CommandComplete", "ReadyForQuery")
+	})
+
 	t.Run("Describe and Bind on a server that lacks the statement", func(t *testing.T) {
 		tp := startProxy(t, srv, Config{PoolSize: 2})
 		ctx := testCtx(t, 30*time.Second)

@@ -91,6 +91,10 @@ type serverConn struct {
 	unnamedOwner *clientConn
 	unnamedGen   uint64
 	qseq         uint64
+	// skipping is set when an extended-protocol message failed and no
+	// Sync was pending: the server ignores what follows up to the next
+	// Sync (see clientConn.trackFrontend).
+	skipping bool
 }
 
 // serverBufSize is the read and write buffer size of a server connection.

@@ -167,7 +167,31 @@ func (c *clientConn) sqlDeallocate(s *serverConn, query []byte, pl *plan) (ok bo
 // trackFrontend records what client message typ (body: see
 // frontendBody) does and plans how it is sent. c.mu is held and s is the
 // attached server.
+//
+// After an extended-protocol message failed, PostgreSQL ignores every
+// message up to the next Sync, including those the client sends after
+// the error reached the pooler (a pipelining client such as psycopg 3
+// sends the rest of its pipeline later): while s.skipping, what such a
+// message would have done is undone at once and no response is expected
+// for it.
 func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) plan {
+	if !s.skipping || typ == 'S' {
+		return c.planFrontend(s, typ, body, n)
+	}
+	mark := len(s.q.buf)
+	pl := c.planFrontend(s, typ, body, n)
+	for i := mark; i < len(s.q.buf); i++ {
+		c.entryDropped(s, &s.q.buf[i])
+	}
+	clear(s.q.buf[mark:])
+	s.q.buf = s.q.buf[:mark]
+	f := s.q.front()
+	s.synthHead.Store(f != nil && f.kind == pkSynth)
+	return pl
+}
+
+// planFrontend is trackFrontend for a server that is not skipping.
+func (c *clientConn) planFrontend(s *serverConn, typ byte, body []byte, n int) plan {
 	var pl plan
 	switch typ {
 	case 'P':
@@ -220,6 +244,7 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 		pl.newName, pl.tail, pl.skip = st.srv, st.rest, len(body)
 		if s.lru.touch(st.srv) {
 			s.pushSynth(msgParseComplete)
+			s.q.buf[len(s.q.buf)-1].name, s.q.buf[len(s.q.buf)-1].cname = st.srv, cname
 			pl.action = planDrop
 			return pl
 		}
@@ -277,8 +302,10 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 				} else {
 					// The client's statement only: others may share the
 					// server's statement, which stays cached.
+					st := c.stmts[string(name)]
 					delete(c.stmts, string(name))
 					s.pushSynth(msgCloseComplete)
+					s.q.buf[len(s.q.buf)-1].cname, s.q.buf[len(s.q.buf)-1].undo = string(name), st
 					pl.action = planDrop
 					return pl
 				}
@@ -293,6 +320,7 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 		s.q.push(pend{kind: pkExecute, seq: s.qseq, cseq: c.qseq})
 	case 'S':
 		c.skipTillSync = false
+		s.skipping = false
 		s.q.push(pend{kind: pkSync})
 	case 'Q':
 		// A simple Query drops the unnamed statement.
@@ -460,6 +488,9 @@ func (c *clientConn) trackBackend(s *serverConn, typ byte, n int, body []byte) e
 					dropped := s.q.pop()
 					c.entryDropped(s, &dropped)
 				}
+				// No Sync sent yet: the messages still to come up to it
+				// are skipped too.
+				s.skipping = s.q.front() == nil
 			}
 		}
 	}
@@ -526,6 +557,22 @@ func (c *clientConn) entryDropped(s *serverConn, e *pend) {
 	switch e.kind {
 	case pkParse, pkInjParse, pkInjClose:
 		c.entryFailed(s, e)
+	case pkSynth:
+		// The pooler's own answer to a Parse or Close the server would
+		// have skipped: the client's statement is as before.
+		switch {
+		case e.undo != nil:
+			if c.stmts == nil {
+				c.stmts = make(map[string]*stmt)
+			}
+			if _, ok := c.stmts[e.cname]; !ok {
+				c.stmts[e.cname] = e.undo
+			}
+		case e.cname != "":
+			if st := c.stmts[e.cname]; st != nil && st.srv == e.name {
+				delete(c.stmts, e.cname)
+			}
+		}
 	case pkQuery:
 		// A simple Query after a failed extended message is skipped as
 		// well: no ReadyForQuery will come for it.
