@@ -9,6 +9,9 @@ Variants:
   executemany  the default, and the transaction step inserts 3 rows with
                executemany (Bind/Execute per row, one Sync), the error step
                runs an executemany whose second row fails
+  cursor       the default, and the transaction step also reads rows through
+               a cursor 7 rows at a time (a portal run with Execute of 7
+               rows: PortalSuspended, then more Executes)
   pool         asyncpg.create_pool(max_size=CLIENTS): every step acquires a
                connection and releases it (which resets it: CLOSE ALL,
                UNLISTEN *, RESET ALL, pg_advisory_unlock_all())
@@ -92,6 +95,12 @@ class Client:
                     else:
                         await conn.execute(INSERT, f"asyncpg/{self.variant}", c, r)
                         rows += 1
+                    if self.variant == "cursor":
+                        total = 20 + c
+                        got = 0
+                        async for rec in conn.cursor("SELECT g FROM generate_series(1, $1) g", total, prefetch=7):
+                            got += rec["g"]
+                        expect(got, total * (total + 1) // 2, "sum through a cursor")
                     expect(tuple(await conn.fetchrow(TXID)), first, "txid and backend within a transaction")
 
         if r % 25 == 24:
@@ -161,7 +170,7 @@ async def run(url, variant, clients, rounds):
 def main():
     url, variant = sys.argv[1], sys.argv[2]
     clients, rounds = int(sys.argv[3]), int(sys.argv[4])
-    if variant not in ("default", "nocache", "executemany", "pool"):
+    if variant not in ("default", "nocache", "executemany", "cursor", "pool"):
         sys.exit(f"unknown variant {variant}")
     asyncio.run(run(url, variant, clients, rounds))
 

@@ -12,6 +12,9 @@
 //   batch             the default, and the transaction step inserts 3 rows
 //                     with addBatch/executeBatch (one Sync); the error step
 //                     runs a batch whose second row fails
+//   fetchsize         the default, and the transaction step also reads rows
+//                     with setFetchSize(7) (a portal run 7 rows at a time:
+//                     PortalSuspended, then more Executes)
 //   cache-everything  preferQueryMode=extendedCacheEverything: plain
 //                     Statements are cached and prepared too
 //   extended-for-prepared  preferQueryMode=extendedForPrepared: plain
@@ -137,6 +140,20 @@ public class Load {
                 }
                 rows += 1;
             }
+            if (variant.equals("fetchsize")) {
+                int total = 20 + c;
+                long sum = 0;
+                try (PreparedStatement ps = conn.prepareStatement("SELECT g FROM generate_series(1, ?) g")) {
+                    ps.setFetchSize(7);
+                    ps.setInt(1, total);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            sum += rs.getInt(1);
+                        }
+                    }
+                }
+                expect(sum, (long) total * (total + 1) / 2, "sum read 7 rows at a time");
+            }
             expect(plain(TXID), first, "txid and backend within a transaction");
             conn.commit();
             conn.setAutoCommit(true);
@@ -206,6 +223,7 @@ public class Load {
         switch (variant) {
             case "default":
             case "batch":
+            case "fetchsize":
                 break;
             case "threshold1":
                 props.setProperty("prepareThreshold", "1");
