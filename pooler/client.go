@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sort"
@@ -480,6 +481,20 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 			// own, which gets the setting at attach (DISCARD ALL resets
 			// it when the client leaves).
 			c.startupSets = append(c.startupSets, setting{k, v})
+		case p.cfg.Mode != ModeTransaction && k == "options":
+			// PGOPTIONS / options=-c name=value: the same settings.
+			sets, err := parseStartupOptions(v)
+			if err != nil {
+				c.send(append(out, fatal(codeProtocolViolation, "unsupported startup parameter options: %v", err)...))
+				return false
+			}
+			for _, st := range sets {
+				if isTracked(st.name) {
+					c.params[canonicalParam(st.name)] = st.value
+				} else {
+					c.startupSets = append(c.startupSets, st)
+				}
+			}
 		default:
 			c.send(append(out, fatal(codeProtocolViolation, "unsupported startup parameter: %s", k)...))
 			return false
@@ -586,6 +601,62 @@ func randomKey() cancelKey {
 // validParamName reports whether a startup parameter name looks like a
 // run-time parameter (letters, digits, _ and a dot for custom settings).
 // "options" is not one: its -c switches are not taken apart.
+// parseStartupOptions reads the options startup parameter as PostgreSQL
+// does (words split on white space, a backslash keeps the next character)
+// and returns its settings: -c name=value, -cname=value and --name=value,
+// with dashes in the name read as underscores. Other command-line switches
+// are refused: a pooler cannot give them to a server it shares or has
+// already started.
+func parseStartupOptions(v string) ([]setting, error) {
+	var words []string
+	var cur []byte
+	in := false
+	for i := 0; i < len(v); i++ {
+		ch := v[i]
+		switch {
+		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v':
+			if in {
+				words = append(words, string(cur))
+				cur, in = cur[:0], false
+			}
+			continue
+		case ch == '\\' && i+1 < len(v):
+			i++
+			ch = v[i]
+		}
+		cur, in = append(cur, ch), true
+	}
+	if in {
+		words = append(words, string(cur))
+	}
+	var sets []setting
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		var opt string
+		switch {
+		case w == "-c":
+			if i+1 == len(words) {
+				return nil, fmt.Errorf("-c without a setting")
+			}
+			i++
+			opt = words[i]
+		case strings.HasPrefix(w, "--"):
+			opt = w[2:]
+		case strings.HasPrefix(w, "-c"):
+			opt = w[2:]
+		default:
+			return nil, fmt.Errorf("only -c name=value settings are supported, not %q", w)
+		}
+		name, value, ok := strings.Cut(opt, "=")
+		name = strings.ReplaceAll(name, "-", "_")
+		if !ok || !validParamName(name) {
+			return nil, fmt.Errorf("invalid setting %q", opt)
+		}
+		sets = append(sets, setting{name, value})
+	}
+	return sets, nil
+}
+
 func validParamName(k string) bool {
 	if k == "" || k == "options" || k == "replication" {
 		return false

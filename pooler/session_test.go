@@ -3,6 +3,8 @@ package pooler
 import (
 	"context"
 	"io"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -229,5 +231,64 @@ func TestBadClientSetting(t *testing.T) {
 	}
 	if _, err := good.Exec(ctx, "SELECT 1"); err != nil {
 		t.Fatalf("other client after a failed setting: %v", err)
+	}
+}
+
+// TestStartupOptions: in session mode the options startup parameter
+// (PGOPTIONS) reaches the client's server as the settings it names; in
+// transaction mode it is refused with a clear error.
+func TestStartupOptions(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx := testCtx(t, 20*time.Second)
+	for _, mode := range []Mode{ModeSession, ModeTransaction} {
+		t.Run(string(mode), func(t *testing.T) {
+			tp := startProxy(t, srv, Config{PoolSize: 2, Mode: mode})
+			cfg, _ := pgx.ParseConfig(tp.url(pgtest.SuperUser, ""))
+			cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+			cfg.RuntimeParams["options"] = `-c statement_timeout=4321 --lock-timeout=1234 -c TimeZone=Asia/Tokyo -capplication_name=with\ space`
+			c, err := pgx.ConnectConfig(ctx, cfg)
+			if mode == ModeTransaction {
+				if err == nil || !strings.Contains(err.Error(), "unsupported startup parameter: options") {
+					t.Fatalf("want options refused in transaction mode, got %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close(ctx)
+			for setting, want := range map[string]string{"statement_timeout": "4321ms", "lock_timeout": "1234ms", "TimeZone": "Asia/Tokyo", "application_name": "with space"} {
+				var got string
+				if err := c.QueryRow(ctx, "SHOW "+setting).Scan(&got); err != nil || got != want {
+					t.Errorf("SHOW %s = %q, %v; want %q", setting, got, err, want)
+				}
+			}
+			if got := c.PgConn().ParameterStatus("TimeZone"); got != "Asia/Tokyo" {
+				t.Errorf("ParameterStatus TimeZone = %q", got)
+			}
+		})
+	}
+}
+
+func TestParseStartupOptions(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []setting
+		err  bool
+	}{
+		{"", nil, false},
+		{"-c a=1", []setting{{"a", "1"}}, false},
+		{"  -cb=2\t--c-d=3 ", []setting{{"b", "2"}, {"c_d", "3"}}, false},
+		{`-c search_path=a\ b`, []setting{{"search_path", "a b"}}, false},
+		{"-c x=", []setting{{"x", ""}}, false},
+		{"-c", nil, true},
+		{"-B 100", nil, true},
+		{"-c novalue", nil, true},
+		{"-c =1", nil, true},
+	} {
+		got, err := parseStartupOptions(tc.in)
+		if (err != nil) != tc.err || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseStartupOptions(%q) = %v, %v; want %v (error %v)", tc.in, got, err, tc.want, tc.err)
+		}
 	}
 }
