@@ -179,6 +179,36 @@ func (s *session) useStatement(name string, ev *capture.Event) string {
 	return ps.sql
 }
 
+// protocolDeallocate reports an SQL DEALLOCATE of a protocol-level
+// statement (psycopg 3 with libpq before 17 evicts its statements so).
+// PgBouncer 1.21+ prepares the statement on the server under a name of
+// its own and passes SQL through unchanged, so the command fails there in
+// any transaction; before 1.21 it fails when it reaches another server
+// connection than the Parse did.
+func (s *session) protocolDeallocate(name string, ps protoStmt, e *stmtRun) {
+	t := s.a.cfg.target()
+	var sev rules.Severity
+	var what string
+	switch t {
+	case rules.PgBouncer:
+		sev, what = rules.Error, "PgBouncer 1.21+ keeps it on the server under a name of its own and does not rewrite SQL, so the command fails with \"prepared statement does not exist\" (use the protocol's Close, e.g. psycopg 3 with libpq 17, or prepare_threshold=None)"
+	case rules.PgPoolCheck:
+		sev, what = rules.Info, "pgpoolcheck sends it with the server's name of the statement"
+	case rules.RDSProxy:
+		return // the session is pinned since the Parse
+	default:
+		if ps.tx >= s.cur.num {
+			return // the same transaction: the same server connection
+		}
+		sev, what = rules.ProtocolPrepare.Severity, "behind a transaction-mode pooler it may reach another server connection than the Parse: \"prepared statement does not exist\""
+	}
+	o := s.occurrence(rules.ProtocolPrepare, sev, e.file, e.line, e.t)
+	o.stmt, o.fp = e.p.text, e.p.fp
+	o.key = "DEALLOCATE " + namePattern(name)
+	o.msg = fmt.Sprintf("SQL DEALLOCATE of the protocol-level statement %s (%s): %s", namePattern(name), driverOf(name), what)
+	s.a.add(o)
+}
+
 func unnamedSeverity(t rules.Target) rules.Severity {
 	if t == rules.PgPoolCheck {
 		return rules.Info

@@ -80,6 +80,15 @@ type session struct {
 	anyNext  int64            // transaction of the last nextval() of any sequence
 	insertTx int64            // transaction of the last INSERT
 
+	// extended is set while the client's last message was an
+	// extended-protocol one; skipping after an error among those, until
+	// the next Sync: the server ignores the messages in between.
+	extended, skipping bool
+	// segRuns are the statements the Executes since the last Sync ran,
+	// in order (nil for an Execute of nothing known), for an error's
+	// Completed count.
+	segRuns []*stmtRun
+
 	idleSince int64 // time of a ReadyForQuery T or E not yet followed by a client message; -1 when none
 	idleLine  int
 	idleFile  string
@@ -156,7 +165,42 @@ func (a *trafficAnalysis) event(h capture.Header, file string, ev *capture.Event
 		}
 	}
 	switch ev.Kind {
+	case capture.Parse, capture.Bind, capture.Describe, capture.Execute, capture.Close, capture.Flush:
+		s.extended = true
+	case capture.Query, capture.FunctionCall:
+		s.extended = false
+	case capture.Sync:
+		s.extended, s.skipping = false, false
+	case capture.Ready:
+		// The round trip is answered (the capture holds a client's
+		// next messages until then): its Executes are settled.
+		s.segRuns = s.segRuns[:0]
+	case capture.Error:
+		if s.extended {
+			s.skipping = true
+		}
+		if ev.Completed != nil {
+			// The Executes before the failed one ran; the failed one and
+			// every one after it (the server skipped them) did not.
+			for i, e := range s.segRuns {
+				if i >= *ev.Completed && e != nil {
+					e.failed = true
+				}
+			}
+			s.segRuns = s.segRuns[:0]
+			s.cur.sawError, s.cur.recovered = true, false
+			return
+		}
+	}
+	if s.skipping {
+		switch ev.Kind {
+		case capture.Query, capture.Parse, capture.Bind, capture.Describe, capture.Execute, capture.Close, capture.FunctionCall:
+			return // skipped by the server: it ran nothing
+		}
+	}
+	switch ev.Kind {
 	case capture.Query:
+		s.segRuns = s.segRuns[:0]
 		if ev.SQL != "" {
 			s.run(ev.SQL, file, ev)
 		}
@@ -181,9 +225,12 @@ func (a *trafficAnalysis) event(h capture.Header, file string, ev *capture.Event
 			delete(s.portals, ev.Name)
 		}
 	case capture.Execute:
+		var run *stmtRun
 		if sql := s.portals[ev.Portal]; sql != "" {
 			s.run(sql, file, ev)
+			run = s.lastRun
 		}
+		s.segRuns = append(s.segRuns, run)
 	case capture.Ready:
 		s.runOpen = false
 		switch ev.Status {

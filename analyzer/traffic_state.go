@@ -104,6 +104,15 @@ func (s *session) apply(e *stmtRun) {
 			}
 		}
 	}
+	for _, name := range f.deallocs {
+		if ps, ok := s.named[name]; ok {
+			s.protocolDeallocate(name, ps, e)
+			delete(s.named, name)
+		}
+	}
+	if f.deallocAll || f.discardAll {
+		clear(s.named)
+	}
 	for _, name := range append(f.executes, f.deallocs...) {
 		for _, it := range s.find(itemPrepare, name) {
 			if later(it) {

@@ -131,6 +131,38 @@ func TestWireConversations(t *testing.T) {
 			w.b(bound, done, inTx)
 			w.query("COMMIT", 'I')
 		}, nil},
+		// A pipeline: the server runs the Executes before the failing one
+		// and skips every message after it up to the Sync.
+		{"pipeline: the lock after a failed statement never runs", "", nil, func(w wire) {
+			w.c(&pgproto3.Parse{Query: "SELECT 1/0"}, &pgproto3.Bind{}, &pgproto3.Execute{},
+				&pgproto3.Parse{Query: "SELECT pg_advisory_lock(7)"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Sync{})
+			w.b(&pgproto3.ParseComplete{}, &pgproto3.ErrorResponse{Severity: "ERROR", Code: "22012", Message: "division by zero"}, idle)
+			w.query("SELECT 1", 'I')
+		}, nil},
+		{"pipeline: the lock before a failed statement is held", "", nil, func(w wire) {
+			w.c(&pgproto3.Parse{Query: "SELECT pg_advisory_lock(7)"}, &pgproto3.Bind{}, &pgproto3.Execute{},
+				&pgproto3.Parse{Query: "SELECT 1/0"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Sync{})
+			w.b(&pgproto3.ParseComplete{}, bound, done, &pgproto3.ParseComplete{}, &pgproto3.ErrorResponse{Severity: "ERROR", Code: "22012", Message: "division by zero"}, idle)
+			w.query("SELECT 1", 'I')
+		}, []string{"advisory-lock-session:error"}},
+		{"pipeline: messages sent after the error reached the client", "", nil, func(w wire) {
+			w.c(&pgproto3.Parse{Query: "SELECT 1/0"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Flush{})
+			w.b(&pgproto3.ParseComplete{}, &pgproto3.ErrorResponse{Severity: "ERROR", Code: "22012", Message: "division by zero"})
+			w.c(&pgproto3.Parse{Query: "SELECT pg_advisory_lock(7)"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Sync{})
+			w.b(idle)
+			w.query("SELECT 1", 'I')
+		}, nil},
+		{"SQL DEALLOCATE of a protocol statement behind PgBouncer", rules.PgBouncer, nil, func(w wire) {
+			w.c(&pgproto3.Parse{Name: "_pg3_0", Query: q}, &pgproto3.Sync{})
+			w.b(&pgproto3.ParseComplete{}, idle)
+			w.c(&pgproto3.Parse{Query: "DEALLOCATE _pg3_0"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Sync{})
+			w.b(&pgproto3.ParseComplete{}, bound, &pgproto3.CommandComplete{CommandTag: []byte("DEALLOCATE")}, idle)
+		}, []string{"protocol-prepare:error"}},
+		{"SQL DEALLOCATE of a protocol statement behind pgpoolcheck", rules.PgPoolCheck, nil, func(w wire) {
+			w.c(&pgproto3.Parse{Name: "_pg3_0", Query: q}, &pgproto3.Sync{})
+			w.b(&pgproto3.ParseComplete{}, idle)
+			w.query("DEALLOCATE _pg3_0", 'I')
+		}, []string{"protocol-prepare:info"}},
 		{"pgbench -M prepared", rules.PgBouncerLegacy, nil, func(w wire) {
 			w.c(&pgproto3.Parse{Name: "P_0", Query: "SELECT abalance FROM pgbench_accounts WHERE aid = $1"}, &pgproto3.Sync{})
 			w.b(&pgproto3.ParseComplete{}, idle)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -132,7 +133,7 @@ func TestRoundTrip(t *testing.T) {
 		{Session: 1, Tx: 2, Kind: Describe, Target: "P"},
 		{Session: 1, Tx: 2, Kind: Execute, MaxRows: 10},
 		{Session: 1, Tx: 2, Kind: Sync},
-		{Session: 1, Tx: 2, Kind: Error, SQLState: "22P02", Severity: "ERROR", Message: "invalid input"},
+		{Session: 1, Tx: 2, Kind: Error, SQLState: "22P02", Severity: "ERROR", Message: "invalid input", Completed: intp(0)},
 		{Session: 1, Tx: 2, Kind: Ready, Status: "I"},
 		{Session: 1, Tx: 3, Kind: Query, SQL: "BEGIN"},
 		{Session: 1, Tx: 3, Kind: Ready, Status: "T"},
@@ -658,5 +659,72 @@ func TestHeldOverflow(t *testing.T) {
 	_, evs, _ := readAll(t, buf.Bytes())
 	if len(evs) != n+2 {
 		t.Errorf("%d events, want %d", len(evs), n+2)
+	}
+}
+
+func intp(i int) *int { return &i }
+
+// TestErrorCompleted: an error in the extended protocol says how many of
+// the pipeline's Executes completed before it; a simple Query's does not.
+func TestErrorCompleted(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Header{}, Options{})
+	s := w.StartSession(SessionInfo{User: "u"})
+	parse := []byte("\x00SELECT 1\x00\x00\x00")
+	bind := []byte("\x00\x00\x00\x00\x00\x00\x00\x00")
+	exec := []byte("\x00\x00\x00\x00\x00")
+	// Two statements and a Sync; the first completes, the second fails.
+	for range 2 {
+		s.Frontend('P', parse, len(parse))
+		s.Frontend('B', bind, len(bind))
+		s.Frontend('E', exec, len(exec))
+	}
+	s.Frontend('S', nil, 0)
+	s.Backend('1', nil)
+	s.Backend('2', nil)
+	s.Backend('C', []byte("SELECT 1\x00"))
+	s.Backend('1', nil)
+	s.Backend('2', nil)
+	s.Backend('E', []byte("SERROR\x00C22012\x00Mdivision by zero\x00\x00"))
+	s.Backend('Z', []byte{'I'})
+	// A simple Query that fails.
+	s.Frontend('Q', []byte("SELECT 1/0\x00"), 11)
+	s.Backend('E', []byte("SERROR\x00C22012\x00Mdivision by zero\x00\x00"))
+	s.Backend('Z', []byte{'I'})
+	// A pipeline whose error reaches the client before it sends the Sync.
+	s.Frontend('P', parse, len(parse))
+	s.Frontend('B', bind, len(bind))
+	s.Frontend('E', exec, len(exec))
+	s.Frontend('H', nil, 0)
+	s.Backend('E', []byte("SERROR\x00C22012\x00Mdivision by zero\x00\x00"))
+	s.Frontend('S', nil, 0)
+	s.Backend('Z', []byte{'I'})
+	s.End("done")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader(&buf, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == Error {
+			if ev.Completed == nil {
+				got = append(got, "none")
+			} else {
+				got = append(got, fmt.Sprint(*ev.Completed))
+			}
+		}
+	}
+	if want := []string{"1", "none", "0"}; !slices.Equal(got, want) {
+		t.Errorf("completed counts %v, want %v", got, want)
 	}
 }

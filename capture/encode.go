@@ -169,6 +169,9 @@ func appendOtherFields(b []byte, ev *Event) []byte {
 	b = appendStrField(b, "sqlstate", ev.SQLState)
 	b = appendStrField(b, "severity", ev.Severity)
 	b = appendStrField(b, "message", ev.Message)
+	if ev.Completed != nil {
+		b = strconv.AppendInt(appendKey(b, "completed"), int64(*ev.Completed), 10)
+	}
 	b = appendStrField(b, "channel", ev.Channel)
 	b = appendStrField(b, "reason", ev.Reason)
 	b = appendStrField(b, "rule", ev.Rule)

@@ -136,6 +136,11 @@ type Event struct {
 	SQLState string `json:"sqlstate,omitempty"`
 	Severity string `json:"severity,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Completed is set on an error in the extended protocol: how many of
+	// the Execute messages sent since the last Sync completed before it.
+	// The server ran those; it skipped every message after the one that
+	// failed, up to the next Sync.
+	Completed *int `json:"completed,omitempty"`
 	// Channel is the channel of a Notification.
 	Channel string `json:"channel,omitempty"`
 	// Reason says why a session ended.

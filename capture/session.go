@@ -45,6 +45,38 @@ type Session struct {
 	copyIn  bool       // the server asked for COPY data (CopyInResponse)
 	held    []*Event   // client messages waiting for a ReadyForQuery
 	ended   bool
+	// segs are the client's round trips the server has not answered with
+	// ReadyForQuery yet, oldest first, for Event.Completed.
+	segs []segment
+}
+
+// segment is one round trip: extended-protocol messages up to a Sync, or
+// one simple Query or FunctionCall.
+type segment struct {
+	extended, closed bool
+	execs, done      int
+}
+
+// noteFrontend follows the client's round trips (c.mu held).
+func (s *Session) noteFrontend(typ byte) {
+	switch typ {
+	case 'Q', 'F':
+		s.segs = append(s.segs, segment{closed: true})
+		return
+	}
+	if n := len(s.segs); n == 0 || s.segs[n-1].closed {
+		if len(s.segs) >= maxHeld {
+			return // a client that never syncs: stop following
+		}
+		s.segs = append(s.segs, segment{extended: true})
+	}
+	g := &s.segs[len(s.segs)-1]
+	switch typ {
+	case 'E':
+		g.execs++
+	case 'S':
+		g.closed = true
+	}
 }
 
 // maxHeld bounds the client messages a session holds back.
@@ -108,6 +140,10 @@ func (s *Session) Frontend(typ byte, body []byte, total int) {
 		freeEvent(ev)
 		return
 	}
+	switch typ {
+	case 'Q', 'F', 'P', 'B', 'D', 'C', 'E', 'S', 'H':
+		s.noteFrontend(typ)
+	}
 	ev.T, ev.Session = s.w.now(), s.id
 	switch {
 	case ev.Kind == CopyEnd && s.copyIn:
@@ -155,6 +191,15 @@ func (s *Session) Backend(typ byte, body []byte) {
 	}
 	switch typ {
 	case 'Z', 'E', 'G', 'H', 'W', 'c', 'A':
+	case 'C', 'I', 's':
+		// An Execute (or a statement of a Query) completed: counted, not
+		// recorded.
+		s.mu.Lock()
+		if len(s.segs) > 0 {
+			s.segs[0].done++
+		}
+		s.mu.Unlock()
+		return
 	default:
 		return
 	}
@@ -168,6 +213,13 @@ func (s *Session) Backend(typ byte, body []byte) {
 	if s.ended {
 		freeEvent(ev)
 		return
+	}
+	switch {
+	case typ == 'Z' && len(s.segs) > 0:
+		s.segs = s.segs[:copy(s.segs, s.segs[1:])]
+	case typ == 'E' && ev.Kind == Error && len(s.segs) > 0 && s.segs[0].extended:
+		done := s.segs[0].done
+		ev.Completed = &done
 	}
 	ev.T, ev.Session, ev.Tx = s.w.now(), s.id, s.tx
 	kind, idle := ev.Kind, ev.Kind == Ready && ev.Status == "I"

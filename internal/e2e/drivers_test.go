@@ -112,9 +112,14 @@ var driverScenarios = []driverScenario{
 	// of a statement), in a later transaction than its Parse. No PgBouncer
 	// version handles a DEALLOCATE in SQL: behind 1.21+ the server
 	// statement is PgBouncer's PGBOUNCER_N and the DEALLOCATE fails with
-	// "does not exist" (PgBouncer issue 991, PHP PDO's DEALLOCATE);
-	// before 1.21 it reaches whichever connection is free (sql-prepare).
-	{driver: "psycopg3", scenario: "evict", want: prepared("sql-prepare:error"), stmt: "_pg3_", named: "named by psycopg 3"},
+	// "does not exist" (PgBouncer issue 991, PHP PDO's DEALLOCATE): an
+	// error of the protocol-prepare rule besides the info of the Parse
+	// and Binds; before 1.21 it reaches whichever connection is free
+	// (protocol-prepare:error, as the Binds already are).
+	{driver: "psycopg3", scenario: "evict", want: map[rules.Target][]string{
+		pgbouncer: {"protocol-prepare:error", "protocol-prepare:info"},
+		legacy:    {"protocol-prepare:error", "protocol-prepare:error"},
+	}, stmt: "_pg3_", named: "named by psycopg 3"},
 	// prepare_threshold=0 in pipeline mode: prepared and bound before the
 	// pipeline's one Sync.
 	{driver: "psycopg3", scenario: "pipeline", want: both()},
