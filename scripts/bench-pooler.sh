@@ -15,7 +15,11 @@
 # file per run), both with a pool as large as the largest client count.
 # A table then gives record TPS ÷ session TPS per protocol and client
 # count (issue 5's target: ≥ 0.95), with the events each capture wrote and
-# dropped (read from its trailer) and its size.
+# dropped (read from its trailer) and its size. Odd rounds run session
+# before record, even rounds record before session, and after each of them
+# the script waits until its server connections have left PostgreSQL: up
+# to 1000 backends exiting at the start of the next run took 5-15% of its
+# TPS, always from record mode when it ran second.
 #
 # Usage: [VAR=value ...] scripts/bench-pooler.sh
 # Environment (default):
@@ -36,6 +40,7 @@
 #   POOLER_GOMAXPROCS (Go's default) GOMAXPROCS for the pgpoolcheck process
 #   POOLER_ARGS ("")                 extra `pgpoolcheck proxy` flags (split on spaces)
 #   RECORD (0)                       1: also pgpoolcheck in session and in record mode
+#   RECORD_ONLY (0)                  1 (with RECORD=1): only those two, for issue 5's ratio
 #   PGBIN (/usr/lib/postgresql/<newest>/bin)  PostgreSQL server binaries
 #   BASE_PORT (24300)                PostgreSQL on BASE_PORT, pgpoolcheck on +1,
 #                                    PgBouncers on +2, +3, ..., then with RECORD=1
@@ -63,6 +68,7 @@ POOLER_REV=${POOLER_REV-}
 POOLER_ARGS=${POOLER_ARGS-}
 BASE_PORT=${BASE_PORT:-24300}
 RECORD=${RECORD:-0}
+RECORD_ONLY=${RECORD_ONLY:-0}
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 PGBENCH=$(command -v pgbench || echo "$PGBIN/pgbench")
 read -ra EXTRA_ARGS <<<"$POOLER_ARGS"
@@ -264,6 +270,10 @@ for t in "${BOUNCERS[@]}"; do
 done
 POOLERS+=(pgpoolcheck)
 TARGETS=(direct "${POOLERS[@]}" "${PER_RUN[@]}")
+[ "$RECORD_ONLY" = 1 ] && TARGETS=("${PER_RUN[@]}")
+PSQL=$(command -v psql || echo "$PGBIN/psql")
+# What the poolers that stay up may hold, plus psql itself.
+BASE_BACKENDS=$((POOL_SIZE * ${#POOLERS[@]} + 2))
 if [ "$RECORD" = 1 ]; then
   echo "# pgpoolcheck-session on port ${PORT[pgpoolcheck-session]}: --mode session --pool-size $MAX_CLIENTS;" \
     "pgpoolcheck-record on port ${PORT[pgpoolcheck-record]}: --mode record --pool-size $MAX_CLIENTS --capture $CAPTURE;" \
@@ -279,6 +289,19 @@ rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 TICK=$(getconf CLK_TCK)
 url_for() { echo "postgresql://postgres@127.0.0.1:${PORT[$1]}/postgres"; }
 
+# settle_backends waits (20 s at most) until the server connections of a
+# pooler just stopped are gone: hundreds of backends exiting would
+# otherwise take CPU from the next run.
+settle_backends() {
+  local n
+  for _ in $(seq 200); do
+    n=$("$PSQL" -XAtq -h 127.0.0.1 -p "${PORT[direct]}" -U postgres -d postgres \
+      -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'" 2>/dev/null || echo 0)
+    [ "${n:-0}" -le "$BASE_BACKENDS" ] && return 0
+    sleep 0.1
+  done
+}
+
 ROWS="$WORK/rows"
 : >"$ROWS"
 : >"$WORK/errors"
@@ -287,7 +310,15 @@ printf "\n## raw rows\n\n$ROW_FMT" protocol target clients round tps lat_ms fail
 for proto in $PROTOCOLS; do
   for c in $CLIENTS; do
     for r in $(seq "$ROUNDS"); do
-      for t in "${TARGETS[@]}"; do
+      order=("${TARGETS[@]}")
+      if [ $((r % 2)) = 0 ] && [ "${#PER_RUN[@]}" = 2 ]; then
+        # Even rounds run record before session: neither always runs
+        # right after the other.
+        order=("${order[@]/pgpoolcheck-session/SWAP}")
+        order=("${order[@]/pgpoolcheck-record/pgpoolcheck-session}")
+        order=("${order[@]/SWAP/pgpoolcheck-record}")
+      fi
+      for t in "${order[@]}"; do
         if per_run "$t"; then start_target "$t"; fi
         pid=${PID[$t]:-}
         if [ -n "$pid" ]; then echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true; c0=$(cpu_ticks "$pid"); fi
@@ -306,6 +337,7 @@ for proto in $PROTOCOLS; do
         [ -z "$tps" ] && tps=ERR lat=ERR
         if per_run "$t"; then
           stop_target "$t"
+          settle_backends
           PID[$t]=
           if [ "$t" = pgpoolcheck-record ]; then
             # The trailer: {"trailer":true,"t":…,"events":N,"dropped":D}
