@@ -145,6 +145,15 @@ func TestAdminShowPoolsPsql(t *testing.T) {
 	if row["cl_active"] != "2" || row["sv_active"] != "2" || row["cl_waiting"] != "1" || row["sv_idle"] != "0" || row["pool_mode"] != "transaction" {
 		t.Errorf("SHOW POOLS row %v, want cl_active 2, sv_active 2, cl_waiting 1, sv_idle 0\n%s", row, out)
 	}
+	states := map[string]int{}
+	for _, r := range adminShow(t, tp.adminConn(t), "SHOW CLIENTS") {
+		if r["type"] == "C" && r["database"] == pgtest.Database {
+			states[r["state"]]++
+		}
+	}
+	if states["active"] != 2 || states["waiting"] != 1 {
+		t.Errorf("SHOW CLIENTS states %v, want 2 active and 1 waiting", states)
+	}
 	for _, c := range holders {
 		if _, err := c.Exec(ctx, "COMMIT"); err != nil {
 			t.Fatal(err)

@@ -198,7 +198,8 @@ type PoolTotals struct {
 // ClientInfo is one client (SHOW CLIENTS).
 type ClientInfo struct {
 	Database, User, ApplicationName string
-	// State is active (a server attached) or idle.
+	// State is active (a server attached), waiting (in the queue for a
+	// server) or idle.
 	State       string
 	Addr        string
 	Port        int
@@ -317,6 +318,13 @@ func (p *Proxy) Snapshot() Snapshot {
 			}
 		}
 		c.mu.Unlock()
+		if ci.State == "idle" && !c.admin && c.pool != nil {
+			c.pool.lock()
+			if c.waiter.queued {
+				ci.State = "waiting" // in the pool's queue for a server
+			}
+			c.pool.unlock()
+		}
 		ci.Addr, ci.Port = splitAddr(c.conn.RemoteAddr())
 		ci.LocalAddr, ci.LocalPort = splitAddr(c.conn.LocalAddr())
 		snap.Clients = append(snap.Clients, ci)
