@@ -70,6 +70,18 @@ func TestBaselineWorkflow(t *testing.T) {
 	if !strings.Contains(out, "3 findings hidden by the baseline") || !strings.Contains(out, "1 baseline entry no longer matches") {
 		t.Errorf("text summary lacks the baseline lines:\n%s", out)
 	}
+	// gate takes the same baseline: only the new hazard blocks.
+	out, _, code = runCLI(t, "", "gate", "--no-config", "--baseline", "baseline.json", "--scan", "db")
+	if code != ExitFindings || !strings.Contains(out, "NOT READY: 1 blocking finding") || !strings.Contains(out, "3 findings hidden by the baseline") {
+		t.Errorf("gate with a baseline: exit %d\n%s", code, out)
+	}
+	writeFile(t, "db/001.sql", "SET search_path = app;\nLISTEN jobs;\nSELECT pg_advisory_lock(1);\n")
+	if out, _, code := runCLI(t, "", "gate", "--no-config", "--baseline", "baseline.json", "--scan", "db"); code != ExitOK || !strings.Contains(out, "READY for transaction pooling") {
+		t.Errorf("gate with everything baselined: exit %d\n%s", code, out)
+	}
+	if _, _, code := runCLI(t, "", "gate", "--no-config", "--scan", "db"); code != ExitFindings {
+		t.Errorf("gate without the baseline: exit %d, want %d", code, ExitFindings)
+	}
 	// A broken baseline is an error, not an empty baseline.
 	writeFile(t, "bad.json", "{not json")
 	if _, _, code := runCLI(t, "", "scan", "--no-config", "--baseline", "bad.json", "db"); code != ExitError {

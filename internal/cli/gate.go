@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/baseline"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/output"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/version"
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 func newGate(e *env) *cobra.Command {
 	var f judgeFlags
 	var scanPaths, captures []string
+	var baselinePath string
 	cmd := &cobra.Command{
 		Use:   "gate [--scan PATH...] [--capture FILE...]",
 		Short: "One CI verdict: is this application ready for transaction pooling?",
@@ -22,7 +24,7 @@ one verdict:
   NOT READY: N blocking findings
 
 A finding blocks when its severity is at or above --fail-on (default error,
-judged against --target). Only the blocking findings are listed, in the chosen
+judged against --target) and --baseline does not record it. Only the blocking findings are listed, in the chosen
 --format; with a format other than text the verdict goes to standard error.
 
 Exit status: 0 when ready, 1 when not ready, 2 for a usage error, unreadable
@@ -61,6 +63,13 @@ input or an internal error.`,
 				}
 				merge(rep, tr)
 			}
+			if baselinePath != "" {
+				b, err := baseline.Load(baselinePath)
+				if err != nil {
+					return err
+				}
+				rep.Findings, rep.Summary.Baselined, rep.Summary.StaleBaseline = b.Filter(rep.Findings)
+			}
 			blocking := j.failing(rep.Findings)
 			below := len(rep.Findings) - len(blocking)
 			rep.Findings = append([]analyzer.Finding{}, blocking...)
@@ -76,6 +85,9 @@ input or an internal error.`,
 				if below > 0 {
 					fmt.Fprintf(e.stdout, "%s below --fail-on not listed (see pgpoolcheck scan and analyze)\n", plural(below, "finding"))
 				}
+				if n := rep.Summary.Baselined; n > 0 {
+					fmt.Fprintf(e.stdout, "%s hidden by the baseline\n", plural(n, "finding"))
+				}
 				fmt.Fprintln(e.stdout, verdict)
 			} else {
 				fmt.Fprintf(e.stderr, "pgpoolcheck: %s\n", verdict)
@@ -90,6 +102,7 @@ input or an internal error.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&scanPaths, "scan", nil, "a file or directory to scan (repeatable)")
 	fl.StringArrayVar(&captures, "capture", nil, "a capture file or glob pattern to analyze (repeatable)")
+	fl.StringVar(&baselinePath, "baseline", "", "hide the findings recorded in this baseline file (pgpoolcheck scan --write-baseline): only new ones block")
 	return cmd
 }
 
