@@ -24,8 +24,9 @@ one verdict:
   NOT READY: N blocking findings
 
 A finding blocks when its severity is at or above --fail-on (default error,
-judged against --target) and --baseline does not record it. Only the blocking findings are listed, in the chosen
---format; with a format other than text the verdict goes to standard error.
+judged against --target) and --baseline does not record it. Only the blocking
+findings are listed, in the chosen --format; with a format other than text the
+verdict goes to standard error.
 
 Exit status: 0 when ready, 1 when not ready, 2 for a usage error, unreadable
 input or an internal error.`,
