@@ -37,6 +37,23 @@
 // Environment: DRIVERS_PYTHON overrides the Python interpreter,
 // DRIVERS_CLIENTS and DRIVERS_ROUNDS the load, DRIVERS_DEBUG=1 logs the
 // proxy at debug level.
+//
+// Another pooler: with DRIVERS_EXTERNAL_URL (the pooler, e.g.
+// postgres://postgres@127.0.0.1:27461/postgres) and DRIVERS_EXTERNAL_SERVER
+// (the PostgreSQL behind it, e.g.
+// postgres://postgres@127.0.0.1:27460/postgres) both set, the test starts
+// neither pgtest's server nor the proxy: every variant runs through
+// DRIVERS_EXTERNAL_URL, and the table, the row counts and the direct run
+// of a failing variant use DRIVERS_EXTERNAL_SERVER, which must hold no
+// password. Both name the user postgres and the database postgres (the
+// programs connect as them); the pooler must reach that server with them.
+// Nothing is checked about the pooler's pool size or mode: that is the
+// caller's. scripts/drivers-vs-pgbouncer.sh runs the variants through
+// PgBouncer so.
+//
+// DRIVERS_SUMMARY=1 logs one line per variant for scripts to read:
+// "DRIVERS-RESULT", the variant, PASS or FAIL, the direct run's verdict
+// (direct-pass, direct-fail or -) and the first error, separated by tabs.
 package drivers
 
 import (
@@ -48,6 +65,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +77,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sessionstate"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
@@ -147,11 +166,83 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
+// An endpoint is where the test connects: a PostgreSQL server or a pooler.
+type endpoint struct {
+	// url is a connection URL as the superuser, for the test's own
+	// statements.
+	url string
+	// host and port are where the driver programs connect (over TCP).
+	host string
+	port int
+}
+
+// exec runs SQL on the endpoint.
+func (e endpoint) exec(ctx context.Context, sql string) error {
+	c, err := pgconn.Connect(ctx, e.url)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background())
+	_, err = c.Exec(ctx, sql).ReadAll()
+	return err
+}
+
+// parseEndpoint reads DRIVERS_EXTERNAL_URL or DRIVERS_EXTERNAL_SERVER: a
+// postgres:// URL with a host and port, the user postgres and the
+// database postgres, which the programs use.
+func parseEndpoint(name, s string) (endpoint, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return endpoint{}, fmt.Errorf("%s: %v", name, err)
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return endpoint{}, fmt.Errorf("%s=%q: want a postgres:// URL", name, s)
+	}
+	port := 5432
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil {
+			return endpoint{}, fmt.Errorf("%s=%q: port: %v", name, s, err)
+		}
+	}
+	if u.Hostname() == "" {
+		return endpoint{}, fmt.Errorf("%s=%q: want a host: the programs connect over TCP", name, s)
+	}
+	if u.User.Username() != pgtest.SuperUser || strings.TrimPrefix(u.Path, "/") != pgtest.Database {
+		return endpoint{}, fmt.Errorf("%s=%q: want the user %s and the database %s: the programs connect as them", name, s, pgtest.SuperUser, pgtest.Database)
+	}
+	return endpoint{url: s, host: u.Hostname(), port: port}, nil
+}
+
+// external reads DRIVERS_EXTERNAL_URL and DRIVERS_EXTERNAL_SERVER: the
+// pooler and its server, or ok false when neither is set.
+func external(t *testing.T) (pool, server endpoint, ok bool) {
+	t.Helper()
+	p, s := os.Getenv("DRIVERS_EXTERNAL_URL"), os.Getenv("DRIVERS_EXTERNAL_SERVER")
+	if p == "" && s == "" {
+		return endpoint{}, endpoint{}, false
+	}
+	if p == "" || s == "" {
+		t.Fatal("DRIVERS_EXTERNAL_URL and DRIVERS_EXTERNAL_SERVER go together: the pooler and the PostgreSQL behind it")
+	}
+	var err error
+	if pool, err = parseEndpoint("DRIVERS_EXTERNAL_URL", p); err != nil {
+		t.Fatal(err)
+	}
+	if server, err = parseEndpoint("DRIVERS_EXTERNAL_SERVER", s); err != nil {
+		t.Fatal(err)
+	}
+	return pool, server, true
+}
+
 func TestDrivers(t *testing.T) {
-	srv := pgtest.Shared(t)
+	pool, server, ext := external(t)
+	if !ext {
+		srv := pgtest.Shared(t)
+		server = endpoint{url: srv.SocketURL(pgtest.SuperUser), host: "127.0.0.1", port: srv.Port}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	if err := srv.Exec(ctx, `CREATE TABLE IF NOT EXISTS driver_rows (variant text NOT NULL, client int NOT NULL, round int NOT NULL)`); err != nil {
+	if err := server.exec(ctx, `CREATE TABLE IF NOT EXISTS driver_rows (variant text NOT NULL, client int NOT NULL, round int NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
 	clients := envInt(t, "DRIVERS_CLIENTS", 20)
@@ -161,70 +252,144 @@ func TestDrivers(t *testing.T) {
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			runVariant(t, ctx, srv, v, clients, rounds)
+			var through *endpoint
+			if ext {
+				through = &pool
+			}
+			runVariant(t, ctx, server, through, v, clients, rounds)
 		})
 	}
 }
 
-func runVariant(t *testing.T, ctx context.Context, srv *pgtest.Server, v variant, clients, rounds int) {
+// runVariant runs a variant through an in-process proxy in front of
+// server, or through the external pooler when through is not nil.
+func runVariant(t *testing.T, ctx context.Context, server endpoint, through *endpoint, v variant, clients, rounds int) {
 	rt := runtimeFor(t, v)
-	if err := srv.Exec(ctx, fmt.Sprintf(`DELETE FROM driver_rows WHERE variant IN ('%[1]s', '%[1]s-failed')`, v.name)); err != nil {
+	// first is the first error, one line, for DRIVERS_SUMMARY; direct the
+	// direct run's verdict.
+	first, direct := "", "-"
+	if os.Getenv("DRIVERS_SUMMARY") == "1" {
+		defer func() {
+			status := "PASS"
+			if t.Failed() {
+				status = "FAIL"
+				if first == "" {
+					first = "(see the test log)"
+				}
+			}
+			t.Logf("DRIVERS-RESULT\t%s\t%s\t%s\t%s", v.name, status, direct, oneLine(first))
+		}()
+	}
+	if err := server.exec(ctx, fmt.Sprintf(`DELETE FROM driver_rows WHERE variant IN ('%[1]s', '%[1]s-failed')`, v.name)); err != nil {
 		t.Fatal(err)
 	}
-	p, port := startProxy(t, srv)
+	var p *pooler.Proxy
+	host, port, via := "127.0.0.1", 0, fmt.Sprintf("a pool of %d", poolSize)
+	if through != nil {
+		host, port, via = through.host, through.port, through.url
+	} else {
+		p, port = startProxyTo(t, server.url)
+	}
 	start := time.Now()
-	res, out, err := rt.run(ctx, t, v, "127.0.0.1", port, clients, rounds)
-	t.Logf("%s: %d clients × %d rounds through a pool of %d in %v", v.name, clients, rounds, poolSize, time.Since(start).Round(time.Millisecond))
-	snap := p.Snapshot()
-	for _, ps := range snap.Pools {
-		t.Logf("pool %s/%s: %d server assignments, %d transactions, %d queries, %d waits; servers opened %d, lost %d",
-			ps.Database, ps.User, ps.Totals.ServerAssignments, ps.Totals.Transactions, ps.Totals.Queries, ps.Totals.Waits, snap.ServersOpened, snap.ServersLost)
+	res, out, err := rt.run(ctx, t, v, host, port, clients, rounds)
+	t.Logf("%s: %d clients × %d rounds through %s in %v", v.name, clients, rounds, via, time.Since(start).Round(time.Millisecond))
+	if p != nil {
+		snap := p.Snapshot()
+		for _, ps := range snap.Pools {
+			t.Logf("pool %s/%s: %d server assignments, %d transactions, %d queries, %d waits; servers opened %d, lost %d",
+				ps.Database, ps.User, ps.Totals.ServerAssignments, ps.Totals.Transactions, ps.Totals.Queries, ps.Totals.Waits, snap.ServersOpened, snap.ServersLost)
+		}
 	}
 	failed := false
 	switch {
 	case err != nil:
 		t.Errorf("%s: %v\n%s", v.name, err, out)
+		first = programError(err, out)
 		failed = true
 	case res.Errors != 0 || res.OK != clients*rounds:
-		first := ""
 		if res.FirstError != nil {
 			first = *res.FirstError
 		}
 		t.Errorf("%s through the pooler: %d rounds ok (want %d), %d errors; first: %s", v.name, res.OK, clients*rounds, res.Errors, first)
+		if first == "" {
+			first = fmt.Sprintf("%d rounds ok (want %d), %d errors", res.OK, clients*rounds, res.Errors)
+		}
 		failed = true
 	default:
 		rowsPerTx := max(v.rowsPerTx, 1)
 		want := clients * (rounds / 10) * rowsPerTx
 		if res.Rows != want {
 			t.Errorf("%s: the program reports %d rows inserted, want %d", v.name, res.Rows, want)
+			first = fmt.Sprintf("the program reports %d rows inserted, want %d", res.Rows, want)
 		}
-		if n := countRows(t, ctx, srv, v.name); n != want {
+		if n := countRows(t, ctx, server, v.name); n != want {
 			t.Errorf("%s: driver_rows holds %d rows of the variant, want %d", v.name, n, want)
+			if first == "" {
+				first = fmt.Sprintf("driver_rows holds %d rows of the variant, want %d", n, want)
+			}
 		}
 		// Rows of a failed statement (jdbc/batch: a batch whose second
 		// row fails) must not have been committed.
-		if n := countRows(t, ctx, srv, v.name+"-failed"); n != 0 {
+		if n := countRows(t, ctx, server, v.name+"-failed"); n != 0 {
 			t.Errorf("%s: driver_rows holds %d rows of a batch that failed", v.name, n)
+			if first == "" {
+				first = fmt.Sprintf("driver_rows holds %d rows of a batch that failed", n)
+			}
 		}
 	}
 	if failed {
 		// Tell a pooler bug from a broken program: the same run straight
 		// against PostgreSQL.
-		if err := srv.Exec(ctx, fmt.Sprintf(`DELETE FROM driver_rows WHERE variant = '%s'`, v.name)); err != nil {
+		if err := server.exec(ctx, fmt.Sprintf(`DELETE FROM driver_rows WHERE variant = '%s'`, v.name)); err != nil {
 			t.Fatal(err)
 		}
-		dres, dout, derr := rt.run(ctx, t, v, "127.0.0.1", srv.Port, clients, rounds)
+		dres, dout, derr := rt.run(ctx, t, v, server.host, server.port, clients, rounds)
 		if derr != nil || dres.Errors != 0 || dres.OK != clients*rounds {
 			t.Errorf("%s fails directly against PostgreSQL too (%v, %+v):\n%s", v.name, derr, dres, dout)
+			direct = "direct-fail"
 		} else {
 			t.Errorf("%s passes directly against PostgreSQL: the failure is the pooler's", v.name)
+			direct = "direct-pass"
 		}
 	}
 }
 
-func countRows(t *testing.T, ctx context.Context, srv *pgtest.Server, name string) int {
+// programError is one line for a program that failed: the exception of a
+// Python traceback (its last line), else the first line that starts with
+// an exception's name ("Error: …", "org.postgresql.util.PSQLException: …"),
+// else the first line that names an error or exception, else the error.
+func programError(err error, out string) string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if strings.Contains(out, "Traceback (most recent call last):") && len(lines) > 0 {
+		return lines[len(lines)-1]
+	}
+	for _, l := range lines {
+		if name, _, ok := strings.Cut(l, ": "); ok && !strings.ContainsAny(name, " \t") &&
+			(strings.HasSuffix(name, "Error") || strings.HasSuffix(name, "Exception")) {
+			return l
+		}
+	}
+	for _, l := range lines {
+		if ll := strings.ToLower(l); strings.Contains(ll, "error") || strings.Contains(ll, "exception") {
+			return l
+		}
+	}
+	return err.Error()
+}
+
+// oneLine makes a message one line without tabs.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func countRows(t *testing.T, ctx context.Context, server endpoint, name string) int {
 	t.Helper()
-	c, err := pgx.Connect(ctx, srv.SocketURL(pgtest.SuperUser))
+	c, err := pgx.Connect(ctx, server.url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,6 +407,12 @@ func countRows(t *testing.T, ctx context.Context, srv *pgtest.Server, name strin
 // the ephemeral range).
 func startProxy(t *testing.T, srv *pgtest.Server) (*pooler.Proxy, int) {
 	t.Helper()
+	return startProxyTo(t, srv.SocketURL(pgtest.SuperUser))
+}
+
+// startProxyTo is startProxy in front of the server at upstream.
+func startProxyTo(t *testing.T, upstream string) (*pooler.Proxy, int) {
+	t.Helper()
 	level := slog.LevelWarn
 	if os.Getenv("DRIVERS_DEBUG") != "" {
 		level = slog.LevelDebug
@@ -252,7 +423,7 @@ func startProxy(t *testing.T, srv *pgtest.Server) (*pooler.Proxy, int) {
 		port := 21000 + rand.IntN(9000)
 		p, err := pooler.New(pooler.Config{
 			Listen:   fmt.Sprintf("127.0.0.1:%d", port),
-			Upstream: srv.SocketURL(pgtest.SuperUser),
+			Upstream: upstream,
 			Mode:     pooler.ModeTransaction,
 			PoolSize: poolSize,
 			// Clients wait milliseconds for a server here; a server kept
