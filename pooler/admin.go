@@ -366,7 +366,7 @@ func showPools(s Snapshot) *resultSet {
 		sec := int64(ps.MaxWait / time.Second)
 		us := int64((ps.MaxWait % time.Second) / time.Microsecond)
 		rs.add(ps.Database, ps.User, itoa(int64(ps.ClientsActive)), itoa(int64(ps.ClientsWaiting)), "0", "0",
-			itoa(int64(ps.ServersActive)), "0", "0", itoa(int64(ps.ServersIdle)), "0", "0",
+			itoa(int64(ps.ServersActive)), "0", "0", itoa(int64(ps.ServersIdle)), itoa(int64(ps.ServersUsed)), "0",
 			itoa(int64(ps.ServersLogin)), itoa(sec), itoa(us), string(ps.Mode),
 			itoa(int64(ps.ClientsPinned)), itoa(int64(ps.ServersPinned)))
 	}
@@ -477,7 +477,7 @@ func (p *Proxy) showDatabases(s Snapshot) *resultSet {
 		if _, ok := conns[ps.Database]; !ok {
 			names = append(names, ps.Database)
 		}
-		conns[ps.Database] += ps.ServersActive + ps.ServersIdle + ps.ServersLogin
+		conns[ps.Database] += ps.ServersActive + ps.ServersIdle + ps.ServersLogin + ps.ServersUsed
 		size[ps.Database] = ps.Size
 	}
 	sort.Strings(names)
@@ -505,7 +505,7 @@ func showLists(s Snapshot) *resultSet {
 	for _, ps := range s.Pools {
 		dbs[ps.Database] = true
 		users[ps.User] = true
-		usedServers += ps.ServersActive
+		usedServers += ps.ServersActive + ps.ServersUsed
 		freeServers += ps.ServersIdle
 		loginServers += ps.ServersLogin
 	}
@@ -781,7 +781,7 @@ func (p *Proxy) waitPaused(db string) int {
 		n := 0
 		for _, ps := range p.Snapshot().Pools {
 			if db == "" || ps.Database == db {
-				n += ps.ServersActive
+				n += ps.ServersActive + ps.ServersUsed
 			}
 		}
 		if n == 0 || time.Now().After(deadline) || p.closing.Load() {

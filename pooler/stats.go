@@ -165,9 +165,11 @@ type PoolStats struct {
 	// for session state.
 	ClientsActive, ClientsWaiting, ClientsIdle, ClientsPinned int
 	// Servers attached to a client, idle in the pool, being logged in,
-	// and pinned. A server being handed from one client to the next, or
-	// cleaned of session state, is in none of the first three.
-	ServersActive, ServersIdle, ServersLogin, ServersPinned int
+	// and pinned; ServersUsed are the others that exist: between a
+	// client and the pool (being handed on, or cleaned of session
+	// state), PgBouncer's sv_used.
+	ServersActive, ServersIdle, ServersLogin, ServersPinned, ServersUsed int
+	open                                                                 int
 	// MaxWait is how long the oldest waiting client has waited.
 	MaxWait time.Duration
 	Paused  bool
@@ -280,6 +282,7 @@ func (p *Proxy) Snapshot() Snapshot {
 		pl.lock()
 		ps.Size = pl.size
 		ps.ServersIdle = len(pl.idle)
+		ps.open = pl.open
 		ps.ClientsWaiting = pl.waiters.Len()
 		if w := pl.waiters.front(); w != nil {
 			ps.MaxWait = snap.Taken.Sub(w.since)
@@ -352,6 +355,8 @@ func (p *Proxy) Snapshot() Snapshot {
 		ps := &snap.Pools[i]
 		// Waiting clients were counted as idle above.
 		ps.ClientsIdle = max(ps.ClientsIdle-ps.ClientsWaiting, 0)
+		// open was read a moment before the clients: clamp.
+		ps.ServersUsed = max(ps.open-ps.ServersActive-ps.ServersIdle-ps.ServersLogin, 0)
 	}
 	sort.SliceStable(snap.Servers, func(i, j int) bool {
 		a, b := &snap.Servers[i], &snap.Servers[j]
