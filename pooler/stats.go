@@ -169,7 +169,8 @@ type PoolStats struct {
 	// client and the pool (being handed on, or cleaned of session
 	// state), PgBouncer's sv_used.
 	ServersActive, ServersIdle, ServersLogin, ServersPinned, ServersUsed int
-	open                                                                 int
+	// open is the pool's count of servers when the snapshot read it.
+	open int
 	// MaxWait is how long the oldest waiting client has waited.
 	MaxWait time.Duration
 	Paused  bool
