@@ -490,7 +490,7 @@ func (p *Proxy) showDatabases(s Snapshot) *resultSet {
 	}
 	for _, db := range names {
 		rs.add(db, host, strconv.Itoa(int(p.upstream.Port)), db, "", strconv.Itoa(size[db]), "0", "0",
-			itoa(int64(p.cfg.ServerLifetime/time.Second)), string(p.cfg.Mode), "0", strconv.Itoa(conns[db]), paused(db), "0")
+			itoa(int64(p.live.lifetime()/time.Second)), string(p.cfg.Mode), "0", strconv.Itoa(conns[db]), paused(db), "0")
 	}
 	rs.add(AdminDatabase, "", "0", AdminDatabase, "", "0", "0", "0", "0", "statement", "0", "0", "0", "0")
 	return rs
@@ -581,11 +581,11 @@ func (p *Proxy) showConfig() *resultSet {
 		{"upstream", redactURL(cfg.Upstream), "", "no"},
 		{"pool_mode", string(cfg.Mode), string(d.Mode), "no"},
 		{"pool_size", strconv.Itoa(cfg.PoolSize), strconv.Itoa(d.PoolSize), "yes"},
-		{"max_client_conn", strconv.Itoa(cfg.MaxClientConn), strconv.Itoa(d.MaxClientConn), "no"},
-		{"query_wait_timeout", dur(cfg.QueryWaitTimeout), dur(d.QueryWaitTimeout), "no"},
-		{"server_idle_timeout", dur(cfg.ServerIdleTimeout), dur(d.ServerIdleTimeout), "no"},
-		{"server_lifetime", dur(cfg.ServerLifetime), dur(d.ServerLifetime), "no"},
-		{"server_connect_timeout", dur(cfg.ServerConnectTimeout), dur(d.ServerConnectTimeout), "no"},
+		{"max_client_conn", itoa(p.live.maxClientConn.Load()), strconv.Itoa(d.MaxClientConn), "yes"},
+		{"query_wait_timeout", dur(p.live.queryWaitTimeout()), dur(d.QueryWaitTimeout), "yes"},
+		{"server_idle_timeout", dur(p.live.idleTimeout()), dur(d.ServerIdleTimeout), "yes"},
+		{"server_lifetime", dur(p.live.lifetime()), dur(d.ServerLifetime), "yes"},
+		{"server_connect_timeout", dur(p.live.connect()), dur(d.ServerConnectTimeout), "yes"},
 		{"shutdown_timeout", dur(cfg.ShutdownTimeout), dur(d.ShutdownTimeout), "no"},
 		{"auth_type", string(cfg.AuthType), string(d.AuthType), "no"},
 		{"insecure_trust", strconv.FormatBool(cfg.InsecureTrust), "false", "no"},
@@ -611,12 +611,13 @@ func sessionStateText(cfg Config) string {
 
 // Reload re-reads the configuration through Config.Reload (the admin
 // console's RELOAD; the command line calls it on SIGHUP) and applies what
-// can change while running: pool_size and admin_users.
+// can change while running: pool_size, admin_users, max_client_conn and
+// the timeouts.
 func (p *Proxy) Reload() error { return p.reload() }
 
 // reload runs Config.Reload and applies what can change while running:
-// pool_size and admin_users. Other changed settings are logged as needing
-// a restart.
+// pool_size, admin_users, max_client_conn and the timeouts. Other changed
+// settings are logged as needing a restart.
 func (p *Proxy) reload() error {
 	if p.cfg.Reload == nil {
 		return &adminError{code: "55000", msg: "RELOAD: no config file to reload (start the proxy with --config or --pgbouncer-ini)"}
@@ -632,6 +633,10 @@ func (p *Proxy) reload() error {
 	next = next.withDefaults()
 	if next.PoolSize < 1 {
 		return &adminError{code: "22023", msg: "RELOAD: pool_size must be at least 1"}
+	}
+	if next.MaxClientConn < 1 || next.QueryWaitTimeout <= 0 || next.ServerIdleTimeout <= 0 ||
+		next.ServerLifetime <= 0 || next.ServerConnectTimeout <= 0 {
+		return &adminError{code: "22023", msg: "RELOAD: max_client_conn and the timeouts must be positive"}
 	}
 	admins := append([]string(nil), next.AdminUsers...)
 	p.admins.Store(&admins)
@@ -658,13 +663,15 @@ func (p *Proxy) reload() error {
 	if next.Mode != cur.Mode {
 		restart = append(restart, "pool_mode")
 	}
-	if next.MaxClientConn != cur.MaxClientConn {
-		restart = append(restart, "max_client_conn")
-	}
-	if next.QueryWaitTimeout != cur.QueryWaitTimeout || next.ServerIdleTimeout != cur.ServerIdleTimeout ||
-		next.ServerLifetime != cur.ServerLifetime || next.ServerConnectTimeout != cur.ServerConnectTimeout {
-		restart = append(restart, "timeouts")
-	}
+	p.live.set(next)
+	p.mu.Lock()
+	p.cfg.MaxClientConn, p.cfg.QueryWaitTimeout = next.MaxClientConn, next.QueryWaitTimeout
+	p.cfg.ServerIdleTimeout, p.cfg.ServerLifetime = next.ServerIdleTimeout, next.ServerLifetime
+	p.cfg.ServerConnectTimeout = next.ServerConnectTimeout
+	p.mu.Unlock()
+	p.log.Info("reload: limits and timeouts applied", "max_client_conn", next.MaxClientConn,
+		"query_wait_timeout", next.QueryWaitTimeout, "server_idle_timeout", next.ServerIdleTimeout,
+		"server_lifetime", next.ServerLifetime, "server_connect_timeout", next.ServerConnectTimeout)
 	if next.AuthType != cur.AuthType {
 		restart = append(restart, "auth_type")
 	}

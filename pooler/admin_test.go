@@ -465,6 +465,8 @@ func TestAdminReloadAndShutdown(t *testing.T) {
 		reloads.Add(1)
 		c.PoolSize = 5
 		c.AdminUsers = append(c.AdminUsers, "ops")
+		c.QueryWaitTimeout = 45 * time.Second
+		c.ServerLifetime = 90 * time.Minute
 		return nil
 	}})
 	ctx := testCtx(t, 60*time.Second)
@@ -476,7 +478,8 @@ func TestAdminReloadAndShutdown(t *testing.T) {
 	for _, r := range adminShow(t, c, "SHOW CONFIG") {
 		cfg[r["key"]] = r["value"]
 	}
-	if reloads.Load() != 1 || cfg["pool_size"] != "5" || cfg["admin_users"] != pgtest.SuperUser+",ops" {
+	if reloads.Load() != 1 || cfg["pool_size"] != "5" || cfg["admin_users"] != pgtest.SuperUser+",ops" ||
+		cfg["query_wait_timeout"] != "45s" || cfg["server_lifetime"] != "1h30m0s" {
 		t.Errorf("after RELOAD: %d reloads, config %v", reloads.Load(), cfg)
 	}
 	if _, err := c.Exec(ctx, "SHUTDOWN"); err != nil {
@@ -527,5 +530,33 @@ func TestAdminMD5(t *testing.T) {
 	}
 	if _, err := pgx.Connect(ctx, url("ops", "opspw")); sqlState(err) != "28000" {
 		t.Errorf("authenticated non-admin: %v", err)
+	}
+}
+
+// TestReloadQueryWaitTimeout: a query wait timeout shortened by RELOAD
+// applies to the next wait.
+func TestReloadQueryWaitTimeout(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1, QueryWaitTimeout: time.Minute, AdminUsers: []string{pgtest.SuperUser},
+		Reload: func(c *Config) error {
+			c.QueryWaitTimeout = 300 * time.Millisecond
+			return nil
+		}})
+	ctx := testCtx(t, 30*time.Second)
+	a := tp.connect(t, pgx.QueryExecModeExec)
+	b := tp.connect(t, pgx.QueryExecModeExec)
+	if _, err := tp.adminConn(t).Exec(ctx, "RELOAD"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Exec(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := b.Exec(ctx, "SELECT 1")
+	if sqlState(err) != "08P01" || time.Since(start) > 10*time.Second {
+		t.Fatalf("after RELOAD to 300ms: want 08P01 query_wait_timeout within seconds, got %v after %s", err, time.Since(start))
+	}
+	if _, err := a.Exec(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -523,9 +523,9 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	c.pool = p.poolFor(c.database, c.user)
 	c.tracked = p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0
 	c.policyOn = p.cfg.Mode == ModeTransaction && p.cfg.Classifier != nil
-	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.QueryWaitTimeout)
+	ctx, cancel := context.WithTimeout(p.ctx, p.live.queryWaitTimeout())
 	defer cancel()
-	defaults, err := c.pool.welcomeParams(ctx, time.Now().Add(p.cfg.QueryWaitTimeout))
+	defaults, err := c.pool.welcomeParams(ctx, time.Now().Add(p.live.queryWaitTimeout()))
 	if err != nil {
 		c.send(serverFailure(err))
 		p.log.Warn("client login: no server", "user", c.user, "database", c.database, "err", err)

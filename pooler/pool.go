@@ -294,7 +294,7 @@ func (p *pool) popWaiter() *waiter {
 // release takes back a clean server: the first waiter gets it, otherwise
 // it goes idle. A server past its lifetime is closed instead.
 func (p *pool) release(s *serverConn) {
-	if time.Since(s.created) > p.proxy.cfg.ServerLifetime {
+	if time.Since(s.created) > p.proxy.live.lifetime() {
 		p.discard(s)
 		return
 	}
@@ -347,12 +347,12 @@ func (p *pool) slotFreed() {
 // reap closes servers idle longer than the idle timeout or older than
 // their lifetime.
 func (p *pool) reap(now time.Time) {
-	cfg := p.proxy.cfg
+	idleTimeout, lifetime := p.proxy.live.idleTimeout(), p.proxy.live.lifetime()
 	var old []*serverConn
 	p.lock()
 	keep := p.idle[:0]
 	for _, s := range p.idle {
-		if now.Sub(s.idleSince) > cfg.ServerIdleTimeout || now.Sub(s.created) > cfg.ServerLifetime {
+		if now.Sub(s.idleSince) > idleTimeout || now.Sub(s.created) > lifetime {
 			old = append(old, s)
 		} else {
 			keep = append(keep, s)

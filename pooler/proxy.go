@@ -68,7 +68,30 @@ type Proxy struct {
 	// budget is relayBudget and nudgeAfter idleNudgeAfter (in
 	// nanoseconds), fields so that tests can change them.
 	budget, nudgeAfter atomic.Int64
+	// live are the settings RELOAD changes while clients run.
+	live liveSettings
 }
+
+// liveSettings are the limits and timeouts RELOAD may change; the relay
+// reads them without a lock.
+type liveSettings struct {
+	maxClientConn atomic.Int64
+	// Durations, in nanoseconds.
+	queryWait, serverIdle, serverLifetime, connectTimeout atomic.Int64
+}
+
+func (l *liveSettings) set(c Config) {
+	l.maxClientConn.Store(int64(c.MaxClientConn))
+	l.queryWait.Store(int64(c.QueryWaitTimeout))
+	l.serverIdle.Store(int64(c.ServerIdleTimeout))
+	l.serverLifetime.Store(int64(c.ServerLifetime))
+	l.connectTimeout.Store(int64(c.ServerConnectTimeout))
+}
+
+func (l *liveSettings) queryWaitTimeout() time.Duration { return time.Duration(l.queryWait.Load()) }
+func (l *liveSettings) idleTimeout() time.Duration      { return time.Duration(l.serverIdle.Load()) }
+func (l *liveSettings) lifetime() time.Duration         { return time.Duration(l.serverLifetime.Load()) }
+func (l *liveSettings) connect() time.Duration          { return time.Duration(l.connectTimeout.Load()) }
 
 // New checks cfg and returns a Proxy that is not listening yet.
 func New(cfg Config) (*Proxy, error) {
@@ -90,6 +113,7 @@ func New(cfg Config) (*Proxy, error) {
 		keys:     make(map[cancelKey]*clientConn),
 	}
 	p.started = time.Now()
+	p.live.set(c)
 	p.budget.Store(relayBudget)
 	p.nudgeAfter.Store(int64(idleNudgeAfter))
 	admins := append([]string(nil), c.AdminUsers...)
@@ -235,7 +259,7 @@ func (p *Proxy) clientCount() int {
 func (p *Proxy) addClient(c *clientConn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.clients) >= p.cfg.MaxClientConn {
+	if int64(len(p.clients)) >= p.live.maxClientConn.Load() {
 		return false
 	}
 	p.clients[c] = struct{}{}

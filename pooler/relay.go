@@ -311,7 +311,7 @@ func (c *clientConn) attach() (*serverConn, error) {
 	// The last pump may still be cleaning its server and reading the
 	// client's settings back (preserve): wait for it.
 	c.pumps.Wait()
-	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.cfg.QueryWaitTimeout), c.params, &c.waiter)
+	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.queryWaitTimeout()), c.params, &c.waiter)
 	if err != nil {
 		return nil, err
 	}

@@ -115,8 +115,8 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 		rp[k] = v
 	}
 	cfg.RuntimeParams = rp
-	cfg.ConnectTimeout = p.proxy.cfg.ServerConnectTimeout
-	ctx, cancel := context.WithTimeout(ctx, p.proxy.cfg.ServerConnectTimeout)
+	cfg.ConnectTimeout = p.proxy.live.connect()
+	ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	defer cancel()
 	pc, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {

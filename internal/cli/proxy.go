@@ -72,8 +72,9 @@ auth_file paths are relative to the file that names them. Precedence, highest
 first: flags given on the command line, then (for the upstream URL)
 PGPOOLCHECK_UPSTREAM, then --config, then --pgbouncer-ini, then the defaults.
 With a config file, the admin console's RELOAD and
-SIGHUP read the files again and apply pool_size and admin_users at once;
-other changed settings are logged as needing a restart.
+SIGHUP read the files again and apply pool_size, admin_users,
+max_client_conn and the timeouts at once; other changed settings are
+logged as needing a restart.
 
 Admin console: users in --admin-users (who log in as any client does) may
 connect to the virtual database pgpoolcheck on the same port, e.g.
