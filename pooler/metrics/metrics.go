@@ -12,7 +12,7 @@
 //
 //	pgpoolcheck_pool_clients{state="active|waiting|idle"}   gauge
 //	pgpoolcheck_pool_clients_pinned                         gauge
-//	pgpoolcheck_pool_servers{state="active|idle|login"}     gauge
+//	pgpoolcheck_pool_servers{state="active|idle|login|used"} gauge
 //	pgpoolcheck_pool_servers_pinned                         gauge
 //	pgpoolcheck_pool_size, pgpoolcheck_pool_paused          gauge
 //	pgpoolcheck_pool_max_wait_seconds                       gauge
@@ -66,7 +66,7 @@ func NewCollector(p *pooler.Proxy) *Collector {
 		proxy:         p,
 		clients:       d("pool_clients", "Clients of the pool by state: active (a server attached), waiting (for a server, or held by PAUSE), idle.", "database", "user", "state"),
 		clientsPinned: d("pool_clients_pinned", "Clients pinned to their server by session state.", pl...),
-		servers:       d("pool_servers", "Server connections of the pool by state: active (attached to a client), idle, login (being logged in).", "database", "user", "state"),
+		servers:       d("pool_servers", "Server connections of the pool by state: active (attached to a client), idle, login (being logged in), used (between a client and the pool: being handed on or cleaned).", "database", "user", "state"),
 		serversPinned: d("pool_servers_pinned", "Server connections pinned to a client by session state.", pl...),
 		size:          d("pool_size", "Maximum server connections of the pool.", pl...),
 		paused:        d("pool_paused", "1 while the pool is paused by the admin console's PAUSE.", pl...),
@@ -118,6 +118,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.servers, float64(ps.ServersActive), db, user, "active")
 		gauge(c.servers, float64(ps.ServersIdle), db, user, "idle")
 		gauge(c.servers, float64(ps.ServersLogin), db, user, "login")
+		gauge(c.servers, float64(ps.ServersUsed), db, user, "used")
 		gauge(c.serversPinned, float64(ps.ServersPinned), db, user)
 		gauge(c.size, float64(ps.Size), db, user)
 		paused := 0.0
