@@ -614,7 +614,7 @@ func parseStartupOptions(v string) ([]setting, error) {
 	for i := 0; i < len(v); i++ {
 		ch := v[i]
 		switch {
-		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v':
+		case isSpace(ch):
 			if in {
 				words = append(words, string(cur))
 				cur, in = cur[:0], false

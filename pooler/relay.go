@@ -128,10 +128,7 @@ func (c *clientConn) relay() bool {
 						c.rejectParse = rejection(effs)
 					}
 				} else {
-					c.mu.Lock()
-					attached := c.server != nil
-					c.mu.Unlock()
-					if !attached {
+					if c.detached() {
 						// Refused outright: the client stays usable.
 						if !consumed {
 							if _, err := c.r.Discard(headerLen + n); err != nil {

@@ -169,8 +169,6 @@ type PoolStats struct {
 	// client and the pool (being handed on, or cleaned of session
 	// state), PgBouncer's sv_used.
 	ServersActive, ServersIdle, ServersLogin, ServersPinned, ServersUsed int
-	// open is the pool's count of servers when the snapshot read it.
-	open int
 	// MaxWait is how long the oldest waiting client has waited.
 	MaxWait time.Duration
 	Paused  bool
@@ -273,6 +271,8 @@ func (p *Proxy) Snapshot() Snapshot {
 	})
 	index := make(map[*pool]int, len(pools))
 	snap.Pools = make([]PoolStats, len(pools))
+	// open: each pool's count of servers when it was read (ServersUsed).
+	open := make([]int, len(pools))
 	paused, pausedDBs := p.pausedNow()
 	snap.Paused, snap.PausedDatabases = paused, pausedDBs
 	for i, pl := range pools {
@@ -283,7 +283,7 @@ func (p *Proxy) Snapshot() Snapshot {
 		pl.lock()
 		ps.Size = pl.size
 		ps.ServersIdle = len(pl.idle)
-		ps.open = pl.open
+		open[i] = pl.open
 		ps.ClientsWaiting = pl.waiters.Len()
 		if w := pl.waiters.front(); w != nil {
 			ps.MaxWait = snap.Taken.Sub(w.since)
@@ -357,7 +357,7 @@ func (p *Proxy) Snapshot() Snapshot {
 		// Waiting clients were counted as idle above.
 		ps.ClientsIdle = max(ps.ClientsIdle-ps.ClientsWaiting, 0)
 		// open was read a moment before the clients: clamp.
-		ps.ServersUsed = max(ps.open-ps.ServersActive-ps.ServersIdle-ps.ServersLogin, 0)
+		ps.ServersUsed = max(open[i]-ps.ServersActive-ps.ServersIdle-ps.ServersLogin, 0)
 	}
 	sort.SliceStable(snap.Servers, func(i, j int) bool {
 		a, b := &snap.Servers[i], &snap.Servers[j]

@@ -150,6 +150,9 @@ func (c *clientConn) ensureUnnamed(s *serverConn, pl *plan) {
 // false for any other query, which goes to the server unchanged. c.mu is
 // held.
 func (c *clientConn) sqlDeallocate(s *serverConn, query []byte, pl *plan) (ok bool, srv string) {
+	if len(c.stmts) == 0 {
+		return false, "" // nothing of the client's to deallocate: no parse
+	}
 	name, ok := deallocateTarget(query)
 	if !ok {
 		return false, ""
