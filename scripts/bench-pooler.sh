@@ -5,7 +5,11 @@
 # direct, each PgBouncer and pgpoolcheck in turn and records TPS, mean
 # latency, failed transactions, aborted clients, the pooler's CPU seconds
 # (utime+stime from /proc/PID/stat) per 100k transactions and its peak RSS
-# (VmHWM, reset before each run). Then, on freshly started poolers, the RSS
+# (VmHWM, reset before each run), and the CPU microseconds per transaction
+# that PostgreSQL (the postmaster and its children, backends that exited
+# included) and pgbench itself spent, because on this 2-core machine the
+# three share the CPUs and a pooler can cost the others CPU as well as
+# its own. Then, on freshly started poolers, the RSS
 # per idle client with IDLE clients logged in and holding their connection.
 # Output: raw rows, then markdown tables to paste into BENCHMARKS.md.
 #
@@ -251,6 +255,7 @@ setsid "${RUNAS[@]}" "$PGBIN/postgres" -D "$WORK/data" -k "$WORK" -p "${PORT[dir
   -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS * (RECORD == 1 ? 3 : 1) + POOL_SIZE * (${#BOUNCERS[@]} + 1) + 20)) \
   -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off >"$WORK/postgres.log" 2>&1 &
 SIDS+=("$!")
+PG_SID=$!
 wait_ready "${PORT[direct]}" || { echo "PostgreSQL did not start:" >&2; tail -5 "$WORK/postgres.log" >&2; exit 1; }
 "$PGBENCH" -i -q -s "$SCALE" -h 127.0.0.1 -p "${PORT[direct]}" -U postgres postgres 2>&1 | tail -1
 
@@ -287,6 +292,17 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hwm_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 TICK=$(getconf CLK_TCK)
+# pg_ticks: CPU ticks of PostgreSQL so far: the postmaster and its
+# children (each backend is a session of its own), plus what the children
+# that exited meanwhile spent (the postmaster's cutime and cstime).
+PG_MAIN=$(pgrep -o -s "$PG_SID" -x postgres)
+pg_ticks() {
+  local p t=0
+  for p in "$PG_MAIN" $(pgrep -P "$PG_MAIN"); do
+    t=$((t + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
 url_for() { echo "postgresql://postgres@127.0.0.1:${PORT[$1]}/postgres"; }
 
 # settle_backends waits (20 s at most) until the server connections of a
@@ -305,8 +321,8 @@ settle_backends() {
 ROWS="$WORK/rows"
 : >"$ROWS"
 : >"$WORK/errors"
-ROW_FMT='%-9s %-19s %7s %5s %10s %9s %7s %7s %9s %7s %9s %8s\n'
-printf "\n## raw rows\n\n$ROW_FMT" protocol target clients round tps lat_ms failed aborted txns cpu_s cpu_100k peak_mb
+ROW_FMT='%-9s %-19s %7s %5s %10s %9s %7s %7s %9s %7s %9s %8s %8s %10s\n'
+printf "\n## raw rows\n\n$ROW_FMT" protocol target clients round tps lat_ms failed aborted txns cpu_s cpu_100k peak_mb pg_us_tx bench_us_tx
 for proto in $PROTOCOLS; do
   for c in $CLIENTS; do
     for r in $(seq "$ROUNDS"); do
@@ -322,7 +338,9 @@ for proto in $PROTOCOLS; do
         if per_run "$t"; then start_target "$t"; fi
         pid=${PID[$t]:-}
         if [ -n "$pid" ]; then echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true; c0=$(cpu_ticks "$pid"); fi
-        out=$("$PGBENCH" -n -S -M "$proto" -T "$DURATION" -j $((c < 2 ? c : 2)) -c "$c" "$(url_for "$t")" 2>&1 || true)
+        g0=$(pg_ticks)
+        out=$( { TIMEFORMAT='%U %S'; time "$PGBENCH" -n -S -M "$proto" -T "$DURATION" -j $((c < 2 ? c : 2)) -c "$c" "$(url_for "$t")" 2>&1; } 2>"$WORK/time" || true)
+        g1=$(pg_ticks)
         tps=$(awk '/^tps = / {printf "%.1f", $3; exit}' <<<"$out")
         lat=$(awk '/^latency average/ {print $4; exit}' <<<"$out")
         txns=$(awk '/number of transactions actually processed/ {print $6; exit}' <<<"$out")
@@ -333,6 +351,11 @@ for proto in $PROTOCOLS; do
           cpu=$(awk -v a="$c0" -v b="$(cpu_ticks "$pid")" -v t="$TICK" 'BEGIN {printf "%.2f", (b - a) / t}')
           [ "${txns:-0}" -gt 0 ] && cpu100k=$(awk -v s="$cpu" -v n="$txns" 'BEGIN {printf "%.2f", s / (n * 1e-5)}')
           peak=$(awk -v k="$(hwm_kb "$pid")" 'BEGIN {printf "%.1f", k / 1024}')
+        fi
+        pgus=- benchus=-
+        if [ "${txns:-0}" -gt 0 ]; then
+          pgus=$(awk -v d=$((g1 - g0)) -v t="$TICK" -v n="$txns" 'BEGIN {printf "%.1f", d / t * 1e6 / n}')
+          benchus=$(awk -v n="$txns" '{printf "%.1f", ($1 + $2) * 1e6 / n; exit}' "$WORK/time")
         fi
         [ -z "$tps" ] && tps=ERR lat=ERR
         if per_run "$t"; then
@@ -348,7 +371,7 @@ for proto in $PROTOCOLS; do
             rm -f "$CAPTURE"
           fi
         fi
-        printf "$ROW_FMT" "$proto" "$t" "$c" "$r" "$tps" "$lat" "${failed:--}" "$aborted" "${txns:-0}" "$cpu" "$cpu100k" "$peak" | tee -a "$ROWS"
+        printf "$ROW_FMT" "$proto" "$t" "$c" "$r" "$tps" "$lat" "${failed:--}" "$aborted" "${txns:-0}" "$cpu" "$cpu100k" "$peak" "$pgus" "${benchus:--}" | tee -a "$ROWS"
         if [ "$tps" = ERR ] || [ "$aborted" != 0 ] || [ "${failed:-0}" != 0 ]; then
           { echo "$proto $t c=$c round $r:"
             grep -i -m2 'error\|fatal\|could not' <<<"$out" ||
@@ -426,6 +449,28 @@ for proto in $PROTOCOLS; do
       }
     }' "$ROWS"
 done
+
+# --- where the CPU goes: pooler, PostgreSQL, pgbench ---------------------------------------
+printf '\n### CPU per transaction: pooler, PostgreSQL and pgbench (µs, mean over the rounds with no aborted client)\n\n'
+printf 'On 2 shared cores the TPS follows the sum: a pooler that makes PostgreSQL or pgbench\n'
+printf 'work harder per transaction costs TPS as surely as its own CPU does.\n\n'
+printf '| protocol | clients | target | TPS | pooler | PostgreSQL | pgbench | sum |\n'
+printf '|----------|--------:|--------|----:|-------:|-----------:|--------:|----:|\n'
+awk -v protocols="$PROTOCOLS" -v clients="$CLIENTS" -v targets="${TARGETS[*]}" '
+  $5 != "ERR" && $8 == 0 && $13 != "-" {
+    k = $1 SUBSEP $3 SUBSEP $2; n[k]++; tps[k] += $5; pg[k] += $13; b[k] += $14
+    if ($11 != "-") { nc[k]++; cpu[k] += $11 * 10 }
+  }
+  END {
+    np = split(protocols, pr, " "); ncl = split(clients, cl, " "); nt = split(targets, t, " ")
+    for (i = 1; i <= np; i++) for (j = 1; j <= ncl; j++) for (x = 1; x <= nt; x++) {
+      k = pr[i] SUBSEP cl[j] SUBSEP t[x]
+      if (!n[k]) continue
+      pc = nc[k] ? cpu[k] / nc[k] : 0
+      printf "| %s | %s | %s | %.0f | %s | %.1f | %.1f | %.1f |\n", pr[i], cl[j], t[x], tps[k] / n[k],
+        nc[k] ? sprintf("%.1f", pc) : "–", pg[k] / n[k], b[k] / n[k], pc + pg[k] / n[k] + b[k] / n[k]
+    }
+  }' "$ROWS"
 
 # --- record mode: record TPS ÷ session TPS ---------------------------------------------
 if [ "$RECORD" = 1 ]; then
