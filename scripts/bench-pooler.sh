@@ -45,6 +45,9 @@
 #   POOLER_ARGS ("")                 extra `pgpoolcheck proxy` flags (split on spaces)
 #   RECORD (0)                       1: also pgpoolcheck in session and in record mode
 #   RECORD_ONLY (0)                  1 (with RECORD=1): only those two, for issue 5's ratio
+#   EVLOOP (0)                       1: also scripts/evloop, the event-loop experiment (not a
+#                                    product: -S simple and extended only, no prepared)
+#   EVLOOP_LOOPS (2)                 its event loops
 #   PGBIN (/usr/lib/postgresql/<newest>/bin)  PostgreSQL server binaries
 #   BASE_PORT (24300)                PostgreSQL on BASE_PORT, pgpoolcheck on +1,
 #                                    PgBouncers on +2, +3, ..., then with RECORD=1
@@ -73,6 +76,8 @@ POOLER_ARGS=${POOLER_ARGS-}
 BASE_PORT=${BASE_PORT:-24300}
 RECORD=${RECORD:-0}
 RECORD_ONLY=${RECORD_ONLY:-0}
+EVLOOP=${EVLOOP:-0}
+EVLOOP_LOOPS=${EVLOOP_LOOPS:-2}
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 PGBENCH=$(command -v pgbench || echo "$PGBIN/pgbench")
 read -ra EXTRA_ARGS <<<"$POOLER_ARGS"
@@ -147,6 +152,7 @@ fi
 echo "# building pgpoolcheck ($POOLER_DESC) and idleclients"
 (cd "$POOLER_SRC" && go build -o "$WORK/pgpoolcheck" ./cmd/pgpoolcheck)
 go build -o "$WORK/idleclients" ./scripts/idleclients
+if [ "$EVLOOP" = 1 ]; then go build -o "$WORK/evloop" ./scripts/evloop; fi
 
 # --- targets ---------------------------------------------------------------
 PORT[direct]=$BASE_PORT
@@ -170,6 +176,10 @@ if [ "$RECORD" = 1 ]; then
     PER_RUN+=("$t")
     n=$((n + 1))
   done
+fi
+if [ "$EVLOOP" = 1 ]; then
+  PORT[evloop]=$((BASE_PORT + n))
+  n=$((n + 1))
 fi
 per_run() { [[ " ${PER_RUN[*]} " == *" $1 "* ]]; }
 for t in "${!PORT[@]}"; do
@@ -245,14 +255,25 @@ INI
   PID[$t]=$(server_pid "${SID[$t]}" "$(basename "${BIN[$t]}" | cut -c1-15)")
 }
 
-start_target() { case $1 in pgpoolcheck*) start_pgpoolcheck "$1" ;; *) start_pgbouncer "$1" ;; esac; }
+start_evloop() {
+  setsid "$WORK/evloop" -port "${PORT[evloop]}" -loops "$EVLOOP_LOOPS" -pool "$POOL_SIZE" \
+    -upstream "$WORK/.s.PGSQL.${PORT[direct]}" >>"$WORK/evloop.log" 2>&1 &
+  SID[evloop]=$!
+  SIDS+=("$!")
+  wait_ready "${PORT[evloop]}" || { echo "evloop did not start:" >&2; tail -5 "$WORK/evloop.log" >&2; exit 1; }
+  PID[evloop]=$(server_pid "${SID[evloop]}" evloop)
+}
+
+start_target() {
+  case $1 in pgpoolcheck*) start_pgpoolcheck "$1" ;; evloop) start_evloop ;; *) start_pgbouncer "$1" ;; esac
+}
 stop_target() { stop_session "${SID[$1]}"; }
 
 # --- PostgreSQL --------------------------------------------------------------
 echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on port ${PORT[direct]}"
 "${RUNAS[@]}" "$PGBIN/initdb" -D "$WORK/data" -U postgres -A trust -E UTF8 --locale=C --no-sync >/dev/null
 setsid "${RUNAS[@]}" "$PGBIN/postgres" -D "$WORK/data" -k "$WORK" -p "${PORT[direct]}" \
-  -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS * (RECORD == 1 ? 3 : 1) + POOL_SIZE * (${#BOUNCERS[@]} + 1) + 20)) \
+  -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS * (RECORD == 1 ? 3 : 1) + POOL_SIZE * (${#BOUNCERS[@]} + 1 + EVLOOP) + 20)) \
   -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off >"$WORK/postgres.log" 2>&1 &
 SIDS+=("$!")
 PG_SID=$!
@@ -274,11 +295,17 @@ for t in "${BOUNCERS[@]}"; do
   fi
 done
 POOLERS+=(pgpoolcheck)
-TARGETS=(direct "${POOLERS[@]}" "${PER_RUN[@]}")
+EXPERIMENTS=()
+if [ "$EVLOOP" = 1 ]; then
+  start_evloop
+  echo "# evloop (scripts/evloop, an experiment) on port ${PORT[evloop]}: $EVLOOP_LOOPS loops, pool $POOL_SIZE"
+  EXPERIMENTS=(evloop)
+fi
+TARGETS=(direct "${POOLERS[@]}" "${EXPERIMENTS[@]}" "${PER_RUN[@]}")
 [ "$RECORD_ONLY" = 1 ] && TARGETS=("${PER_RUN[@]}")
 PSQL=$(command -v psql || echo "$PGBIN/psql")
 # What the poolers that stay up may hold, plus psql itself.
-BASE_BACKENDS=$((POOL_SIZE * ${#POOLERS[@]} + 2))
+BASE_BACKENDS=$((POOL_SIZE * (${#POOLERS[@]} + ${#EXPERIMENTS[@]}) + 2))
 if [ "$RECORD" = 1 ]; then
   echo "# pgpoolcheck-session on port ${PORT[pgpoolcheck-session]}: --mode session --pool-size $MAX_CLIENTS;" \
     "pgpoolcheck-record on port ${PORT[pgpoolcheck-record]}: --mode record --pool-size $MAX_CLIENTS --capture $CAPTURE;" \
@@ -335,6 +362,8 @@ for proto in $PROTOCOLS; do
         order=("${order[@]/SWAP/pgpoolcheck-record}")
       fi
       for t in "${order[@]}"; do
+        # evloop cannot keep named statements across transactions.
+        if [ "$t" = evloop ] && [ "$proto" = prepared ]; then continue; fi
         if per_run "$t"; then start_target "$t"; fi
         pid=${PID[$t]:-}
         if [ -n "$pid" ]; then echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true; c0=$(cpu_ticks "$pid"); fi
@@ -434,7 +463,7 @@ for proto in $PROTOCOLS; do
         c = cl[j]
         for (i = 1; i <= nt; i++) {
           k = c SUBSEP t[i]
-          T[k] = ok[k] ? sp(tps[k] / ok[k]) (ok[k] < n[k] ? " (" ok[k] " of " n[k] ")" : "") : "failed"
+          T[k] = !n[k] ? "–" : ok[k] ? sp(tps[k] / ok[k]) (ok[k] < n[k] ? " (" ok[k] " of " n[k] ")" : "") : "failed"
           L[k] = ok[k] ? sprintf("%.3f", lat[k] / ok[k]) : "–"
           F[k] = fail[k] + 0; A[k] = ab[k] + 0
           C[k] = ncpu[k] ? sprintf("%.2f", cpu[k] / ncpu[k]) : "–"
