@@ -48,6 +48,7 @@
 #   EVLOOP (0)                       1: also scripts/evloop, the event-loop experiment (not a
 #                                    product: -S simple and extended only, no prepared)
 #   EVLOOP_LOOPS (2)                 its event loops
+#   EVLOOP_ARGS ("")                 extra evloop flags (e.g. -edge=false)
 #   PGBIN (/usr/lib/postgresql/<newest>/bin)  PostgreSQL server binaries
 #   BASE_PORT (24300)                PostgreSQL on BASE_PORT, pgpoolcheck on +1,
 #                                    PgBouncers on +2, +3, ..., then with RECORD=1
@@ -78,6 +79,7 @@ RECORD=${RECORD:-0}
 RECORD_ONLY=${RECORD_ONLY:-0}
 EVLOOP=${EVLOOP:-0}
 EVLOOP_LOOPS=${EVLOOP_LOOPS:-2}
+read -ra EVLOOP_EXTRA <<<"${EVLOOP_ARGS-}"
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 PGBENCH=$(command -v pgbench || echo "$PGBIN/pgbench")
 read -ra EXTRA_ARGS <<<"$POOLER_ARGS"
@@ -257,7 +259,7 @@ INI
 
 start_evloop() {
   setsid "$WORK/evloop" -port "${PORT[evloop]}" -loops "$EVLOOP_LOOPS" -pool "$POOL_SIZE" \
-    -upstream "$WORK/.s.PGSQL.${PORT[direct]}" >>"$WORK/evloop.log" 2>&1 &
+    -upstream "$WORK/.s.PGSQL.${PORT[direct]}" "${EVLOOP_EXTRA[@]}" >>"$WORK/evloop.log" 2>&1 &
   SID[evloop]=$!
   SIDS+=("$!")
   wait_ready "${PORT[evloop]}" || { echo "evloop did not start:" >&2; tail -5 "$WORK/evloop.log" >&2; exit 1; }

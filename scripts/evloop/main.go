@@ -40,6 +40,7 @@ var (
 	database   = flag.String("database", "postgres", "server `database`")
 	poolSize   = flag.Int("pool", 20, "server connections in all")
 	loops      = flag.Int("loops", 2, "event loops (and GOMAXPROCS)")
+	edge       = flag.Bool("edge", true, "edge-triggered epoll, reading until a short read; false: level-triggered, one read per event")
 )
 
 const soReusePort = 0xf // SO_REUSEPORT on Linux
@@ -174,6 +175,11 @@ func listenFD() (int, error) {
 func (l *loop) watch(c *conn) {
 	l.conns[c.fd] = c
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
+	if *edge {
+		// EPOLLOUT too: with edge triggering it fires only when a full
+		// socket drains, so it never needs switching on and off.
+		ev.Events |= syscall.EPOLLOUT | syscall.EPOLLET&0xffffffff // EPOLLET is negative in package syscall
+	}
 	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
 		log.Fatal(err)
 	}
@@ -209,8 +215,10 @@ func (l *loop) write(c *conn, b []byte) {
 			return
 		}
 		b = b[max(n, 0):]
-		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
-		syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_MOD, c.fd, &ev)
+		if !*edge {
+			ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
+			syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_MOD, c.fd, &ev)
+		}
 	}
 	c.out = append(c.out, b...)
 }
@@ -355,7 +363,7 @@ func (l *loop) run(lfd int) {
 				if m, _ := syscall.Write(fd, c.out); m > 0 {
 					c.out = c.out[:copy(c.out, c.out[m:])]
 				}
-				if len(c.out) == 0 {
+				if len(c.out) == 0 && !*edge {
 					ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(fd)}
 					syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_MOD, fd, &ev)
 				}
@@ -363,18 +371,28 @@ func (l *loop) run(lfd int) {
 			if ev.Events&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) == 0 {
 				continue
 			}
-			m, err := syscall.Read(fd, buf)
-			if m <= 0 {
-				if err == syscall.EAGAIN {
-					continue
+			// Level-triggered: one read, epoll reports the rest. Edge-
+			// triggered: read until a short read (the socket was empty
+			// then; data arriving later is a new edge).
+			closed := false
+			for {
+				m, err := syscall.Read(fd, buf)
+				if m <= 0 {
+					closed = err != syscall.EAGAIN
+					break
 				}
+				c.in = append(c.in, buf[:m]...)
+				if !*edge || m < len(buf) {
+					break
+				}
+			}
+			if closed {
 				if !c.client {
-					log.Fatalf("evloop: server connection lost: %v", err)
+					log.Fatalf("evloop: server connection lost")
 				}
 				l.closeClient(c)
 				continue
 			}
-			c.in = append(c.in, buf[:m]...)
 			if c.client {
 				l.clientInput(c)
 			} else {
