@@ -484,7 +484,8 @@ done
 # --- where the CPU goes: pooler, PostgreSQL, pgbench ---------------------------------------
 printf '\n### CPU per transaction: pooler, PostgreSQL and pgbench (µs, mean over the rounds with no aborted client)\n\n'
 printf 'On 2 shared cores the TPS follows the sum: a pooler that makes PostgreSQL or pgbench\n'
-printf 'work harder per transaction costs TPS as surely as its own CPU does.\n\n'
+printf 'work harder per transaction costs TPS as surely as its own CPU does. Direct runs start\n'
+printf 'and end a backend per client, so their PostgreSQL figure is the least exact.\n\n'
 printf '| protocol | clients | target | TPS | pooler | PostgreSQL | pgbench | sum |\n'
 printf '|----------|--------:|--------|----:|-------:|-----------:|--------:|----:|\n'
 awk -v protocols="$PROTOCOLS" -v clients="$CLIENTS" -v targets="${TARGETS[*]}" '
