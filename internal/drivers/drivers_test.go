@@ -60,11 +60,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/url"
 	"os"
 	"os/exec"
@@ -72,13 +70,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/proxytest"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sessionstate"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 )
@@ -418,50 +416,17 @@ func startProxyTo(t *testing.T, upstream string) (*pooler.Proxy, int) {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
-	var last error
-	for range 20 {
-		port := 21000 + rand.IntN(9000)
-		p, err := pooler.New(pooler.Config{
-			Listen:   fmt.Sprintf("127.0.0.1:%d", port),
-			Upstream: upstream,
-			Mode:     pooler.ModeTransaction,
-			PoolSize: poolSize,
-			// Clients wait milliseconds for a server here; a server kept
-			// by a client (a pooler bug) fails the waiters soon.
-			QueryWaitTimeout: 15 * time.Second,
-			Logger:           logger,
-			Classifier:       sessionstate.New(),
-			OnSessionState:   pooler.PolicyPreserve,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Listen(); err != nil {
-			last = err
-			if errors.Is(err, syscall.EADDRINUSE) {
-				continue
-			}
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- p.Serve(context.Background()) }()
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			p.Shutdown(ctx)
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("proxy: %v", err)
-				}
-			case <-time.After(25 * time.Second):
-				t.Error("the proxy did not stop")
-			}
-		})
-		return p, port
-	}
-	t.Fatalf("no free port: %v", last)
-	return nil, 0
+	return proxytest.Start(t, pooler.Config{
+		Upstream: upstream,
+		Mode:     pooler.ModeTransaction,
+		PoolSize: poolSize,
+		// Clients wait milliseconds for a server here; a server kept
+		// by a client (a pooler bug) fails the waiters soon.
+		QueryWaitTimeout: 15 * time.Second,
+		Logger:           logger,
+		Classifier:       sessionstate.New(),
+		OnSessionState:   pooler.PolicyPreserve,
+	}, 20*time.Second)
 }
 
 // testWriter sends the proxy's log lines to the test log.

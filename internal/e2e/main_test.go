@@ -10,23 +10,21 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/proxytest"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
@@ -59,41 +57,24 @@ func record(t *testing.T, srv *pgtest.Server) *recording {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
-	var last error
-	for range 20 {
-		port := 21000 + rand.IntN(9000)
-		p, err := pooler.New(pooler.Config{
-			Listen:   fmt.Sprintf("127.0.0.1:%d", port),
-			Upstream: srv.SocketURL(pgtest.SuperUser),
-			Mode:     pooler.ModeRecord,
-			PoolSize: 10,
-			Logger:   logger,
-			Capture:  w,
-		})
-		if err != nil {
-			w.Close()
-			t.Fatal(err)
+	// The capture is closed by finish; this one is for a test that fails
+	// before (Close again does nothing).
+	t.Cleanup(func() { w.Close() })
+	p, port := proxytest.Listen(t, pooler.Config{
+		Upstream: srv.SocketURL(pgtest.SuperUser),
+		Mode:     pooler.ModeRecord,
+		PoolSize: 10,
+		Logger:   logger,
+		Capture:  w,
+	})
+	r := &recording{t: t, srv: srv, p: p, w: w, path: path, port: port, done: make(chan error, 1)}
+	go func() { r.done <- p.Serve(context.Background()) }()
+	t.Cleanup(func() {
+		if !r.stop {
+			r.finish()
 		}
-		if err := p.Listen(); err != nil {
-			last = err
-			if errors.Is(err, syscall.EADDRINUSE) {
-				continue
-			}
-			w.Close()
-			t.Fatal(err)
-		}
-		r := &recording{t: t, srv: srv, p: p, w: w, path: path, port: port, done: make(chan error, 1)}
-		go func() { r.done <- p.Serve(context.Background()) }()
-		t.Cleanup(func() {
-			if !r.stop {
-				r.finish()
-			}
-		})
-		return r
-	}
-	w.Close()
-	t.Fatalf("no free port: %v", last)
-	return nil
+	})
+	return r
 }
 
 // finish stops the proxy and closes the capture; it returns the capture's path.

@@ -11,13 +11,13 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/proxytest"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sessionstate"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 )
@@ -38,37 +38,14 @@ type proxy struct {
 
 func start(t *testing.T, srv *pgtest.Server, policy pooler.Policy, poolSize int) *proxy {
 	t.Helper()
-	for range 20 {
-		port := 21000 + rand.IntN(9000)
-		p, err := pooler.New(pooler.Config{
-			Listen:         fmt.Sprintf("127.0.0.1:%d", port),
-			Upstream:       srv.SocketURL(pgtest.SuperUser),
-			PoolSize:       poolSize,
-			Classifier:     sessionstate.New(),
-			OnSessionState: policy,
-			Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Listen(); err != nil {
-			if errors.Is(err, syscall.EADDRINUSE) {
-				continue
-			}
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { p.Serve(context.Background()); close(done) }()
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			p.Shutdown(ctx)
-			<-done
-		})
-		return &proxy{p, fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", pgtest.SuperUser, port, pgtest.Database)}
-	}
-	t.Fatal("no free port")
-	return nil
+	p, port := proxytest.Start(t, pooler.Config{
+		Upstream:       srv.SocketURL(pgtest.SuperUser),
+		PoolSize:       poolSize,
+		Classifier:     sessionstate.New(),
+		OnSessionState: policy,
+		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}, 10*time.Second)
+	return &proxy{p, fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", pgtest.SuperUser, port, pgtest.Database)}
 }
 
 func (p *proxy) conn(t *testing.T) *pgx.Conn {
