@@ -22,38 +22,17 @@ one line of JSON is printed: ok, errors, first_error and rows.
 
 import asyncio
 import contextlib
-import json
 import sys
 
 import asyncpg
+
+from loadstats import Mismatch, Stats, expect
 
 A = "SELECT $1::int + 1"
 B = "SELECT $1::text || '-' || $2::int"
 DIV = "SELECT 1 / $1::int"
 TXID = "SELECT txid_current() AS txid, pg_backend_pid() AS pid"
 INSERT = "INSERT INTO driver_rows (variant, client, round) VALUES ($1, $2, $3)"
-
-
-class Mismatch(Exception):
-    pass
-
-
-def expect(got, want, what):
-    if got != want:
-        raise Mismatch(f"{what}: got {got!r}, want {want!r}")
-
-
-class Stats:
-    def __init__(self):
-        self.ok = 0
-        self.errors = 0
-        self.rows = 0
-        self.first_error = None
-
-    def fail(self, client, rnd, err):
-        self.errors += 1
-        if self.first_error is None:
-            self.first_error = f"client {client} round {rnd}: {type(err).__name__}: {err}".strip()
 
 
 class Client:
@@ -164,7 +143,7 @@ async def run(url, variant, clients, rounds):
     await asyncio.gather(*(work(cl) for cl in conns))
     if pool is not None:
         await pool.close()
-    print(json.dumps({"ok": stats.ok, "errors": stats.errors, "first_error": stats.first_error, "rows": stats.rows}))
+    print(stats.summary())
 
 
 def main():

@@ -14,38 +14,15 @@ round) and one line of JSON is printed: ok (rounds that passed every
 check), errors, first_error and rows (rows inserted and committed).
 """
 
-import json
 import sys
 import threading
 
 import psycopg2
 import psycopg2.extensions
 
+from loadstats import Mismatch, Stats, expect
+
 DIV_BY_ZERO = "22012"
-
-
-class Mismatch(Exception):
-    pass
-
-
-def expect(got, want, what):
-    if got != want:
-        raise Mismatch(f"{what}: got {got!r}, want {want!r}")
-
-
-class Stats:
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.ok = 0
-        self.errors = 0
-        self.rows = 0
-        self.first_error = None
-
-    def fail(self, client, rnd, err):
-        with self.lock:
-            self.errors += 1
-            if self.first_error is None:
-                self.first_error = f"client {client} round {rnd}: {type(err).__name__}: {err}".strip()
 
 
 class Client:
@@ -182,7 +159,7 @@ def main():
         t.start()
     for t in threads:
         t.join()
-    print(json.dumps({"ok": stats.ok, "errors": stats.errors, "first_error": stats.first_error, "rows": stats.rows}))
+    print(stats.summary())
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ and one line of JSON is printed: ok, errors, first_error and rows.
 """
 
 import asyncio
-import json
 import sys
 import threading
 
@@ -32,38 +31,13 @@ import psycopg
 from psycopg import errors as pgerrors
 from psycopg.pq import TransactionStatus
 
+from loadstats import Mismatch, Stats, expect
+
 A = "SELECT %s::int + 1"
 B = "SELECT %s::text || '-' || %s::int"
 DIV = "SELECT 1 / %s::int"
 TXID = "SELECT txid_current(), pg_backend_pid()"
 INSERT = "INSERT INTO driver_rows (variant, client, round) VALUES (%s, %s, %s)"
-
-
-class Mismatch(Exception):
-    pass
-
-
-def expect(got, want, what):
-    if got != want:
-        raise Mismatch(f"{what}: got {got!r}, want {want!r}")
-
-
-class Stats:
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.ok = 0
-        self.errors = 0
-        self.rows = 0
-        self.first_error = None
-
-    def fail(self, client, rnd, err):
-        with self.lock:
-            self.errors += 1
-            if self.first_error is None:
-                self.first_error = f"client {client} round {rnd}: {type(err).__name__}: {err}".strip()
-
-    def summary(self):
-        return json.dumps({"ok": self.ok, "errors": self.errors, "first_error": self.first_error, "rows": self.rows})
 
 
 def connect_args(variant):
