@@ -696,7 +696,7 @@ func (p *pool) resize(n int) {
 	}
 	p.unlock()
 	for _, w := range grant {
-		w.ch <- nil
+		w.give(nil)
 	}
 }
 

@@ -139,6 +139,23 @@ type clientConn struct {
 	// the pooler refused one (as PostgreSQL does after an error).
 	skipTillSync bool
 
+	// Event-loop state (evloop.go). inLoop is set while an event loop
+	// owns the client; lp is that loop, and the fields after it are used
+	// by the loop alone: lfd is the socket's descriptor, lwait is set while
+	// the client waits in its pool's queue, lheld while its first
+	// unrelayed message was classified already (leffs, lreplace), lout
+	// while the loop watches the socket for writing.
+	inLoop   atomic.Bool
+	lp       *evLoop
+	lfd      int32
+	lwait    bool
+	lheld    bool
+	leffs    []StateEffect
+	lreplace string
+	lout     bool
+	// finished is set by done.
+	finished atomic.Bool
+
 	// ctr counts for the statistics (stats.go); admin is set for a client
 	// of the admin console (admin.go).
 	ctr   clientCounters
@@ -224,7 +241,28 @@ func (p *Proxy) serveClient(nc net.Conn) {
 		p.wg.Done()
 		return
 	}
+	if c.loopable() {
+		c.toLoop()
+		return
+	}
 	go c.run()
+}
+
+// loopable reports whether an event loop may relay for the client:
+// transaction mode, a plain socket, no capture (evloop.go).
+func (c *clientConn) loopable() bool {
+	if c.proxy.loops == nil || c.admin || c.rec != nil || c.proxy.cfg.Mode != ModeTransaction || c.proxy.closing.Load() {
+		return false
+	}
+	_, ok := c.rio.(*rawIO)
+	return ok
+}
+
+// toLoop hands a client between transactions to an event loop.
+func (c *clientConn) toLoop() {
+	c.pumps.Wait()
+	c.inLoop.Store(true)
+	c.proxy.pickLoop().post(loopMsg{kind: msgAdopt, c: c})
 }
 
 // run relays for a logged-in client until it leaves. A client idle for a
@@ -240,6 +278,10 @@ func (c *clientConn) run() {
 	relaying.Add(1)
 	ok := c.relay()
 	relaying.Add(-1)
+	if !ok && c.loopable() {
+		c.toLoop()
+		return
+	}
 	if !ok {
 		if !c.proxy.idlePoll.park(c) {
 			go c.idle()
@@ -284,6 +326,9 @@ func (c *clientConn) setEndReason(r string) {
 
 // done cleans up after a client that left.
 func (c *clientConn) done() {
+	if c.finished.Swap(true) {
+		return
+	}
 	p := c.proxy
 	if c.rec != nil {
 		c.mu.Lock()

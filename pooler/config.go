@@ -12,6 +12,21 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 )
 
+// Relay is how the pooler relays in transaction mode.
+type Relay string
+
+const (
+	// RelayLoop relays on a few event loops, one per processor: each
+	// waits on an epoll set for all of its clients and servers, as
+	// PgBouncer's single loop does (docs/design-event-loop.md). Whatever
+	// would block a loop (a server login, settings on a server) is done
+	// on the client's goroutine.
+	RelayLoop Relay = "loop"
+	// RelayGoroutine relays every client on a goroutine of its own and
+	// every attached server on another (the pump).
+	RelayGoroutine Relay = "goroutine"
+)
+
 // Mode is how long a client keeps a server connection.
 type Mode string
 
@@ -102,6 +117,9 @@ type Config struct {
 	// settings SHOW CONFIG marks changeable and logs the others as
 	// needing a restart.
 	Reload func(*Config) error
+	// Relay is how transaction mode relays (default loop; Linux only,
+	// elsewhere always goroutine).
+	Relay Relay
 	// MetricsListen, when set with MetricsHandler, is the address of an
 	// HTTP server the proxy runs from Listen to Shutdown, serving
 	// MetricsHandler(proxy) on /metrics (see package pooler/metrics).
@@ -144,6 +162,9 @@ func (c *Config) withDefaults() Config {
 	if d.MaxPreparedStatements == 0 {
 		d.MaxPreparedStatements = 200
 	}
+	if d.Relay == "" {
+		d.Relay = RelayLoop
+	}
 	if d.OnSessionState == "" {
 		d.OnSessionState = PolicyPreserve
 	}
@@ -164,6 +185,11 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	case AuthTrust, AuthMD5, AuthSCRAM:
 	default:
 		return nil, fmt.Errorf("unknown auth type %q (want trust, md5 or scram-sha-256)", c.AuthType)
+	}
+	switch c.Relay {
+	case RelayLoop, RelayGoroutine:
+	default:
+		return nil, fmt.Errorf("unknown relay %q (want loop or goroutine)", c.Relay)
 	}
 	switch c.OnSessionState {
 	case PolicyPreserve, PolicyReset, PolicyReject, PolicyAllow:

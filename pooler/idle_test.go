@@ -124,7 +124,7 @@ func BenchmarkIdleClientMemory(b *testing.B) {
 // both go on working, with a message larger than the read buffer.
 func TestIdleClientWakesUp(t *testing.T) {
 	srv := pgtest.Shared(t)
-	tp := startProxy(t, srv, Config{PoolSize: 2})
+	tp := startProxy(t, srv, Config{PoolSize: 2, Relay: RelayGoroutine})
 	ctx := testCtx(t, 30*time.Second)
 	a := tp.connect(t, pgx.QueryExecModeExec)
 	b := tp.connect(t, pgx.QueryExecModeSimpleProtocol)
@@ -159,7 +159,7 @@ func TestIdleClientWakesUp(t *testing.T) {
 // up (no client slot is leaked).
 func TestParkedClientServerLost(t *testing.T) {
 	srv := pgtest.Shared(t)
-	tp := startProxy(t, srv, Config{PoolSize: 2})
+	tp := startProxy(t, srv, Config{PoolSize: 2, Relay: RelayGoroutine})
 	ctx := testCtx(t, 30*time.Second)
 	a := tp.connect(t, pgx.QueryExecModeExec)
 	tx, err := a.Begin(ctx)
@@ -191,7 +191,7 @@ func TestParkedClientServerLost(t *testing.T) {
 // works afterwards.
 func TestRelayBudget(t *testing.T) {
 	srv := pgtest.Shared(t)
-	tp := startProxy(t, srv, Config{PoolSize: 2})
+	tp := startProxy(t, srv, Config{PoolSize: 2, Relay: RelayGoroutine})
 	tp.budget.Store(3)
 	tp.nudgeAfter.Store(int64(time.Hour))
 	ctx := testCtx(t, 30*time.Second)

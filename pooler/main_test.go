@@ -35,6 +35,11 @@ func startProxy(t testing.TB, srv *pgtest.Server, cfg Config) *testProxy {
 	if cfg.Upstream == "" {
 		cfg.Upstream = srv.SocketURL(pgtest.SuperUser)
 	}
+	if cfg.Relay == "" {
+		// POOLER_TEST_RELAY=goroutine runs the tests against the
+		// goroutine relay (the default is the event loops).
+		cfg.Relay = Relay(os.Getenv("POOLER_TEST_RELAY"))
+	}
 	// srv may be nil for a proxy in front of a scripted server.
 	if cfg.Logger == nil {
 		level := slog.LevelWarn

@@ -55,6 +55,37 @@ type waiter struct {
 	// queued is set while the waiter is in a pool's queue (prev/next).
 	queued     bool
 	prev, next *waiter
+	// loop is set while a client of an event loop waits: it gets its
+	// server as a message of that loop (give).
+	loop *evLoop
+	c    *clientConn
+}
+
+// give hands the waiter a server, nil (a slot to connect one in) or
+// waitExpired.
+func (w *waiter) give(s *serverConn) {
+	if w.loop == nil {
+		w.ch <- s
+		return
+	}
+	m := loopMsg{kind: msgServer, c: w.c, s: s}
+	switch s {
+	case nil:
+		m.kind = msgGrant
+	case waitExpired:
+		m.kind, m.s = msgExpired, nil
+	}
+	w.loop.post(m)
+}
+
+// closeWait tells the waiter its pool closed.
+func (w *waiter) closeWait() {
+	if w.loop == nil {
+		w.closeWait()
+		w.ch = nil
+		return
+	}
+	w.loop.post(loopMsg{kind: msgClosed, c: w.c})
 }
 
 // waitQueue is a FIFO of waiters, linked through the waiters themselves.
@@ -153,6 +184,7 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 			if w.ch == nil {
 				w.ch = make(chan *serverConn, 1)
 			}
+			w.loop, w.c = nil, nil
 			w.since, w.deadline = time.Now(), deadline
 			p.waiters.pushBack(w)
 			if !p.armed {
@@ -228,7 +260,7 @@ func (p *pool) expireWaiters() {
 	p.armed = false
 	for w := p.waiters.front(); w != nil && !w.deadline.After(now); w = p.waiters.front() {
 		p.waiters.remove(w)
-		w.ch <- waitExpired
+		w.give(waitExpired)
 	}
 	if w := p.waiters.front(); w != nil && !p.closed {
 		p.arm(w.deadline)
@@ -282,6 +314,27 @@ func (p *pool) connectAside(ctx context.Context, params map[string]string) (*ser
 	return r.s, r.err
 }
 
+// connectGranted connects a server in a slot the pool granted a waiting
+// client of an event loop (waiter.give(nil)); when that fails and time is
+// left, the client acquires as usual.
+func (p *pool) connectGranted(ctx context.Context, deadline time.Time, params map[string]string, w *waiter) (*serverConn, error) {
+	s, err := p.connectAside(ctx, params)
+	if err == nil {
+		return s, nil
+	}
+	p.slotFreed()
+	if !isRetryableConnectError(err) || time.Until(deadline) < 250*time.Millisecond || ctx.Err() != nil {
+		return nil, err
+	}
+	p.proxy.log.Warn("server login failed, retrying", "database", p.key.database, "user", p.key.user, "err", err)
+	select {
+	case <-time.After(200 * time.Millisecond):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return p.acquire(ctx, deadline, params, w)
+}
+
 // popWaiter removes and returns the first waiter, or nil. p must be locked.
 func (p *pool) popWaiter() *waiter {
 	w := p.waiters.front()
@@ -306,7 +359,7 @@ func (p *pool) release(s *serverConn) {
 	}
 	if w := p.popWaiter(); w != nil {
 		p.unlock()
-		w.ch <- s
+		w.give(s)
 		return
 	}
 	s.idleSince = time.Now()
@@ -337,7 +390,7 @@ func (p *pool) slotFreed() {
 	p.lock()
 	if w := p.popWaiter(); w != nil && !p.closed {
 		p.unlock()
-		w.ch <- nil
+		w.give(nil)
 		return
 	}
 	p.open--
@@ -375,7 +428,7 @@ func (p *pool) closeIdle() {
 	idle := p.idle
 	p.idle = nil
 	for w := p.popWaiter(); w != nil; w = p.popWaiter() {
-		close(w.ch)
+		w.closeWait()
 	}
 	p.unlock()
 	for _, s := range idle {

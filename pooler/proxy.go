@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -68,6 +70,10 @@ type Proxy struct {
 	// budget is relayBudget and nudgeAfter idleNudgeAfter (in
 	// nanoseconds), fields so that tests can change them.
 	budget, nudgeAfter atomic.Int64
+	// loops are the event loops (evloop.go), nil when the goroutine
+	// relay does all; nextLoop picks one for each client.
+	loops    []*evLoop
+	nextLoop atomic.Uint32
 	// live are the settings RELOAD changes while clients run.
 	live liveSettings
 }
@@ -149,6 +155,13 @@ func (p *Proxy) Serve(ctx context.Context) error {
 	}
 	p.log.Info("proxy listening", "listen", p.ln.Addr().String(), "mode", string(p.cfg.Mode),
 		"pool_size", p.cfg.PoolSize, "auth_type", string(p.cfg.AuthType))
+	if p.cfg.Mode == ModeTransaction && p.cfg.Relay == RelayLoop && p.loops == nil {
+		n := runtime.GOMAXPROCS(0)
+		if v, err := strconv.Atoi(os.Getenv("PGPOOLCHECK_LOOPS")); err == nil && v > 0 {
+			n = v
+		}
+		p.startLoops(n)
+	}
 	p.wg.Add(1)
 	go p.janitor()
 	p.serveMetrics()
@@ -201,7 +214,13 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 		clients = append(clients, c)
 	}
 	p.mu.Unlock()
+	for _, l := range p.loops {
+		l.post(loopMsg{kind: msgShutdown})
+	}
 	for _, c := range clients {
+		if c.inLoop.Load() {
+			continue // its loop closes it
+		}
 		c.mu.Lock()
 		idle := c.server == nil && c.loggedIn
 		c.mu.Unlock()
@@ -243,6 +262,9 @@ wait:
 	p.mu.Unlock()
 	for _, pl := range pools {
 		pl.closeIdle()
+	}
+	for _, l := range p.loops {
+		l.post(loopMsg{kind: msgStop})
 	}
 	p.log.Info("proxy stopped")
 	p.cancel()

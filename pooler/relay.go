@@ -49,6 +49,11 @@ func (c *clientConn) relay() bool {
 		}
 		var h []byte
 		if c.r.Buffered() == 0 {
+			if p.loops != nil && c.loopable() && c.detached() {
+				// Between transactions: an event loop waits for the
+				// client's next message.
+				return false
+			}
 			if served && p.stats.relaying.Load() > p.budget.Load() && p.idlePoll.ready() && c.detached() {
 				// Many clients at once: one between transactions waits
 				// in the idle poller right away. The runtime keeps every
@@ -118,33 +123,14 @@ func (c *clientConn) relay() bool {
 		if c.rec != nil && typ != 'd' {
 			c.recordFrontend(typ, n, body)
 		}
-		var effs []StateEffect
-		var replace string
-		if c.policyOn && (typ == 'Q' || typ == 'P') {
-			effs = c.classifyMessage(typ, n, body)
-			if effs != nil && p.cfg.OnSessionState == PolicyReject {
-				if typ == 'P' {
-					if c.tracked {
-						c.rejectParse = rejection(effs)
-					}
-				} else {
-					if c.detached() {
-						// Refused outright: the client stays usable.
-						if !consumed {
-							if _, err := c.r.Discard(headerLen + n); err != nil {
-								c.vanish()
-								return true
-							}
-						}
-						c.send(append(rejection(effs), 'Z', 0, 0, 0, 5, 'I'))
-						continue
-					}
-					// Inside a transaction the server raises the refusal,
-					// so that the transaction fails as it would.
-					replace = raiseQuery(effs)
-				}
-				effs = nil
-			}
+		effs, replace, refused, err := c.policyStep(typ, n, body, consumed)
+		if err != nil {
+			unlock()
+			c.vanish()
+			return true
+		}
+		if refused {
+			continue
 		}
 		c.mu.Lock()
 		s := c.server
@@ -184,46 +170,7 @@ func (c *clientConn) relay() bool {
 			s.wmu.Lock()
 			locked = s
 		}
-		countFrontend(&c.st, typ)
-		c.noteFrontend(typ, n)
-		if typ == 'P' && c.tracked {
-			// A statement's effects happen when it runs: trackFrontend
-			// keeps them with the statement and applies them at Bind.
-			c.parseEffs, effs = effs, nil
-		}
-		if effs != nil && p.cfg.OnSessionState != PolicyAllow {
-			c.state.apply(effs)
-			if p.cfg.OnSessionState == PolicyPreserve {
-				c.st.Pinned = c.state.held()
-			}
-		}
-		if c.tracked {
-			pl := c.trackFrontend(s, typ, body, n)
-			c.mu.Unlock()
-			if replace != "" {
-				pl.action, pl.replace = planReplace, replace
-			}
-			err = c.writePlan(s.w, typ, n, body, consumed, &pl)
-		} else {
-			c.mu.Unlock()
-			switch {
-			case replace != "":
-				if !consumed {
-					_, err = c.r.Discard(headerLen + n)
-				}
-				if err == nil && writeQuery(s.w, replace) != nil {
-					err = errWrite
-				}
-			case consumed:
-				var h [headerLen]byte
-				s.w.Write(putHeader(h[:0], typ, n))
-				if _, werr := s.w.Write(body); werr != nil {
-					err = errWrite
-				}
-			default:
-				err = copyMessage(s.w, c.r, headerLen+n)
-			}
-		}
+		err = c.forward(s, typ, n, body, consumed, effs, replace)
 		if err != nil {
 			if errors.Is(err, errWrite) {
 				s.close()
@@ -239,6 +186,88 @@ func (c *clientConn) relay() bool {
 			return true
 		}
 	}
+}
+
+// policyStep runs the session-state policy on a client's Query or Parse
+// (policyOn): it returns the message's effects, or under the reject
+// policy the query that raises the refusal inside a transaction; refused
+// is set when the refusal was answered here and the message consumed.
+func (c *clientConn) policyStep(typ byte, n int, body []byte, consumed bool) (effs []StateEffect, replace string, refused bool, err error) {
+	if !c.policyOn || typ != 'Q' && typ != 'P' {
+		return nil, "", false, nil
+	}
+	effs = c.classifyMessage(typ, n, body)
+	if effs == nil || c.proxy.cfg.OnSessionState != PolicyReject {
+		return effs, "", false, nil
+	}
+	if typ == 'P' {
+		if c.tracked {
+			c.rejectParse = rejection(effs)
+		}
+		return nil, "", false, nil
+	}
+	if !c.detached() {
+		// Inside a transaction the server raises the refusal, so that the
+		// transaction fails as it would.
+		return nil, raiseQuery(effs), false, nil
+	}
+	// Refused outright: the client stays usable.
+	if !consumed {
+		if _, err := c.r.Discard(headerLen + n); err != nil {
+			return nil, "", true, err
+		}
+	}
+	c.send(append(rejection(effs), 'Z', 0, 0, 0, 5, 'I'))
+	return nil, "", true, nil
+}
+
+// forward writes one client message to its server s: the caller holds
+// s.wmu and c.mu, which forward unlocks. An error wrapping errWrite is the
+// server's; any other is the client's (the message was cut short).
+func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consumed bool, effs []StateEffect, replace string) error {
+	p := c.proxy
+	countFrontend(&c.st, typ)
+	c.noteFrontend(typ, n)
+	if typ == 'P' && c.tracked {
+		// A statement's effects happen when it runs: trackFrontend keeps
+		// them with the statement and applies them at Bind.
+		c.parseEffs, effs = effs, nil
+	}
+	if effs != nil && p.cfg.OnSessionState != PolicyAllow {
+		c.state.apply(effs)
+		if p.cfg.OnSessionState == PolicyPreserve {
+			c.st.Pinned = c.state.held()
+		}
+	}
+	if c.tracked {
+		pl := c.trackFrontend(s, typ, body, n)
+		c.mu.Unlock()
+		if replace != "" {
+			pl.action, pl.replace = planReplace, replace
+		}
+		return c.writePlan(s.w, typ, n, body, consumed, &pl)
+	}
+	c.mu.Unlock()
+	switch {
+	case replace != "":
+		if !consumed {
+			if _, err := c.r.Discard(headerLen + n); err != nil {
+				return err
+			}
+		}
+		if writeQuery(s.w, replace) != nil {
+			return errWrite
+		}
+	case consumed:
+		var h [headerLen]byte
+		s.w.Write(putHeader(h[:0], typ, n))
+		if _, werr := s.w.Write(body); werr != nil {
+			return errWrite
+		}
+	default:
+		return copyMessage(s.w, c.r, headerLen+n)
+	}
+	return nil
 }
 
 // relayBudget is how many clients may wait on a goroutine of their own
@@ -312,6 +341,18 @@ func (c *clientConn) attach() (*serverConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.setUp(s, true)
+}
+
+// setUp makes an acquired server the client's: it applies the client's
+// settings and parameters when the server lacks them and, with pump,
+// starts the pump (the event loop relays the server's messages itself).
+// On failure the server is given back.
+func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
+	p := c.proxy
+	if pump {
+		s.leaveLoop()
+	}
 	// What the server must carry for this client: in session and record
 	// mode its startup parameters beyond the tracked ones, in transaction
 	// mode the settings that follow it (preserve); one query either way.
@@ -353,8 +394,10 @@ func (c *clientConn) attach() (*serverConn, error) {
 	c.mu.Unlock()
 	p.stats.attaches.Add(1)
 	c.pool.ctr.assignments.Add(1)
-	c.pumps.Add(1)
-	go c.pump(s)
+	if pump {
+		c.pumps.Add(1)
+		go c.pump(s, false)
+	}
 	return s, nil
 }
 
@@ -389,10 +432,15 @@ func (c *clientConn) flushClient(done bool) {
 }
 
 // pump relays the server's messages to the client while s is attached,
-// and releases s when mayRelease says so.
-func (c *clientConn) pump(s *serverConn) {
+// and releases s when mayRelease says so. fatalSeen carries over from an
+// event loop that handed the client over mid-transaction.
+func (c *clientConn) pump(s *serverConn, fatalSeen bool) {
 	defer c.pumps.Done()
-	fatalSeen := false
+	if rio := s.lrio(); rio != nil && len(rio.pend) > 0 {
+		s.wmu.Lock()
+		rio.flushBlocking()
+		s.wmu.Unlock()
+	}
 	for {
 		if s.r.Buffered() == 0 {
 			c.flushClient(false)
@@ -408,90 +456,109 @@ func (c *clientConn) pump(s *serverConn) {
 			c.serverLost(s, fatalSeen)
 			return
 		}
-		if c.tracked {
-			if s.synthHead.Load() {
-				c.emitDueSynths(s, false)
-			}
-			if mayComplete(typ) {
-				var body []byte
-				var status byte
-				switch typ {
-				case 'C', 'E', 'Z':
-					if n <= maxSmallMessage {
-						if b, err := s.r.Peek(headerLen + n); err == nil {
-							body = b[headerLen:]
-						}
-					}
-				}
-				switch typ {
-				case 'Z':
-					if n != 1 || body == nil {
-						c.serverLost(s, fatalSeen)
-						return
-					}
-					status = body[0]
-				case 'E':
-					if body != nil && isFatal(body) {
-						fatalSeen = true
-					}
-				}
-				if err := c.trackBackend(s, typ, n, body); err != nil {
-					c.serverLost(s, fatalSeen)
-					return
-				}
-				if typ == 'Z' && c.readyForQuery(s, status) {
-					return
-				}
-				continue
-			}
-		}
-		if c.rec != nil && typ != 'D' && typ != 'd' {
-			c.recordBackend(s, typ, n)
-		}
-		switch typ {
-		case 'Z':
-			b, err := s.r.Peek(headerLen + 1)
-			if err != nil || n != 1 {
-				c.serverLost(s, fatalSeen)
-				return
-			}
-			status := b[headerLen]
-			if err := c.clientWrite(s, headerLen+n); err != nil {
-				c.serverLost(s, fatalSeen)
-				return
-			}
-			if c.readyForQuery(s, status) {
-				return
-			}
-			continue
-		case 'S':
-			if n <= maxSmallMessage {
-				b, err := s.r.Peek(headerLen + n)
-				if err == nil {
-					if name, value, ok := parseParameterStatus(b[headerLen:]); ok {
-						c.mu.Lock()
-						s.params[name] = value
-						if isTracked(name) {
-							c.params[name] = value
-							s.sig = paramsSig(s.params)
-							c.sig = paramsSig(c.params)
-						}
-						c.mu.Unlock()
-					}
-				}
-			}
-		case 'E':
-			if n <= maxSmallMessage {
-				if b, err := s.r.Peek(headerLen + n); err == nil && isFatal(b[headerLen:]) {
-					fatalSeen = true
-				}
-			}
-		}
-		if err := c.clientWrite(s, headerLen+n); err != nil {
-			c.serverLost(s, fatalSeen)
+		if c.serverMessage(s, typ, n, &fatalSeen) != smNext {
 			return
 		}
 	}
+}
+
+// smResult is what became of the server after serverMessage.
+type smResult int
+
+const (
+	smNext     smResult = iota // still attached: go on
+	smReleased                 // released at a ReadyForQuery
+	smLost                     // failed; serverLost has run
+)
+
+// serverMessage relays one server message of type typ and body length n
+// (its header is buffered in s.r) to the client and keeps the relay state;
+// it reads the message from s.r, all of it unless the server failed.
+func (c *clientConn) serverMessage(s *serverConn, typ byte, n int, fatalSeen *bool) smResult {
+	if c.tracked {
+		if s.synthHead.Load() {
+			c.emitDueSynths(s, false)
+		}
+		if mayComplete(typ) {
+			var body []byte
+			var status byte
+			switch typ {
+			case 'C', 'E', 'Z':
+				if n <= maxSmallMessage {
+					if b, err := s.r.Peek(headerLen + n); err == nil {
+						body = b[headerLen:]
+					}
+				}
+			}
+			switch typ {
+			case 'Z':
+				if n != 1 || body == nil {
+					c.serverLost(s, *fatalSeen)
+					return smLost
+				}
+				status = body[0]
+			case 'E':
+				if body != nil && isFatal(body) {
+					*fatalSeen = true
+				}
+			}
+			if err := c.trackBackend(s, typ, n, body); err != nil {
+				c.serverLost(s, *fatalSeen)
+				return smLost
+			}
+			if typ == 'Z' && c.readyForQuery(s, status) {
+				return smReleased
+			}
+			return smNext
+		}
+	}
+	if c.rec != nil && typ != 'D' && typ != 'd' {
+		c.recordBackend(s, typ, n)
+	}
+	switch typ {
+	case 'Z':
+		b, err := s.r.Peek(headerLen + 1)
+		if err != nil || n != 1 {
+			c.serverLost(s, *fatalSeen)
+			return smLost
+		}
+		status := b[headerLen]
+		if err := c.clientWrite(s, headerLen+n); err != nil {
+			c.serverLost(s, *fatalSeen)
+			return smLost
+		}
+		if c.readyForQuery(s, status) {
+			return smReleased
+		}
+		return smNext
+	case 'S':
+		if n <= maxSmallMessage {
+			b, err := s.r.Peek(headerLen + n)
+			if err == nil {
+				if name, value, ok := parseParameterStatus(b[headerLen:]); ok {
+					c.mu.Lock()
+					s.params[name] = value
+					if isTracked(name) {
+						c.params[name] = value
+						s.sig = paramsSig(s.params)
+						c.sig = paramsSig(c.params)
+					}
+					c.mu.Unlock()
+				}
+			}
+		}
+	case 'E':
+		if n <= maxSmallMessage {
+			if b, err := s.r.Peek(headerLen + n); err == nil && isFatal(b[headerLen:]) {
+				*fatalSeen = true
+			}
+		}
+	}
+	if err := c.clientWrite(s, headerLen+n); err != nil {
+		c.serverLost(s, *fatalSeen)
+		return smLost
+	}
+	return smNext
 }
 
 // isFatal reports whether an ErrorResponse body has severity FATAL or
@@ -529,6 +596,10 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 	c.flushClient(true)
 	s.wmu.Lock() // wait for a write of this client still under way
 	s.wmu.Unlock()
+	if s.lclient == c {
+		// Off the event loop before another client may have it.
+		s.loop.dropServer(s)
+	}
 	if c.policyOn && !c.cleanServer(s, gone) {
 		c.pool.discard(s)
 	} else {
@@ -537,9 +608,10 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 	if !gone && c.proxy.closing.Load() {
 		c.closeForShutdown()
 	}
-	if !gone && c.proxy.stats.relaying.Load() > c.proxy.budget.Load() {
+	if !gone && c.lp == nil && (c.proxy.stats.relaying.Load() > c.proxy.budget.Load() || c.loopable()) {
 		// The client goroutine, already waiting for the next message,
-		// hands the client to the idle poller (see relayBudget).
+		// hands the client to the idle poller (see relayBudget) or back
+		// to an event loop.
 		c.nudge(math.MaxInt64)
 	}
 	return true

@@ -91,6 +91,18 @@ type serverConn struct {
 	unnamedOwner *clientConn
 	unnamedGen   uint64
 	qseq         uint64
+	// rio is the socket under r and w: a *rawIO, except behind TLS.
+	rio io.ReadWriter
+	// Event-loop state (evloop.go). loop is the loop whose epoll set has
+	// the descriptor lfd, and the fields after it are used by that loop
+	// alone: lclient is the loop's client s is attached to, lfatal
+	// whether the server sent a FATAL, lblocked that relaying to the
+	// client waits for its socket to drain, lout that the loop watches
+	// the socket for writing.
+	loop                   *evLoop
+	lfd                    int32
+	lclient                *clientConn
+	lfatal, lblocked, lout bool
 	// skipping is set when an extended-protocol message failed and no
 	// Sync was pending: the server ignores what follows up to the next
 	// Sync (see clientConn.trackFrontend).
@@ -132,6 +144,7 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 	s := &serverConn{
 		pool:    p,
 		conn:    hc.Conn,
+		rio:     rio,
 		r:       bufio.NewReaderSize(rio, serverBufSize),
 		w:       bufio.NewWriterSize(rio, serverBufSize),
 		pid:     hc.PID,

@@ -45,6 +45,8 @@
 #   POOLER_ARGS ("")                 extra `pgpoolcheck proxy` flags (split on spaces)
 #   RECORD (0)                       1: also pgpoolcheck in session and in record mode
 #   RECORD_ONLY (0)                  1 (with RECORD=1): only those two, for issue 5's ratio
+#   GOROUTINE_RELAY (0)              1: also pgpoolcheck-goroutine, the same binary with
+#                                    --relay goroutine (the relay before the event loops)
 #   EVLOOP (0)                       1: also scripts/evloop, the event-loop experiment (not a
 #                                    product: -S simple and extended only, no prepared)
 #   EVLOOP_LOOPS (2)                 its event loops
@@ -78,6 +80,7 @@ BASE_PORT=${BASE_PORT:-24300}
 RECORD=${RECORD:-0}
 RECORD_ONLY=${RECORD_ONLY:-0}
 EVLOOP=${EVLOOP:-0}
+GOROUTINE_RELAY=${GOROUTINE_RELAY:-0}
 EVLOOP_LOOPS=${EVLOOP_LOOPS:-2}
 read -ra EVLOOP_EXTRA <<<"${EVLOOP_ARGS-}"
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
@@ -183,6 +186,10 @@ if [ "$EVLOOP" = 1 ]; then
   PORT[evloop]=$((BASE_PORT + n))
   n=$((n + 1))
 fi
+if [ "$GOROUTINE_RELAY" = 1 ]; then
+  PORT[pgpoolcheck-goroutine]=$((BASE_PORT + n))
+  n=$((n + 1))
+fi
 per_run() { [[ " ${PER_RUN[*]} " == *" $1 "* ]]; }
 for t in "${!PORT[@]}"; do
   port_free "${PORT[$t]}" || { echo "port ${PORT[$t]} ($t) is in use: set BASE_PORT" >&2; exit 1; }
@@ -203,6 +210,10 @@ start_pgpoolcheck() {
   local t=${1:-pgpoolcheck} flags
   case $t in
     pgpoolcheck) flags=("${PPC_FLAGS[@]}") ;;
+    pgpoolcheck-goroutine)
+      flags=("${PPC_FLAGS[@]}" --relay goroutine)
+      flags[1]="127.0.0.1:${PORT[$t]}"
+      ;;
     *)
       flags=(--listen "127.0.0.1:${PORT[$t]}" --upstream "$UPSTREAM" --pool-size "$MAX_CLIENTS"
         --max-client-conn "$MAX_CLIENT_CONN" --log-level warn)
@@ -275,7 +286,7 @@ stop_target() { stop_session "${SID[$1]}"; }
 echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on port ${PORT[direct]}"
 "${RUNAS[@]}" "$PGBIN/initdb" -D "$WORK/data" -U postgres -A trust -E UTF8 --locale=C --no-sync >/dev/null
 setsid "${RUNAS[@]}" "$PGBIN/postgres" -D "$WORK/data" -k "$WORK" -p "${PORT[direct]}" \
-  -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS * (RECORD == 1 ? 3 : 1) + POOL_SIZE * (${#BOUNCERS[@]} + 1 + EVLOOP) + 20)) \
+  -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS * (RECORD == 1 ? 3 : 1) + POOL_SIZE * (${#BOUNCERS[@]} + 1 + EVLOOP + GOROUTINE_RELAY) + 20)) \
   -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off >"$WORK/postgres.log" 2>&1 &
 SIDS+=("$!")
 PG_SID=$!
@@ -297,6 +308,11 @@ for t in "${BOUNCERS[@]}"; do
   fi
 done
 POOLERS+=(pgpoolcheck)
+if [ "$GOROUTINE_RELAY" = 1 ]; then
+  start_pgpoolcheck pgpoolcheck-goroutine
+  echo "# pgpoolcheck-goroutine on port ${PORT[pgpoolcheck-goroutine]}: the same flags and --relay goroutine"
+  POOLERS+=(pgpoolcheck-goroutine)
+fi
 EXPERIMENTS=()
 if [ "$EVLOOP" = 1 ]; then
   start_evloop

@@ -28,6 +28,7 @@ type proxyFlags struct {
 	insecureTrust             bool
 	maxMessageSize            int
 	maxPrepared               int
+	relay                     string
 	logLevel, logFormat       string
 	config, pgbouncerINI      string
 	capture                   string
@@ -141,6 +142,7 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.insecureTrust, "insecure-trust", false, "allow trust authentication on a non-loopback address")
 	fl.IntVar(&f.maxMessageSize, "max-message-size", pooler.DefaultMaxMessageSize, "largest client message in bytes")
 	fl.IntVar(&f.maxPrepared, "max-prepared-statements", 200, "protocol prepared statements kept per server connection in transaction mode (0 turns their support off)")
+	fl.StringVar(&f.relay, "relay", "loop", "how transaction mode relays: loop (a few epoll event loops, Linux) or goroutine (two goroutines per busy client)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.capture, "capture", "", "record every client session to this capture file (JSON Lines; required with --mode record)")
@@ -311,6 +313,7 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		InsecureTrust:         f.insecureTrust,
 		MaxMessageSize:        f.maxMessageSize,
 		MaxPreparedStatements: maxPrepared(f.maxPrepared),
+		Relay:                 pooler.Relay(f.relay),
 		Logger:                logger,
 		AdminUsers:            adminUsers(f.adminUsers),
 	}

@@ -1,0 +1,1012 @@
+//go:build linux
+
+package pooler
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// The event-loop relay (docs/design-event-loop.md). In transaction mode
+// over plain sockets, a logged-in client belongs to one of a few event
+// loops: a goroutine with an epoll set (edge-triggered) that reads the
+// client's messages and its attached server's answers as the sockets
+// become readable and runs them through the same per-message functions as
+// the goroutine relay (policyStep, forward, serverMessage). A goroutine
+// per connection costs the Go runtime a park and a wake-up for every
+// socket event; a loop handles whatever one epoll_wait returns in one go.
+//
+// Whatever would block is not done on a loop: the client is handed to the
+// goroutine relay (eject) — connecting a new server, setting parameters or
+// session settings on a server, cleaning a server of session state at its
+// release, a message larger than the read buffer, a paused pool. The
+// goroutine relay hands the client back once it is between transactions
+// (clientConn.run).
+//
+// Ownership: a client is the loop's from adopt to eject or done, and only
+// the loop reads it and its buffers then. A server is the loop's while it
+// is attached to one of the loop's clients (s.lclient). Its descriptor
+// stays in the epoll set of the loop that last had it (s.loop) until
+// another owner takes it out (bind, leaveLoop), so a server that goes back
+// and forth between the clients of one loop costs no epoll_ctl.
+
+// evLoop is one event loop.
+type evLoop struct {
+	p   *Proxy
+	ep  int
+	efd int // eventfd: wakes the loop for its inbox
+	// file holds ep for the runtime's poller; rc waits on it.
+	file *os.File
+	rc   syscall.RawConn
+
+	mu    sync.Mutex
+	inbox []loopMsg
+	awake bool // the loop will look at the inbox before it sleeps
+	// stopped is set once the loop has ended (msgStop).
+	stopped bool
+
+	// Loop goroutine only.
+	clients map[int32]*clientConn
+	servers map[int32]*serverConn
+	work    []loopMsg
+}
+
+type loopMsgKind uint8
+
+const (
+	msgAdopt    loopMsgKind = iota // a client to own
+	msgServer                      // a waiting client's server
+	msgGrant                       // a waiting client may connect a server
+	msgExpired                     // a waiting client's wait timed out
+	msgClosed                      // a waiting client's pool closed
+	msgShutdown                    // close the clients between transactions
+	msgStop                        // shut down: close every client
+)
+
+type loopMsg struct {
+	kind loopMsgKind
+	c    *clientConn
+	s    *serverConn
+}
+
+// epollIn is what the loop watches a socket for: edge-triggered input.
+const epollIn = syscall.EPOLLIN | syscall.EPOLLRDHUP | 1<<31
+
+// loopOut bounds what a socket may hold back unwritten before the loop
+// stops relaying into it until it drains.
+const loopOut = 256 << 10
+
+// startLoops starts n loops; on failure the proxy uses the goroutine
+// relay only.
+func (p *Proxy) startLoops(n int) {
+	var loops []*evLoop
+	for range n {
+		l, err := newLoop(p)
+		if err != nil {
+			p.log.Warn("event loop unavailable; relaying on goroutines", "err", err)
+			for _, l := range loops {
+				l.post(loopMsg{kind: msgStop})
+			}
+			return
+		}
+		loops = append(loops, l)
+		go l.run()
+	}
+	p.loops = loops
+}
+
+func newLoop(p *Proxy) (*evLoop, error) {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	const efdCloexec, efdNonblock = 0x80000, 0x800
+	efd, _, errno := syscall.RawSyscall(syscall.SYS_EVENTFD2, 0, efdCloexec|efdNonblock, 0)
+	if errno != 0 {
+		syscall.Close(ep)
+		return nil, errno
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(efd)}
+	if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, int(efd), &ev); err != nil {
+		syscall.Close(ep)
+		syscall.Close(int(efd))
+		return nil, err
+	}
+	// The loop waits for its epoll set in the runtime's network poller
+	// (an epoll set is itself pollable), not in a blocking epoll_wait: a
+	// goroutine blocked in a system call has its processor taken away
+	// and, once it returns, is preempted and moved between threads.
+	if err := syscall.SetNonblock(ep, true); err != nil {
+		syscall.Close(ep)
+		syscall.Close(int(efd))
+		return nil, err
+	}
+	f := os.NewFile(uintptr(ep), "evloop")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		syscall.Close(int(efd))
+		return nil, err
+	}
+	return &evLoop{p: p, ep: ep, efd: int(efd), file: f, rc: rc, awake: true,
+		clients: make(map[int32]*clientConn), servers: make(map[int32]*serverConn)}, nil
+}
+
+// post hands the loop a message from any goroutine (the loop's own
+// included).
+func (l *evLoop) post(m loopMsg) {
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		// Shutdown is over: the client is closed on a goroutine.
+		if m.s != nil {
+			m.c.pool.discard(m.s)
+		}
+		if m.c != nil {
+			m.c.inLoop.Store(false)
+			m.c.conn.Close()
+			l.release(m.c)
+		}
+		return
+	}
+	l.inbox = append(l.inbox, m)
+	wake := !l.awake
+	l.awake = true
+	l.mu.Unlock()
+	if wake {
+		one := uint64(1)
+		syscall.Write(l.efd, (*[8]byte)(unsafe.Pointer(&one))[:])
+	}
+}
+
+// pickLoop returns the loop for a new client, round robin.
+func (p *Proxy) pickLoop() *evLoop {
+	return p.loops[int(p.nextLoop.Add(1))%len(p.loops)]
+}
+
+func (l *evLoop) run() {
+	events := make([]syscall.EpollEvent, 256)
+	for {
+		l.mu.Lock()
+		l.work, l.inbox = l.inbox, l.work[:0]
+		if len(l.work) == 0 {
+			l.awake = false
+		}
+		l.mu.Unlock()
+		if len(l.work) > 0 {
+			for i, m := range l.work {
+				l.work[i] = loopMsg{}
+				if m.kind == msgStop {
+					l.stop(l.work[i+1:])
+					return
+				}
+				l.handle(m)
+			}
+			continue
+		}
+		var n int
+		var werr error
+		err := l.rc.Read(func(fd uintptr) bool {
+			n, werr = syscall.EpollWait(int(fd), events, 0)
+			return n > 0 || werr != nil && werr != syscall.EINTR
+		})
+		if err == nil {
+			err = werr
+		}
+		if err != nil {
+			l.p.log.Error("event loop failed", "err", err)
+			return
+		}
+		l.mu.Lock()
+		l.awake = true
+		l.mu.Unlock()
+		for _, ev := range events[:n] {
+			fd := ev.Fd
+			if int(fd) == l.efd {
+				var b [8]byte
+				syscall.Read(l.efd, b[:])
+				continue
+			}
+			if c := l.clients[fd]; c != nil {
+				if ev.Events&syscall.EPOLLOUT != 0 {
+					l.clientWritable(c)
+				}
+				if ev.Events&^syscall.EPOLLOUT != 0 && l.clients[fd] == c {
+					l.clientReadable(c)
+				}
+				continue
+			}
+			if s := l.servers[fd]; s != nil {
+				if ev.Events&syscall.EPOLLOUT != 0 {
+					l.serverWritable(s)
+				}
+				if ev.Events&^syscall.EPOLLOUT != 0 && l.servers[fd] == s {
+					l.serverReadable(s)
+				}
+			}
+		}
+	}
+}
+
+// handle runs one inbox message.
+func (l *evLoop) handle(m loopMsg) {
+	c := m.c
+	switch m.kind {
+	case msgAdopt:
+		l.adopt(c)
+	case msgServer:
+		c.lwait = false
+		c.pool.ctr.observeWait(time.Since(c.waiter.since))
+		l.bind(c, m.s)
+	case msgGrant:
+		c.lwait = false
+		c.pool.ctr.observeWait(time.Since(c.waiter.since))
+		l.eject(c, nil, true)
+	case msgShutdown:
+		l.shutdownIdle()
+	case msgExpired, msgClosed:
+		c.lwait = false
+		err := errWaitTimeout
+		if m.kind == msgClosed {
+			err = errPoolClosed
+		}
+		l.noServer(c, err)
+	}
+}
+
+// fdOf returns the descriptor of a raw socket, or -1.
+func fdOf(r *rawIO) int32 {
+	fd := int32(-1)
+	r.rc.Control(func(f uintptr) { fd = int32(f) })
+	return fd
+}
+
+// adopt takes a client between transactions (nothing attached) from its
+// goroutine or from login.
+func (l *evLoop) adopt(c *clientConn) {
+	rio := c.rio.(*rawIO)
+	fd := fdOf(rio)
+	if fd < 0 {
+		c.inLoop.Store(false)
+		l.release(c) // closed meanwhile
+		return
+	}
+	if old := l.clients[fd]; old != nil && old != c {
+		// A descriptor reused after a close the loop did not see.
+		delete(l.clients, fd)
+	}
+	c.lp, c.lfd = l, fd
+	rio.nb = true
+	l.clients[fd] = c
+	ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
+	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
+		delete(l.clients, fd)
+		c.lp = nil
+		c.inLoop.Store(false)
+		rio.nb = false
+		go c.resume(nil, false)
+		return
+	}
+	if l.p.closing.Load() {
+		c.closeForShutdown()
+		l.finish(c)
+		return
+	}
+	// Whatever the client sent meanwhile is read now: the epoll set
+	// reports only what arrives from here on.
+	l.clientReadable(c)
+}
+
+// release hands a client that closed before the loop took it to a
+// goroutine, which cleans up after it.
+func (l *evLoop) release(c *clientConn) {
+	c.rio.(*rawIO).nb = false
+	go c.resume(nil, false)
+}
+
+// clientReadable reads and relays the client's messages until its socket
+// has nothing more.
+func (l *evLoop) clientReadable(c *clientConn) {
+	if c.lwait {
+		return // after bind
+	}
+	if c.r == nil {
+		c.getReader()
+	}
+	for {
+		if !l.frontend(c) || c.lp != l {
+			return
+		}
+		before := c.r.Buffered()
+		if before == c.r.Size() {
+			return // cannot happen: frontend ejects what does not fit
+		}
+		_, err := c.r.Peek(before + 1)
+		if got := c.r.Buffered() - before; got > 0 {
+			continue
+		}
+		if errors.Is(err, errAgain) {
+			if c.r.Buffered() == 0 && !c.attached() {
+				c.putReader()
+			}
+			return
+		}
+		// EOF, reset or closed.
+		if c.r.Buffered() == 0 {
+			c.putReader()
+		}
+		l.flushServerOf(c)
+		c.vanish()
+		l.afterVanish(c)
+		return
+	}
+}
+
+// attached reports whether a server is attached (loop goroutine).
+func (c *clientConn) attached() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.server != nil
+}
+
+// frontend relays the client's complete buffered messages. It reports
+// false when the loop is done with the client for now (it waits for a
+// server, was handed to a goroutine, or left).
+func (l *evLoop) frontend(c *clientConn) bool {
+	p := l.p
+	max := p.cfg.MaxMessageSize
+	var locked *serverConn
+	defer func() {
+		if locked != nil {
+			l.flushServer(c, locked)
+		}
+	}()
+	for {
+		if c.r.Buffered() < headerLen {
+			if c.r.Buffered() == 0 && c.tracked {
+				c.mu.Lock()
+				s := c.server
+				c.mu.Unlock()
+				if s != nil && s.synthHead.Load() {
+					c.emitDueSynths(s, true)
+				}
+			}
+			return true
+		}
+		h, _ := c.r.Peek(headerLen)
+		typ, n, err := parseHeader(h, max)
+		if err == nil && !isFrontendType(typ) {
+			err = errors.New("invalid frontend message type " + quoteByte(typ))
+		}
+		if err != nil {
+			l.flushLocked(c, &locked)
+			c.protocolError(err)
+			l.afterVanish(c)
+			return false
+		}
+		if typ == 'X' {
+			l.flushLocked(c, &locked)
+			c.vanish()
+			l.afterVanish(c)
+			return false
+		}
+		total := headerLen + n
+		if total > c.r.Size() {
+			l.flushLocked(c, &locked)
+			l.eject(c, nil, false)
+			return false
+		}
+		if c.r.Buffered() < total {
+			return true
+		}
+		var body []byte
+		if c.tracked {
+			if c.skipTillSync && typ != 'S' {
+				c.r.Discard(total)
+				continue
+			}
+			if look, _ := needsBody(typ); look {
+				b, _ := c.r.Peek(total)
+				body = b[headerLen:]
+			}
+		} else if typ == 'Q' && c.policyOn {
+			b, _ := c.r.Peek(total)
+			body = b[headerLen:]
+		}
+		var effs []StateEffect
+		var replace string
+		if c.lheld {
+			// Classified already, before the loop waited for a server.
+			effs, replace, c.lheld, c.leffs, c.lreplace = c.leffs, c.lreplace, false, nil, ""
+		} else {
+			var refused bool
+			effs, replace, refused, _ = c.policyStep(typ, n, body, false)
+			if refused {
+				continue
+			}
+		}
+		c.mu.Lock()
+		s := c.server
+		if s == nil {
+			c.mu.Unlock()
+			l.flushLocked(c, &locked)
+			if typ == 'd' || typ == 'c' || typ == 'f' {
+				// Copy messages outside COPY are ignored by PostgreSQL too.
+				c.r.Discard(total)
+				continue
+			}
+			c.lheld, c.leffs, c.lreplace = true, effs, replace
+			if !l.attach(c) {
+				return false
+			}
+			c.lheld, c.leffs, c.lreplace = false, nil, ""
+			c.mu.Lock()
+			s = c.server
+		}
+		if locked != s {
+			c.mu.Unlock()
+			l.flushLocked(c, &locked)
+			if rio := s.lrio(); rio != nil && len(rio.pend) > loopOut {
+				// The server does not keep up: go on when it drains
+				// (serverWritable).
+				c.lheld, c.leffs, c.lreplace = true, effs, replace
+				return false
+			}
+			s.wmu.Lock()
+			locked = s
+			c.mu.Lock()
+		}
+		err = c.forward(s, typ, n, body, false, effs, replace)
+		if err != nil {
+			if errors.Is(err, errWrite) {
+				l.flushLocked(c, &locked)
+				l.serverFailed(c, s)
+				return false
+			}
+			c.mu.Lock()
+			c.st.Broken = true
+			c.mu.Unlock()
+			l.flushLocked(c, &locked)
+			c.vanish()
+			l.afterVanish(c)
+			return false
+		}
+	}
+}
+
+// flushLocked flushes and unlocks the server frontend holds.
+func (l *evLoop) flushLocked(c *clientConn, locked **serverConn) {
+	if s := *locked; s != nil {
+		*locked = nil
+		l.flushServer(c, s)
+	}
+}
+
+// flushServer flushes what the client wrote to s; s.wmu is held and
+// unlocked here.
+func (l *evLoop) flushServer(c *clientConn, s *serverConn) {
+	err := s.w.Flush()
+	rio := s.lrio()
+	pend := rio != nil && len(rio.pend) > 0
+	s.wmu.Unlock()
+	if err != nil {
+		s.close()
+		if s.lclient == c {
+			l.serverFailed(c, s)
+		}
+		return
+	}
+	if pend && !s.lout && s.loop == l {
+		s.lout = true
+		l.modify(s.lfd, true)
+	}
+}
+
+// flushServerOf flushes the client's attached server, if any.
+func (l *evLoop) flushServerOf(c *clientConn) {
+	c.mu.Lock()
+	s := c.server
+	c.mu.Unlock()
+	if s != nil && s.lclient == c {
+		s.wmu.Lock()
+		l.flushServer(c, s)
+	}
+}
+
+func (l *evLoop) modify(fd int32, out bool) {
+	ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
+	if out {
+		ev.Events |= syscall.EPOLLOUT
+	}
+	syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_MOD, int(fd), &ev)
+}
+
+// lrio returns the server's raw socket, or nil behind TLS.
+func (s *serverConn) lrio() *rawIO {
+	r, _ := s.rio.(*rawIO)
+	return r
+}
+
+// attach gets the client a server without blocking. It reports whether
+// the client has one now; otherwise it waits in the pool's queue (the
+// loop gets a message) or was handed to a goroutine.
+func (l *evLoop) attach(c *clientConn) bool {
+	p := l.p
+	if p.closing.Load() {
+		l.noServer(c, errPoolClosed)
+		return false
+	}
+	if p.pause.on.Load() {
+		l.eject(c, nil, false)
+		return false
+	}
+	pl := c.pool
+	for {
+		pl.lock()
+		if pl.closed {
+			pl.unlock()
+			l.noServer(c, errPoolClosed)
+			return false
+		}
+		if n := len(pl.idle); n > 0 {
+			s := pl.idle[n-1]
+			pl.idle[n-1] = nil
+			pl.idle = pl.idle[:n-1]
+			pl.unlock()
+			if time.Since(s.idleSince) >= aliveCheckAfter && !s.alive() {
+				pl.discard(s)
+				continue
+			}
+			return l.bind(c, s)
+		}
+		if pl.open < pl.size {
+			// A new server: its login blocks.
+			pl.unlock()
+			l.eject(c, nil, false)
+			return false
+		}
+		w := &c.waiter
+		w.loop, w.c = l, c
+		w.since, w.deadline = time.Now(), time.Now().Add(p.live.queryWaitTimeout())
+		pl.waiters.pushBack(w)
+		if !pl.armed {
+			pl.arm(w.deadline)
+		}
+		c.lwait = true
+		pl.unlock()
+		return false
+	}
+}
+
+// bind attaches s to the client on the loop, or hands both to a goroutine
+// when s needs setting up first; it reports whether s is attached on the
+// loop. After a wait, the client's messages are relayed here.
+func (l *evLoop) bind(c *clientConn, s *serverConn) bool {
+	waited := c.waiter.loop != nil
+	c.waiter.loop, c.waiter.c = nil, nil
+	rio := s.lrio()
+	c.mu.Lock()
+	simple := rio != nil && s.sig == c.sig && len(c.startupSets) == 0 && len(c.state.settings) == 0
+	c.mu.Unlock()
+	if !simple {
+		l.eject(c, s, false)
+		return false
+	}
+	fd := s.lfd
+	if s.loop != l {
+		if s.loop != nil {
+			syscall.EpollCtl(s.loop.ep, syscall.EPOLL_CTL_DEL, int(fd), nil)
+			s.loop = nil
+		}
+		if fd = fdOf(rio); fd < 0 {
+			l.p.stats.serversLost.Add(1)
+			c.pool.discard(s)
+			return l.attach(c)
+		}
+		ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
+		if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
+			l.eject(c, s, false)
+			return false
+		}
+		s.loop, s.lfd, s.lout = l, fd, false
+	}
+	rio.nb = true
+	s.lclient, s.lfatal, s.lblocked = c, false, false
+	l.servers[fd] = s
+	c.setUp(s, false)
+	if waited {
+		// The message that asked for the server is still buffered.
+		l.clientReadable(c)
+		return false
+	}
+	return true
+}
+
+// leaveLoop takes a server that a goroutine is about to use out of the
+// event loop that last had it.
+func (s *serverConn) leaveLoop() {
+	if s.loop != nil {
+		syscall.EpollCtl(s.loop.ep, syscall.EPOLL_CTL_DEL, int(s.lfd), nil)
+		s.loop = nil
+	}
+	if rio := s.lrio(); rio != nil {
+		rio.nb = false
+	}
+}
+
+// noServer closes a client that gets no server.
+func (l *evLoop) noServer(c *clientConn, err error) {
+	c.send(serverFailure(err))
+	l.p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
+	c.vanish()
+	l.afterVanish(c)
+}
+
+// serverReadable relays the server's answers to its client.
+func (l *evLoop) serverReadable(s *serverConn) {
+	c := s.lclient
+	if c == nil {
+		return
+	}
+	for {
+		switch l.backend(c, s) {
+		case smReleased, smLost:
+			return
+		}
+		if s.lblocked {
+			return
+		}
+		before := s.r.Buffered()
+		_, err := s.r.Peek(before + 1)
+		if s.r.Buffered() > before {
+			continue
+		}
+		if errors.Is(err, errAgain) {
+			l.flushClient(c)
+			return
+		}
+		l.serverGone(c, s)
+		return
+	}
+}
+
+// backend relays the server's complete buffered messages; smNext means
+// that more must be read (or the client's socket must drain first:
+// s.lblocked).
+func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
+	for {
+		if s.r.Buffered() < headerLen {
+			return smNext
+		}
+		h, _ := s.r.Peek(headerLen)
+		typ := h[0]
+		n := int(int32(binary.BigEndian.Uint32(h[1:5]))) - 4
+		if n < 0 {
+			l.serverGone(c, s)
+			return smLost
+		}
+		total := headerLen + n
+		if total > s.r.Size() {
+			l.eject(c, s, false)
+			return smLost
+		}
+		if s.r.Buffered() < total {
+			return smNext
+		}
+		if typ == 'Z' && c.policyOn && c.stateDirty() {
+			// Cleaning the server at its release takes round trips.
+			l.eject(c, s, false)
+			return smLost
+		}
+		if rio, _ := c.rio.(*rawIO); len(rio.pend) > loopOut {
+			s.lblocked = true
+			return smNext
+		}
+		switch r := c.serverMessage(s, typ, n, &s.lfatal); r {
+		case smReleased:
+			l.released(c, s)
+			return r
+		case smLost:
+			l.dropServer(s)
+			l.afterServerLost(c)
+			return r
+		}
+	}
+}
+
+// stateDirty reports whether the client's server carries session state
+// that cleanServer must take off.
+func (c *clientConn) stateDirty() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state.dirty()
+}
+
+// released runs after serverMessage gave s back to the pool.
+func (l *evLoop) released(c *clientConn, s *serverConn) {
+	c.mu.Lock()
+	gone := c.gone
+	c.mu.Unlock()
+	switch {
+	case gone:
+		c.done()
+	case l.p.closing.Load():
+		// readyForQuery closed the client.
+		l.finish(c)
+	case c.r != nil && c.r.Buffered() > 0:
+		// The client's next transaction is buffered already.
+		l.clientReadable(c)
+	default:
+		if c.r != nil {
+			c.putReader()
+		}
+	}
+}
+
+// dropServer forgets a server that is no longer attached on this loop
+// (its descriptor stays in the epoll set: see leaveLoop).
+func (l *evLoop) dropServer(s *serverConn) {
+	if l.servers[s.lfd] == s {
+		delete(l.servers, s.lfd)
+	}
+	s.lclient = nil
+	s.lblocked = false
+}
+
+// serverGone handles a server whose stream ended or broke.
+func (l *evLoop) serverGone(c *clientConn, s *serverConn) {
+	c.serverLost(s, s.lfatal)
+	l.dropServer(s)
+	l.afterServerLost(c)
+}
+
+// serverFailed handles a write to the server that failed: s is closed.
+func (l *evLoop) serverFailed(c *clientConn, s *serverConn) {
+	if s.lclient != c {
+		return
+	}
+	l.serverGone(c, s)
+}
+
+// afterServerLost finishes a client whose server was lost: serverLost
+// wrote it an error and closed its socket.
+func (l *evLoop) afterServerLost(c *clientConn) {
+	c.mu.Lock()
+	gone := c.gone
+	c.mu.Unlock()
+	l.forget(c)
+	if !gone {
+		c.vanish()
+	}
+	c.done()
+}
+
+// afterVanish finishes a client that left (vanish ran): at once when
+// nothing is attached, else once the server is clean (released) or lost.
+func (l *evLoop) afterVanish(c *clientConn) {
+	l.forget(c)
+	c.mu.Lock()
+	s := c.server
+	c.mu.Unlock()
+	if s == nil {
+		c.done()
+		return
+	}
+	if s.lclient != c {
+		return // cannot happen: a loop client's server is on the loop
+	}
+	// vanish either wrote the clean-up to s (its answers release it) or
+	// closed s; a closed socket leaves the epoll set without an event.
+	s.wmu.Lock()
+	l.flushServer(c, s)
+	if s.lclient != c {
+		return
+	}
+	if _, err := s.r.Peek(1); err != nil && !errors.Is(err, errAgain) {
+		l.serverGone(c, s)
+		return
+	}
+	l.serverReadable(s)
+}
+
+// forget takes the client out of the loop's set.
+func (l *evLoop) forget(c *clientConn) {
+	if c.lp != l {
+		return
+	}
+	if l.clients[c.lfd] == c {
+		delete(l.clients, c.lfd)
+		syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, int(c.lfd), nil)
+	}
+	c.lp = nil
+	c.inLoop.Store(false)
+}
+
+// finish ends a client the loop closed between transactions.
+func (l *evLoop) finish(c *clientConn) {
+	l.forget(c)
+	c.vanish()
+	c.done()
+}
+
+// flushClient writes out what was relayed to the client.
+func (l *evLoop) flushClient(c *clientConn) {
+	c.wmu.Lock()
+	if c.w != nil {
+		c.w.Flush()
+	}
+	rio := c.rio.(*rawIO)
+	pend := len(rio.pend) > 0
+	c.wmu.Unlock()
+	if pend && !c.lout && c.lp == l {
+		c.lout = true
+		l.modify(c.lfd, true)
+	}
+}
+
+// clientWritable writes what the client's socket did not take before.
+func (l *evLoop) clientWritable(c *clientConn) {
+	c.wmu.Lock()
+	rio := c.rio.(*rawIO)
+	left, _ := rio.flushPend()
+	small := len(rio.pend) <= loopOut
+	c.wmu.Unlock()
+	if !left && c.lout {
+		c.lout = false
+		l.modify(c.lfd, false)
+	}
+	if small {
+		c.mu.Lock()
+		s := c.server
+		c.mu.Unlock()
+		if s != nil && s.lclient == c && s.lblocked {
+			s.lblocked = false
+			l.serverReadable(s)
+		}
+	}
+}
+
+// serverWritable writes what the server's socket did not take before.
+func (l *evLoop) serverWritable(s *serverConn) {
+	s.wmu.Lock()
+	rio := s.lrio()
+	left, _ := rio.flushPend()
+	small := len(rio.pend) <= loopOut
+	s.wmu.Unlock()
+	if !left && s.lout {
+		s.lout = false
+		l.modify(s.lfd, false)
+	}
+	if c := s.lclient; c != nil && small && c.lheld && !c.lwait {
+		l.clientReadable(c)
+	}
+}
+
+// eject hands the client to the goroutine relay, with s (attached on the
+// loop, or acquired for it and not set up yet) or a slot to connect a
+// server in (granted).
+func (l *evLoop) eject(c *clientConn, s *serverConn, granted bool) {
+	if s == nil {
+		c.mu.Lock()
+		s = c.server
+		c.mu.Unlock()
+	}
+	l.forget(c)
+	c.wmu.Lock()
+	if c.w != nil {
+		c.w.Flush()
+	}
+	c.rio.(*rawIO).nb = false
+	c.wmu.Unlock()
+	c.lout = false
+	if s != nil && s.lclient == c {
+		// Attached on the loop: the pump takes over.
+		fatal := s.lfatal
+		l.dropServer(s)
+		s.wmu.Lock()
+		s.w.Flush()
+		s.leaveLoop()
+		s.wmu.Unlock()
+		s.lout = false
+		c.pumps.Add(1)
+		go c.pump(s, fatal)
+		s = nil
+	}
+	go c.resume(s, granted)
+}
+
+// resume runs the goroutine relay for a client the loop handed over:
+// first it sets up the server acquired for it (s) or connects one
+// (granted).
+func (c *clientConn) resume(s *serverConn, granted bool) {
+	c.wmu.Lock()
+	if rio, ok := c.rio.(*rawIO); ok {
+		rio.flushBlocking()
+	}
+	c.wmu.Unlock()
+	if c.r == nil {
+		c.getReader()
+	}
+	if granted {
+		p := c.proxy
+		var err error
+		s, err = c.pool.connectGranted(p.ctx, time.Now().Add(p.live.queryWaitTimeout()), c.params, &c.waiter)
+		if err != nil {
+			c.send(serverFailure(err))
+			p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
+			c.vanish()
+			c.done()
+			return
+		}
+	}
+	if s != nil {
+		if _, err := c.setUp(s, true); err != nil {
+			c.send(serverFailure(err))
+			c.proxy.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
+			c.vanish()
+			c.done()
+			return
+		}
+	}
+	c.run()
+}
+
+// flushBlocking writes what nb writes left over, waiting for the socket
+// (nb is cleared). The caller holds the writer's lock.
+func (r *rawIO) flushBlocking() {
+	if len(r.pend) > 0 {
+		r.write(r.pend, r.writeFn)
+		r.pend = nil
+	}
+}
+
+// stop ends the loop at shutdown: its clients are closed.
+func (l *evLoop) stop(work []loopMsg) {
+	l.mu.Lock()
+	l.stopped = true
+	rest := append(work, l.inbox...)
+	l.inbox = nil
+	l.mu.Unlock()
+	for _, m := range rest {
+		if m.kind != msgStop && m.kind != msgShutdown {
+			l.post(m) // closes the client
+		}
+	}
+	for _, c := range l.clients {
+		l.forget(c)
+		c.conn.Close()
+		c.mu.Lock()
+		s := c.server
+		if s != nil && s.lclient == c {
+			c.server = nil
+		} else {
+			s = nil
+		}
+		c.mu.Unlock()
+		if s != nil {
+			l.dropServer(s)
+			c.pool.discard(s)
+		}
+		c.vanish()
+		c.done()
+	}
+	l.file.Close()
+	syscall.Close(l.efd)
+}
+
+// shutdownIdle closes the loop's clients that are between transactions
+// (Proxy.Shutdown); the others are closed at their release.
+func (l *evLoop) shutdownIdle() {
+	for _, c := range l.clients {
+		if c.lwait || c.attached() {
+			continue
+		}
+		c.closeForShutdown()
+		l.finish(c)
+	}
+}

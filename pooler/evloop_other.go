@@ -1,0 +1,33 @@
+//go:build !linux
+
+package pooler
+
+// Without epoll the goroutine relay does all (evloop.go).
+
+type evLoop struct{}
+
+type loopMsgKind uint8
+
+const (
+	msgAdopt loopMsgKind = iota
+	msgServer
+	msgGrant
+	msgExpired
+	msgClosed
+	msgShutdown
+	msgStop
+)
+
+type loopMsg struct {
+	kind loopMsgKind
+	c    *clientConn
+	s    *serverConn
+}
+
+func (p *Proxy) startLoops(int)          {}
+func (l *evLoop) post(loopMsg)           {}
+func (p *Proxy) pickLoop() *evLoop       { return nil }
+func (s *serverConn) leaveLoop()         {}
+func (s *serverConn) lrio() *rawIO       { r, _ := s.rio.(*rawIO); return r }
+func (r *rawIO) flushBlocking()          {}
+func (l *evLoop) dropServer(*serverConn) {}
