@@ -120,6 +120,10 @@ type Config struct {
 	// Relay is how transaction mode relays (default loop; Linux only,
 	// elsewhere always goroutine).
 	Relay Relay
+	// Loops is how many event loops the loop relay runs (default 1, as
+	// PgBouncer runs one: on a machine whose cores PostgreSQL and the
+	// clients share, more loops measured slower; see BENCHMARKS.md).
+	Loops int
 	// MetricsListen, when set with MetricsHandler, is the address of an
 	// HTTP server the proxy runs from Listen to Shutdown, serving
 	// MetricsHandler(proxy) on /metrics (see package pooler/metrics).
@@ -164,6 +168,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if d.Relay == "" {
 		d.Relay = RelayLoop
+	}
+	if d.Loops == 0 {
+		d.Loops = 1
 	}
 	if d.OnSessionState == "" {
 		d.OnSessionState = PolicyPreserve

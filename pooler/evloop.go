@@ -318,16 +318,23 @@ func (l *evLoop) clientReadable(c *clientConn) {
 	if c.r == nil {
 		c.getReader()
 	}
+	drained := false
 	for {
 		if !l.frontend(c) || c.lp != l {
 			return
 		}
 		before := c.r.Buffered()
-		if before == c.r.Size() {
-			return // cannot happen: frontend ejects what does not fit
+		if drained || before == c.r.Size() {
+			// A read shorter than the room it had emptied the socket:
+			// what arrives later is a new edge.
+			if before == 0 && !c.attached() {
+				c.putReader()
+			}
+			return
 		}
 		_, err := c.r.Peek(before + 1)
 		if got := c.r.Buffered() - before; got > 0 {
+			drained = got < c.r.Size()-before
 			continue
 		}
 		if errors.Is(err, errAgain) {
@@ -653,6 +660,7 @@ func (l *evLoop) serverReadable(s *serverConn) {
 	if c == nil {
 		return
 	}
+	drained := false
 	for {
 		switch l.backend(c, s) {
 		case smReleased, smLost:
@@ -662,8 +670,13 @@ func (l *evLoop) serverReadable(s *serverConn) {
 			return
 		}
 		before := s.r.Buffered()
+		if drained {
+			l.flushClient(c)
+			return
+		}
 		_, err := s.r.Peek(before + 1)
-		if s.r.Buffered() > before {
+		if got := s.r.Buffered() - before; got > 0 {
+			drained = got < s.r.Size()-before
 			continue
 		}
 		if errors.Is(err, errAgain) {
@@ -1010,3 +1023,6 @@ func (l *evLoop) shutdownIdle() {
 		l.finish(c)
 	}
 }
+
+// loopsStarted returns the running event loops (tests).
+func (p *Proxy) loopsStarted() []*evLoop { return p.loops }

@@ -31,3 +31,4 @@ func (s *serverConn) leaveLoop()         {}
 func (s *serverConn) lrio() *rawIO       { r, _ := s.rio.(*rawIO); return r }
 func (r *rawIO) flushBlocking()          {}
 func (l *evLoop) dropServer(*serverConn) {}
+func (p *Proxy) loopsStarted() []*evLoop { return nil }

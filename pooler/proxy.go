@@ -6,10 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -138,6 +136,9 @@ func (p *Proxy) Listen() error {
 		return err
 	}
 	p.ln = ln
+	if p.cfg.Mode == ModeTransaction && p.cfg.Relay == RelayLoop && p.loops == nil {
+		p.startLoops(p.cfg.Loops)
+	}
 	return nil
 }
 
@@ -155,13 +156,6 @@ func (p *Proxy) Serve(ctx context.Context) error {
 	}
 	p.log.Info("proxy listening", "listen", p.ln.Addr().String(), "mode", string(p.cfg.Mode),
 		"pool_size", p.cfg.PoolSize, "auth_type", string(p.cfg.AuthType))
-	if p.cfg.Mode == ModeTransaction && p.cfg.Relay == RelayLoop && p.loops == nil {
-		n := runtime.GOMAXPROCS(0)
-		if v, err := strconv.Atoi(os.Getenv("PGPOOLCHECK_LOOPS")); err == nil && v > 0 {
-			n = v
-		}
-		p.startLoops(n)
-	}
 	p.wg.Add(1)
 	go p.janitor()
 	p.serveMetrics()

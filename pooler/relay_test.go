@@ -16,12 +16,23 @@ import (
 // TestPgxNoCrossTalk runs 50 goroutines, each with its own client, on a
 // pool of 2 servers in every pgx exec mode that keeps no statement across
 // round trips; each checks it gets its own results.
+//
+// With three event loops, servers and clients also move between loops.
 func TestPgxNoCrossTalk(t *testing.T) {
 	srv := pgtest.Shared(t)
-	tp := startProxy(t, srv, Config{PoolSize: 2})
+	for _, loops := range []int{0, 3} {
+		tp := startProxy(t, srv, Config{PoolSize: 2, Loops: loops})
+		if loops > 0 && tp.cfg.Relay == RelayLoop && len(tp.loopsStarted()) != loops {
+			t.Fatalf("%d loops running, want %d", len(tp.loopsStarted()), loops)
+		}
+		pgxNoCrossTalk(t, tp, fmt.Sprintf("loops=%d/", loops))
+	}
+}
+
+func pgxNoCrossTalk(t *testing.T, tp *testProxy, prefix string) {
 	modes := []pgx.QueryExecMode{pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheDescribe}
 	for _, mode := range modes {
-		t.Run(mode.String(), func(t *testing.T) {
+		t.Run(prefix+mode.String(), func(t *testing.T) {
 			ctx := testCtx(t, 60*time.Second)
 			const clients, rounds = 50, 20
 			conns := make([]*pgx.Conn, clients)

@@ -29,6 +29,7 @@ type proxyFlags struct {
 	maxMessageSize            int
 	maxPrepared               int
 	relay                     string
+	relayLoops                int
 	logLevel, logFormat       string
 	config, pgbouncerINI      string
 	capture                   string
@@ -143,6 +144,7 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.maxMessageSize, "max-message-size", pooler.DefaultMaxMessageSize, "largest client message in bytes")
 	fl.IntVar(&f.maxPrepared, "max-prepared-statements", 200, "protocol prepared statements kept per server connection in transaction mode (0 turns their support off)")
 	fl.StringVar(&f.relay, "relay", "loop", "how transaction mode relays: loop (a few epoll event loops, Linux) or goroutine (two goroutines per busy client)")
+	fl.IntVar(&f.relayLoops, "relay-loops", 1, "event loops of the loop relay (more only where the pooler has cores of its own)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.capture, "capture", "", "record every client session to this capture file (JSON Lines; required with --mode record)")
@@ -314,6 +316,7 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		MaxMessageSize:        f.maxMessageSize,
 		MaxPreparedStatements: maxPrepared(f.maxPrepared),
 		Relay:                 pooler.Relay(f.relay),
+		Loops:                 f.relayLoops,
 		Logger:                logger,
 		AdminUsers:            adminUsers(f.adminUsers),
 	}
