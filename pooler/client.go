@@ -249,10 +249,14 @@ func (p *Proxy) serveClient(nc net.Conn) {
 }
 
 // loopable reports whether an event loop may relay for the client:
-// transaction mode, a plain socket, no capture (evloop.go).
+// transaction mode, a plain socket, no capture, servers without TLS
+// (evloop.go).
 func (c *clientConn) loopable() bool {
 	if c.proxy.loops == nil || c.admin || c.rec != nil || c.proxy.cfg.Mode != ModeTransaction || c.proxy.closing.Load() {
 		return false
+	}
+	if c.pool != nil && c.pool.tls.Load() {
+		return false // see bind
 	}
 	_, ok := c.rio.(*rawIO)
 	return ok

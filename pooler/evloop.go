@@ -667,6 +667,9 @@ func (l *evLoop) serverReadable(s *serverConn) {
 			return
 		}
 		if s.lblocked {
+			// Relaying goes on when the client's socket drains
+			// (clientWritable): make sure the loop watches for that.
+			l.flushClient(c)
 			return
 		}
 		before := s.r.Buffered()

@@ -42,6 +42,8 @@ type pool struct {
 	}
 	// ctr are the other cumulative counters (stats.go).
 	ctr poolCounters
+	// tls is set once a server of the pool was connected with TLS.
+	tls atomic.Bool
 }
 
 // waiter is a client waiting for a server. It receives a server, nil

@@ -141,6 +141,10 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 	}
 	now := time.Now()
 	rio := newRawIO(hc.Conn)
+	if _, ok := rio.(*rawIO); !ok {
+		// TLS: the event loops cannot relay for this pool's clients.
+		p.tls.Store(true)
+	}
 	s := &serverConn{
 		pool:    p,
 		conn:    hc.Conn,

@@ -47,6 +47,8 @@ auth_file=testdata/userlist.txt
 insecure_trust=false
 max_message_size=67108864
 max_prepared_statements=0
+relay=goroutine
+relay_loops=2
 log_level=debug
 log_format=json
 on_session_state=preserve
@@ -252,6 +254,8 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs.Bool("insecure-trust", false, "")
 	fs.Int("max-message-size", 64<<20, "")
 	fs.Int("max-prepared-statements", 200, "")
+	fs.String("relay", "loop", "")
+	fs.Int("relay-loops", 1, "")
 	fs.String("log-level", "info", "")
 	fs.String("log-format", "text", "")
 	fs.StringSlice("admin-users", nil, "")

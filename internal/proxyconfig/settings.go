@@ -89,6 +89,8 @@ type Settings struct {
 	InsecureTrust         *bool
 	MaxMessageSize        *int
 	MaxPreparedStatements *int
+	Relay                 *string
+	RelayLoops            *int
 	LogLevel              *string
 	LogFormat             *string
 	OnSessionState        *string
@@ -137,6 +139,8 @@ var fields = []field{
 	{key: "insecure_trust", kind: kindBool, ptr: func(s *Settings) any { return &s.InsecureTrust }},
 	{key: "max_message_size", kind: kindInt, min: 1024, ptr: func(s *Settings) any { return &s.MaxMessageSize }},
 	{key: "max_prepared_statements", kind: kindInt, ptr: func(s *Settings) any { return &s.MaxPreparedStatements }},
+	{key: "relay", enum: []string{"loop", "goroutine"}, ptr: func(s *Settings) any { return &s.Relay }},
+	{key: "relay_loops", kind: kindInt, min: 1, ptr: func(s *Settings) any { return &s.RelayLoops }},
 	{key: "log_level", enum: []string{"debug", "info", "warn", "error"}, ptr: func(s *Settings) any { return &s.LogLevel }},
 	{key: "log_format", enum: []string{"text", "json"}, ptr: func(s *Settings) any { return &s.LogFormat }},
 	{key: "on_session_state", enum: []string{"preserve", "reset", "reject", "allow"}, ptr: func(s *Settings) any { return &s.OnSessionState }},

@@ -1,0 +1,105 @@
+package pooler
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+)
+
+// slowReader hands out at most chunk bytes per Read and sleeps every
+// time, so that the pooler's writes to the client back up.
+type slowReader struct {
+	r     io.Reader
+	chunk int
+	pause time.Duration
+}
+
+func (s *slowReader) Read(b []byte) (int, error) {
+	time.Sleep(s.pause)
+	if len(b) > s.chunk {
+		b = b[:s.chunk]
+	}
+	return s.r.Read(b)
+}
+
+// TestSlowClientLargeResults runs results that back up in the pooler: a
+// client that reads 24 MB of rows slowly (the event loop stops relaying
+// its server while the client's socket is full, and goes on when it
+// drains), then rows larger than the server read buffer (the client is
+// handed to the goroutine relay and back). A second client waits for
+// the single server meanwhile and is served once the first is done.
+func TestSlowClientLargeResults(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	ctx := testCtx(t, 60*time.Second)
+	_, conn := rawLogin(t, tp, nil)
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(50 * time.Second))
+	fe := pgproto3.NewFrontend(bufio.NewReaderSize(&slowReader{r: conn, chunk: 32 << 10, pause: 200 * time.Microsecond}, 64<<10), conn)
+
+	// query sends q and checks its rows: n rows whose first column counts
+	// from 1 and whose second has width bytes.
+	query := func(q string, n, width int) {
+		t.Helper()
+		fe.Send(&pgproto3.Query{String: q})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for {
+			msg, err := fe.Receive()
+			if err != nil {
+				t.Fatalf("%s: after %d rows: %v", q, rows, err)
+			}
+			switch m := msg.(type) {
+			case *pgproto3.DataRow:
+				rows++
+				if got := string(m.Values[0]); got != strconv.Itoa(rows) || len(m.Values[1]) != width {
+					t.Fatalf("%s: row %d is %q with %d bytes", q, rows, got, len(m.Values[1]))
+				}
+			case *pgproto3.ErrorResponse:
+				t.Fatalf("%s: %s %s", q, m.Code, m.Message)
+			case *pgproto3.ReadyForQuery:
+				if rows != n {
+					t.Fatalf("%s: %d rows, want %d", q, rows, n)
+				}
+				return
+			}
+		}
+	}
+
+	other := make(chan error, 1)
+	go func() {
+		time.Sleep(50 * time.Millisecond) // while the first client reads
+		c, err := pgx.Connect(ctx, tp.url(pgtest.SuperUser, ""))
+		if err != nil {
+			other <- err
+			return
+		}
+		defer c.Close(context.Background())
+		var v int
+		if err := c.QueryRow(ctx, "SELECT 41 + 1").Scan(&v); err != nil || v != 42 {
+			other <- fmt.Errorf("second client: %d, %v", v, err)
+			return
+		}
+		other <- nil
+	}()
+	query("SELECT g, repeat('x', 100) FROM generate_series(1, 200000) g", 200000, 100)
+	query("SELECT g, repeat('y', 100000) FROM generate_series(1, 40) g", 40, 100000)
+	query("SELECT g, 'z' FROM generate_series(1, 3) g", 3, 1)
+	if err := <-other; err != nil {
+		t.Fatal(err)
+	}
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], 4)
+	conn.Write(append([]byte{'X'}, b[:]...))
+}
