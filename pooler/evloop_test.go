@@ -103,3 +103,45 @@ func TestSlowClientLargeResults(t *testing.T) {
 	binary.BigEndian.PutUint32(b[:], 4)
 	conn.Write(append([]byte{'X'}, b[:]...))
 }
+
+// TestWaiterGetsSlotOfLostServer checks that a client waiting for the
+// only server gets a new one when that server dies: the freed slot goes
+// to the waiter (on the event loop: a message that hands it to a
+// goroutine, which logs a server in).
+func TestWaiterGetsSlotOfLostServer(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	ctx := testCtx(t, 30*time.Second)
+	direct := directConn(t, srv)
+	a := tp.connect(t, pgx.QueryExecModeExec)
+	b := tp.connect(t, pgx.QueryExecModeExec)
+	aerr := make(chan error, 1)
+	go func() { _, err := a.Exec(ctx, "SELECT pg_sleep(20)"); aerr <- err }()
+	if !waitFor(5*time.Second, func() bool { return activeQueries(t, direct, "SELECT pg_sleep(20)") == 1 }) {
+		t.Fatal("query did not start")
+	}
+	bres := make(chan error, 1)
+	go func() {
+		var n int
+		err := b.QueryRow(ctx, "SELECT 40 + 2").Scan(&n)
+		if err == nil && n != 42 {
+			err = fmt.Errorf("got %d", n)
+		}
+		bres <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // b waits for the server
+	if _, err := direct.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(20)'"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-aerr; err == nil {
+		t.Error("no error for the client whose server was terminated")
+	}
+	select {
+	case err := <-bres:
+		if err != nil {
+			t.Fatalf("waiting client: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting client got no server after the only one died")
+	}
+}
