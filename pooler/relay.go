@@ -703,10 +703,15 @@ func (c *clientConn) vanish() {
 	c.mu.Unlock()
 	switch act {
 	case vanishCancelClose:
-		if err := s.sendCancel(); err != nil {
-			c.proxy.log.Warn("cancel of a vanished client's query failed", "user", c.user, "err", err)
-		}
+		// The server is closed at once and its query cancelled aside:
+		// the cancel dials PostgreSQL, which must not hold up an event
+		// loop.
 		s.close()
+		go func() {
+			if err := s.sendCancel(); err != nil {
+				c.proxy.log.Warn("cancel of a vanished client's query failed", "user", c.user, "err", err)
+			}
+		}()
 	case vanishClose:
 		s.close()
 	default:
