@@ -233,6 +233,9 @@ func (p *Proxy) serveClient(nc net.Conn) {
 		r:        clientReaders.Get().(*bufio.Reader),
 	}
 	c.rio = newRawIO(nc)
+	if r, ok := c.rio.(*rawIO); ok {
+		c.conn = r
+	}
 	c.r.Reset(c.rio)
 	if !c.handshake() {
 		c.putReader()

@@ -259,37 +259,29 @@ func (l *evLoop) handle(m loopMsg) {
 	}
 }
 
-// fdOf returns the descriptor of a raw socket, or -1.
-func fdOf(r *rawIO) int32 {
-	fd := int32(-1)
-	r.rc.Control(func(f uintptr) { fd = int32(f) })
-	return fd
-}
-
 // adopt takes a client between transactions (nothing attached) from its
 // goroutine or from login.
 func (l *evLoop) adopt(c *clientConn) {
 	rio := c.rio.(*rawIO)
-	fd := fdOf(rio)
-	if fd < 0 {
+	rfd, err := rio.toRaw()
+	if err != nil {
 		c.inLoop.Store(false)
 		l.release(c) // closed meanwhile
 		return
 	}
+	fd := int32(rfd)
 	if old := l.clients[fd]; old != nil && old != c {
 		// A descriptor reused after a close the loop did not see.
 		delete(l.clients, fd)
 	}
 	c.lp, c.lfd = l, fd
-	rio.nb = true
 	l.clients[fd] = c
 	ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
 	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
 		delete(l.clients, fd)
 		c.lp = nil
 		c.inLoop.Store(false)
-		rio.nb = false
-		go c.resume(nil, false)
+		l.release(c)
 		return
 	}
 	if l.p.closing.Load() {
@@ -305,7 +297,7 @@ func (l *evLoop) adopt(c *clientConn) {
 // release hands a client that closed before the loop took it to a
 // goroutine, which cleans up after it.
 func (l *evLoop) release(c *clientConn) {
-	c.rio.(*rawIO).nb = false
+	c.rio.(*rawIO).toRuntime()
 	go c.resume(nil, false)
 }
 
@@ -610,11 +602,13 @@ func (l *evLoop) bind(c *clientConn, s *serverConn) bool {
 			syscall.EpollCtl(s.loop.ep, syscall.EPOLL_CTL_DEL, int(fd), nil)
 			s.loop = nil
 		}
-		if fd = fdOf(rio); fd < 0 {
+		rfd, err := rio.toRaw()
+		if err != nil {
 			l.p.stats.serversLost.Add(1)
 			c.pool.discard(s)
 			return l.attach(c)
 		}
+		fd = int32(rfd)
 		ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
 		if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
 			l.eject(c, s, false)
@@ -622,7 +616,6 @@ func (l *evLoop) bind(c *clientConn, s *serverConn) bool {
 		}
 		s.loop, s.lfd, s.lout = l, fd, false
 	}
-	rio.nb = true
 	s.lclient, s.lfatal, s.lblocked = c, false, false
 	l.servers[fd] = s
 	c.setUp(s, false)
@@ -642,7 +635,7 @@ func (s *serverConn) leaveLoop() {
 		s.loop = nil
 	}
 	if rio := s.lrio(); rio != nil {
-		rio.nb = false
+		rio.toRuntime()
 	}
 }
 
@@ -917,7 +910,7 @@ func (l *evLoop) eject(c *clientConn, s *serverConn, granted bool) {
 	if c.w != nil {
 		c.w.Flush()
 	}
-	c.rio.(*rawIO).nb = false
+	c.rio.(*rawIO).toRuntime()
 	c.wmu.Unlock()
 	c.lout = false
 	if s != nil && s.lclient == c {

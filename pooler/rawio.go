@@ -4,7 +4,10 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -16,15 +19,30 @@ import (
 // which the runtime's monitor hands the processor to another thread,
 // waking one up each time. The relay's sockets are non-blocking, so a
 // raw call never blocks; it just keeps its processor.
+//
+// A rawIO is also the connection's net.Conn (clientConn.conn,
+// serverConn.conn), because an event loop takes the socket out of the
+// runtime's poller while it owns it (toRaw): the runtime's net.Conn is
+// closed then and the socket lives on as a duplicate descriptor, fd, until
+// toRuntime makes a new net.Conn of it.
 type rawIO struct {
 	rc syscall.RawConn
-	// nb is set while an event loop owns the socket (evloop.go): a read
-	// that finds nothing returns errAgain and a write the socket does not
-	// take whole keeps the rest in pend, to be written when the socket
-	// is writable again. Once nb is cleared, the next write sends pend
-	// first. pend is used under the lock that guards the writer.
+	// nb is set while an event loop owns the socket (evloop.go), which is
+	// when the socket is raw (fd): a read that finds nothing returns
+	// errAgain and a write the socket does not take whole keeps the rest
+	// in pend, to be written when the socket is writable again. Once nb is
+	// cleared, the next write sends pend first. pend is used under the
+	// lock that guards the writer.
 	nb   bool
 	pend []byte
+	// nc is the runtime's connection (nil while raw); mu guards nc, fd
+	// and closed against Close from other goroutines (a raw read or write
+	// holds it for reading).
+	mu           sync.RWMutex
+	nc           net.Conn
+	fd           int
+	closed       bool
+	laddr, raddr net.Addr
 	// A read and a write may run at once (the client goroutine reads
 	// while the pump writes): each has its own state.
 	rbuf, wbuf []byte
@@ -45,7 +63,7 @@ func newRawIO(nc net.Conn) io.ReadWriter {
 	if err != nil {
 		return nc
 	}
-	r := &rawIO{rc: rc}
+	r := &rawIO{rc: rc, nc: nc, fd: -1, laddr: nc.LocalAddr(), raddr: nc.RemoteAddr()}
 	r.readFn = r.doRead
 	r.writeFn = r.doWrite
 	return r
@@ -56,11 +74,12 @@ func (r *rawIO) Read(b []byte) (int, error) {
 		return 0, nil
 	}
 	r.rbuf, r.rn, r.rerr = b, 0, nil
-	fn := r.readFn
+	var err error
 	if r.nb {
-		fn = r.readNB
+		err = r.rawCall(r.readNB)
+	} else {
+		err = r.rc.Read(r.readFn)
 	}
-	err := r.rc.Read(fn)
 	r.rbuf = nil
 	if err != nil {
 		return 0, err
@@ -116,7 +135,12 @@ func (r *rawIO) Write(b []byte) (int, error) {
 
 func (r *rawIO) write(b []byte, fn func(uintptr) bool) (int, error) {
 	r.wbuf, r.wn, r.werr = b, 0, nil
-	err := r.rc.Write(fn)
+	var err error
+	if r.nb {
+		err = r.rawCall(fn)
+	} else {
+		err = r.rc.Write(fn)
+	}
 	n := r.wn
 	r.wbuf = nil
 	if err != nil {
@@ -178,3 +202,156 @@ func (r *rawIO) doWrite(fd uintptr) bool {
 	}
 	return true
 }
+
+// rawCall runs fn on the raw descriptor (nb mode), unless the connection
+// was closed.
+func (r *rawIO) rawCall(fn func(uintptr) bool) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return net.ErrClosed
+	}
+	fn(uintptr(r.fd))
+	return nil
+}
+
+// toRaw takes the socket out of the runtime's poller for an event loop:
+// the runtime's connection is closed, a duplicate descriptor keeps the
+// socket, and reads and writes no longer wait (nb). It returns the
+// descriptor.
+func (r *rawIO) toRaw() (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return -1, net.ErrClosed
+	}
+	if r.nb {
+		return r.fd, nil
+	}
+	fd, derr := -1, error(nil)
+	if err := r.rc.Control(func(f uintptr) {
+		n, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f, syscall.F_DUPFD_CLOEXEC, 0)
+		if errno != 0 {
+			derr = errno
+			return
+		}
+		fd = int(n)
+	}); err != nil {
+		return -1, err
+	}
+	if derr != nil {
+		return -1, derr
+	}
+	// The duplicate shares the original's non-blocking mode; closing the
+	// original takes it out of the runtime's poller.
+	r.nc.Close()
+	r.nc, r.rc, r.fd, r.nb = nil, nil, fd, true
+	return fd, nil
+}
+
+// toRuntime gives the socket back to the runtime (a new net.Conn of the
+// raw descriptor, which is closed): reads and writes wait again. The
+// caller has taken the descriptor out of any epoll set of its own.
+func (r *rawIO) toRuntime() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.nb {
+		return nil
+	}
+	r.nb = false
+	if r.closed {
+		return net.ErrClosed
+	}
+	f := os.NewFile(uintptr(r.fd), "socket")
+	nc, err := net.FileConn(f)
+	f.Close()
+	r.fd = -1
+	if err == nil {
+		var rc syscall.RawConn
+		if rc, err = nc.(syscall.Conn).SyscallConn(); err == nil {
+			r.nc, r.rc = nc, rc
+			return nil
+		}
+		nc.Close()
+	}
+	r.closed = true
+	return err
+}
+
+// Close closes the connection, raw or not.
+func (r *rawIO) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return net.ErrClosed
+	}
+	r.closed = true
+	if r.nb {
+		err := syscall.Close(r.fd)
+		r.mu.Unlock()
+		return err
+	}
+	nc := r.nc
+	r.mu.Unlock()
+	return nc.Close()
+}
+
+func (r *rawIO) LocalAddr() net.Addr  { return r.laddr }
+func (r *rawIO) RemoteAddr() net.Addr { return r.raddr }
+
+// conn returns the runtime's connection, or nil while the socket is raw.
+func (r *rawIO) conn() net.Conn {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.nc
+}
+
+// The deadlines apply to the runtime's connection; a raw socket never
+// waits.
+func (r *rawIO) SetDeadline(t time.Time) error {
+	if nc := r.conn(); nc != nil {
+		return nc.SetDeadline(t)
+	}
+	return nil
+}
+
+func (r *rawIO) SetReadDeadline(t time.Time) error {
+	if nc := r.conn(); nc != nil {
+		return nc.SetReadDeadline(t)
+	}
+	return nil
+}
+
+func (r *rawIO) SetWriteDeadline(t time.Time) error {
+	if nc := r.conn(); nc != nil {
+		return nc.SetWriteDeadline(t)
+	}
+	return nil
+}
+
+// errRaw is SyscallConn of a socket an event loop owns.
+var errRaw = errors.New("socket owned by an event loop")
+
+// SyscallConn returns the runtime connection's raw access (idle poller,
+// waitIdle, alive); a raw socket has none.
+func (r *rawIO) SyscallConn() (syscall.RawConn, error) {
+	if nc := r.conn(); nc != nil {
+		return nc.(syscall.Conn).SyscallConn()
+	}
+	return nil, errRaw
+}
+
+// peekAlive reports, for a raw socket, whether nothing is readable (a
+// terminated backend sends a FATAL error and closes its end).
+func (r *rawIO) peekAlive() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return false
+	}
+	var b [1]byte
+	_, _, err := syscall.Recvfrom(r.fd, b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	return err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
+}
+
+var _ net.Conn = (*rawIO)(nil)

@@ -145,9 +145,13 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 		// TLS: the event loops cannot relay for this pool's clients.
 		p.tls.Store(true)
 	}
+	var conn net.Conn = hc.Conn
+	if r, ok := rio.(*rawIO); ok {
+		conn = r
+	}
 	s := &serverConn{
 		pool:    p,
-		conn:    hc.Conn,
+		conn:    conn,
 		rio:     rio,
 		r:       bufio.NewReaderSize(rio, serverBufSize),
 		w:       bufio.NewWriterSize(rio, serverBufSize),
@@ -172,6 +176,9 @@ func (s *serverConn) close() { s.conn.Close() }
 func (s *serverConn) alive() bool {
 	if s.r.Buffered() > 0 {
 		return false
+	}
+	if r := s.lrio(); r != nil && r.nb {
+		return r.peekAlive()
 	}
 	nc := s.conn
 	if tc, ok := nc.(*tls.Conn); ok {
