@@ -552,12 +552,9 @@ func (l *evLoop) attach(c *clientConn) bool {
 			l.noServer(c, errPoolClosed)
 			return false
 		}
-		if n := len(pl.idle); n > 0 {
-			s := pl.idle[n-1]
-			pl.idle[n-1] = nil
-			pl.idle = pl.idle[:n-1]
+		if s := pl.popIdle(); s != nil {
 			pl.unlock()
-			if time.Since(s.idleSince) >= aliveCheckAfter && !s.alive() {
+			if !s.aliveAfterIdle() {
 				pl.discard(s)
 				continue
 			}

@@ -163,12 +163,9 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 			p.unlock()
 			return nil, errPoolClosed
 		}
-		if n := len(p.idle); n > 0 {
-			s := p.idle[n-1]
-			p.idle[n-1] = nil
-			p.idle = p.idle[:n-1]
+		if s := p.popIdle(); s != nil {
 			p.unlock()
-			if time.Since(s.idleSince) >= aliveCheckAfter && !s.alive() {
+			if !s.aliveAfterIdle() {
 				p.discard(s)
 				continue
 			}
@@ -206,22 +203,32 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 			granted = true
 		}
 		if granted {
-			s, err := p.connectAside(ctx, params)
-			if err == nil {
-				return s, nil
-			}
-			p.slotFreed()
-			if !isRetryableConnectError(err) || time.Until(deadline) < 250*time.Millisecond || ctx.Err() != nil {
-				return nil, err
-			}
-			p.proxy.log.Warn("server login failed, retrying", "database", p.key.database, "user", p.key.user, "err", err)
-			select {
-			case <-time.After(200 * time.Millisecond):
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			if s, retry, err := p.connectSlot(ctx, deadline, params); !retry {
+				return s, err
 			}
 		}
 	}
+}
+
+// connectSlot logs a server in, in a slot the caller was granted. On
+// failure the slot is given up; retry reports that the error may pass
+// and time is left (after a pause): the caller acquires again.
+func (p *pool) connectSlot(ctx context.Context, deadline time.Time, params map[string]string) (s *serverConn, retry bool, err error) {
+	s, err = p.connectAside(ctx, params)
+	if err == nil {
+		return s, false, nil
+	}
+	p.slotFreed()
+	if !isRetryableConnectError(err) || time.Until(deadline) < 250*time.Millisecond || ctx.Err() != nil {
+		return nil, false, err
+	}
+	p.proxy.log.Warn("server login failed, retrying", "database", p.key.database, "user", p.key.user, "err", err)
+	select {
+	case <-time.After(200 * time.Millisecond):
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+	return nil, true, nil
 }
 
 // waitExpired is what a waiter receives when its deadline passed.
@@ -320,21 +327,30 @@ func (p *pool) connectAside(ctx context.Context, params map[string]string) (*ser
 // client of an event loop (waiter.give(nil)); when that fails and time is
 // left, the client acquires as usual.
 func (p *pool) connectGranted(ctx context.Context, deadline time.Time, params map[string]string, w *waiter) (*serverConn, error) {
-	s, err := p.connectAside(ctx, params)
-	if err == nil {
-		return s, nil
+	s, retry, err := p.connectSlot(ctx, deadline, params)
+	if retry {
+		return p.acquire(ctx, deadline, params, w)
 	}
-	p.slotFreed()
-	if !isRetryableConnectError(err) || time.Until(deadline) < 250*time.Millisecond || ctx.Err() != nil {
-		return nil, err
+	return s, err
+}
+
+// popIdle removes and returns the most recently used idle server, or nil.
+// p must be locked.
+func (p *pool) popIdle() *serverConn {
+	n := len(p.idle)
+	if n == 0 {
+		return nil
 	}
-	p.proxy.log.Warn("server login failed, retrying", "database", p.key.database, "user", p.key.user, "err", err)
-	select {
-	case <-time.After(200 * time.Millisecond):
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	return p.acquire(ctx, deadline, params, w)
+	s := p.idle[n-1]
+	p.idle[n-1] = nil
+	p.idle = p.idle[:n-1]
+	return s
+}
+
+// aliveAfterIdle checks, for a server idle long enough to have died
+// unnoticed (aliveCheckAfter), that it is still connected.
+func (s *serverConn) aliveAfterIdle() bool {
+	return time.Since(s.idleSince) < aliveCheckAfter || s.alive()
 }
 
 // popWaiter removes and returns the first waiter, or nil. p must be locked.
