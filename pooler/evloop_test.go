@@ -145,3 +145,46 @@ func TestWaiterGetsSlotOfLostServer(t *testing.T) {
 		t.Fatal("the waiting client got no server after the only one died")
 	}
 }
+
+// TestWaiterLeavesWhileWaiting checks a client that sends a query and
+// disconnects while it waits for the only server: when the server comes
+// free it is not lost (the departed client's query runs and the server
+// is cleaned up and released), and the next client gets it.
+func TestWaiterLeavesWhileWaiting(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	ctx := testCtx(t, 30*time.Second)
+	a := tp.connect(t, pgx.QueryExecModeExec)
+	tx, err := a.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	// b asks for the server held by a's transaction, then leaves.
+	fe, conn := rawLogin(t, tp, nil)
+	fe.Send(&pgproto3.Query{String: "SELECT 'left behind'"})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	conn.Close()
+	time.Sleep(100 * time.Millisecond)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := tp.connect(t, pgx.QueryExecModeExec)
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var v string
+	if err := c.QueryRow(cctx, "SELECT 'next'").Scan(&v); err != nil || v != "next" {
+		t.Fatalf("the next client: %q, %v", v, err)
+	}
+	if open := tp.poolOpen(); open != 1 {
+		t.Errorf("%d servers open, want the one", open)
+	}
+	if !waitFor(5*time.Second, func() bool { return tp.clientCount() == 2 }) {
+		t.Errorf("%d clients counted, want 2 (the one that left is gone)", tp.clientCount())
+	}
+}
