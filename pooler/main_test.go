@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -39,6 +40,10 @@ func startProxy(t testing.TB, srv *pgtest.Server, cfg Config) *testProxy {
 		// POOLER_TEST_RELAY=goroutine runs the tests against the
 		// goroutine relay (the default is the event loops).
 		cfg.Relay = Relay(os.Getenv("POOLER_TEST_RELAY"))
+	}
+	if n, err := strconv.Atoi(os.Getenv("POOLER_TEST_LOOPS")); err == nil && cfg.Loops == 0 {
+		// POOLER_TEST_LOOPS=N runs them with N event loops.
+		cfg.Loops = n
 	}
 	// srv may be nil for a proxy in front of a scripted server.
 	if cfg.Logger == nil {
