@@ -186,6 +186,9 @@ func (l *evLoop) run() {
 					return
 				}
 				l.handle(m)
+				if m.c != nil {
+					l.armOut(m.c)
+				}
 			}
 			continue
 		}
@@ -219,14 +222,19 @@ func (l *evLoop) run() {
 				if ev.Events&^syscall.EPOLLOUT != 0 && l.clients[fd] == c {
 					l.clientReadable(c)
 				}
+				l.armOut(c)
 				continue
 			}
 			if s := l.servers[fd]; s != nil {
+				c := s.lclient
 				if ev.Events&syscall.EPOLLOUT != 0 {
 					l.serverWritable(s)
 				}
 				if ev.Events&^syscall.EPOLLOUT != 0 && l.servers[fd] == s {
 					l.serverReadable(s)
+				}
+				if c != nil {
+					l.armOut(c)
 				}
 			}
 		}
@@ -850,6 +858,23 @@ func (l *evLoop) flushClient(c *clientConn) {
 	pend := len(rio.pend) > 0
 	c.wmu.Unlock()
 	if pend && !c.lout && c.lp == l {
+		c.lout = true
+		l.modify(c.lfd, true)
+	}
+}
+
+// armOut makes the loop watch a client's socket for writing when bytes
+// wait for it. Whatever wrote them (a release's flush, an answer of the
+// pooler's own, a refusal) may not have looked; this runs after every
+// event and message the loop handles for the client.
+func (l *evLoop) armOut(c *clientConn) {
+	if c.lp != l || c.lout {
+		return
+	}
+	c.wmu.Lock()
+	pend := len(c.rio.(*rawIO).pend) > 0
+	c.wmu.Unlock()
+	if pend {
 		c.lout = true
 		l.modify(c.lfd, true)
 	}
