@@ -188,3 +188,36 @@ func TestWaiterLeavesWhileWaiting(t *testing.T) {
 		t.Errorf("%d clients counted, want 2 (the one that left is gone)", tp.clientCount())
 	}
 }
+
+// TestLoopShortWrites runs traffic with every write of the event loop cut
+// short (shortWrites): whatever a socket did not take must reach it once
+// it is writable, so a path that forgets to watch for that hangs here.
+func TestLoopShortWrites(t *testing.T) {
+	srv := pgtest.Shared(t)
+	shortWrites.Store(7)
+	t.Cleanup(func() { shortWrites.Store(0) })
+	tp := startProxy(t, srv, Config{PoolSize: 2})
+	pgxNoCrossTalk(t, tp, "short/")
+	ctx := testCtx(t, 30*time.Second)
+	c := tp.connect(t, pgx.QueryExecModeExec)
+	var n, sum int64
+	if err := c.QueryRow(ctx, "SELECT count(*), sum(length(x)) FROM (SELECT repeat('x', g % 500) AS x FROM generate_series(1, 2000) g) s").Scan(&n, &sum); err != nil || n != 2000 {
+		t.Fatalf("aggregate: %d, %v", n, err)
+	}
+	rows, err := c.Query(ctx, "SELECT g, repeat('y', g % 300) FROM generate_series(1, 3000) g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := 0
+	for rows.Next() {
+		var g int
+		var y string
+		if err := rows.Scan(&g, &y); err != nil || g != k+1 || len(y) != g%300 {
+			t.Fatalf("row %d: %d %d %v", k+1, g, len(y), err)
+		}
+		k++
+	}
+	if rows.Err() != nil || k != 3000 {
+		t.Fatalf("%d rows, %v", k, rows.Err())
+	}
+}
