@@ -3,6 +3,7 @@
 package pooler
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -323,24 +324,19 @@ func (l *evLoop) clientReadable(c *clientConn) {
 		if !l.frontend(c) || c.lp != l {
 			return
 		}
-		before := c.r.Buffered()
-		if drained || before == c.r.Size() {
+		if drained || c.r.Buffered() == c.r.Size() {
 			// A read shorter than the room it had emptied the socket:
 			// what arrives later is a new edge.
-			if before == 0 && !c.attached() {
-				c.putReader()
-			}
+			l.dropIdleReader(c)
 			return
 		}
-		_, err := c.r.Peek(before + 1)
-		if got := c.r.Buffered() - before; got > 0 {
-			drained = got < c.r.Size()-before
+		got, short, err := readMore(c.r)
+		if got > 0 {
+			drained = short
 			continue
 		}
 		if errors.Is(err, errAgain) {
-			if c.r.Buffered() == 0 && !c.attached() {
-				c.putReader()
-			}
+			l.dropIdleReader(c)
 			return
 		}
 		// EOF, reset or closed.
@@ -351,6 +347,24 @@ func (l *evLoop) clientReadable(c *clientConn) {
 		c.vanish()
 		l.afterVanish(c)
 		return
+	}
+}
+
+// readMore reads once into r (nb mode). got is how many bytes came; short
+// that the read had room for more, so the socket is empty now; err is the
+// read's error when nothing came (errAgain: nothing to read yet).
+func readMore(r *bufio.Reader) (got int, short bool, err error) {
+	before := r.Buffered()
+	_, err = r.Peek(before + 1)
+	got = r.Buffered() - before
+	return got, got > 0 && got < r.Size()-before, err
+}
+
+// dropIdleReader gives back the read buffer of a client with nothing
+// buffered and no server: it may wait long for its next message.
+func (l *evLoop) dropIdleReader(c *clientConn) {
+	if c.r.Buffered() == 0 && !c.attached() {
+		c.putReader()
 	}
 }
 
@@ -666,18 +680,17 @@ func (l *evLoop) serverReadable(s *serverConn) {
 		}
 		if s.lblocked {
 			// Relaying goes on when the client's socket drains
-			// (clientWritable): make sure the loop watches for that.
+			// (clientWritable).
 			l.flushClient(c)
 			return
 		}
-		before := s.r.Buffered()
 		if drained {
 			l.flushClient(c)
 			return
 		}
-		_, err := s.r.Peek(before + 1)
-		if got := s.r.Buffered() - before; got > 0 {
-			drained = got < s.r.Size()-before
+		got, short, err := readMore(s.r)
+		if got > 0 {
+			drained = short
 			continue
 		}
 		if errors.Is(err, errAgain) {
@@ -849,18 +862,14 @@ func (l *evLoop) finish(c *clientConn) {
 }
 
 // flushClient writes out what was relayed to the client.
+// What the socket does not take waits in pend; armOut, after the event,
+// makes the loop watch the socket for it.
 func (l *evLoop) flushClient(c *clientConn) {
 	c.wmu.Lock()
 	if c.w != nil {
 		c.w.Flush()
 	}
-	rio := c.rio.(*rawIO)
-	pend := len(rio.pend) > 0
 	c.wmu.Unlock()
-	if pend && !c.lout && c.lp == l {
-		c.lout = true
-		l.modify(c.lfd, true)
-	}
 }
 
 // armOut makes the loop watch a client's socket for writing when bytes
