@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -469,7 +470,7 @@ func TestMalformedMessages(t *testing.T) {
 			if total == 0 {
 				total = len(tt.body)
 			}
-			if !decodeFrontend(&ev, tt.typ, []byte(tt.body), len(tt.body) < total) {
+			if !decodeFrontend(&ev, tt.typ, []byte(tt.body), len(tt.body) < total, nil) {
 				t.Fatal("not recorded")
 			}
 			if ev.Kind != tt.kind || ev.Invalid != tt.invalid {
@@ -726,5 +727,76 @@ func TestErrorCompleted(t *testing.T) {
 	}
 	if want := []string{"1", "none", "0"}; !slices.Equal(got, want) {
 		t.Errorf("completed counts %v, want %v", got, want)
+	}
+}
+
+// TestFrontendBatched: a message from the same read as the one before
+// takes that message's time, never one before the session's latest event,
+// and the next message from a fresh read reads the clock again.
+func TestFrontendBatched(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Header{}, Options{})
+	s := w.StartSession(SessionInfo{})
+	parse := []byte("\x00SELECT 1\x00\x00\x00")
+	bind := []byte("\x00\x00\x00\x00\x00\x00\x00\x00")
+	s.FrontendBatched('P', parse, len(parse)) // nothing before it: reads the clock
+	time.Sleep(2 * time.Millisecond)
+	s.FrontendBatched('B', bind, len(bind))
+	s.FrontendBatched('S', nil, 0)
+	time.Sleep(2 * time.Millisecond)
+	s.Backend('Z', []byte{'I'})
+	s.FrontendBatched('S', nil, 0) // after the ReadyForQuery: not before it
+	time.Sleep(2 * time.Millisecond)
+	s.Frontend('S', nil, 0)
+	s.End("x")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, evs, _ := readAll(t, buf.Bytes())
+	evs = evs[1:] // session_start
+	if len(evs) < 6 {
+		t.Fatalf("got %d events", len(evs))
+	}
+	p, b, s1, z, s2, s3 := evs[0], evs[1], evs[2], evs[3], evs[4], evs[5]
+	if p.T == 0 || b.T != p.T || s1.T != p.T {
+		t.Errorf("batched times: parse %d, bind %d, sync %d; want all the same, not 0", p.T, b.T, s1.T)
+	}
+	if z.T-p.T < int64(2*time.Millisecond) {
+		t.Errorf("ready at %d, only %d after the batch", z.T, z.T-p.T)
+	}
+	if s2.T != z.T {
+		t.Errorf("sync batched after ready at %d: %d, want %d", z.T, s2.T, z.T)
+	}
+	if s3.T-s2.T < int64(2*time.Millisecond) {
+		t.Errorf("sync from a fresh read at %d, want at least 2ms after %d", s3.T, s2.T)
+	}
+}
+
+// TestInterner: strings handed out equal their bytes, repeated ones come
+// from the cache, and long ones are not kept.
+func TestInterner(t *testing.T) {
+	var in interner
+	a := in.get([]byte("stmt_1"))
+	b := in.get([]byte("stmt_1"))
+	if a != "stmt_1" || b != "stmt_1" || unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Errorf("repeated string not shared: %q %q", a, b)
+	}
+	for i := range internSlots { // push stmt_1 out
+		in.get([]byte(fmt.Sprintf("other_%d", i)))
+	}
+	if c := in.get([]byte("stmt_1")); c != "stmt_1" || unsafe.StringData(c) == unsafe.StringData(a) {
+		t.Errorf("evicted string still shared")
+	}
+	long := bytes.Repeat([]byte("x"), maxInterned+1)
+	if in.get(long) != string(long) {
+		t.Error("long string changed")
+	}
+	for _, s := range in.s {
+		if len(s) > maxInterned {
+			t.Error("long string kept in the cache")
+		}
+	}
+	if in.get(nil) != "" || (*interner)(nil).get([]byte("q")) != "q" {
+		t.Error("empty or nil cache")
 	}
 }

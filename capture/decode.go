@@ -10,6 +10,7 @@ import (
 type wire struct {
 	b   []byte
 	err string
+	in  *interner // nil: every string is a fresh copy
 }
 
 func (w *wire) cstring() string {
@@ -21,7 +22,7 @@ func (w *wire) cstring() string {
 		w.err = "string without terminating zero byte"
 		return ""
 	}
-	s := string(w.b[:i]) // copies: the body is only valid during the call
+	s := w.in.get(w.b[:i]) // copies: the body is only valid during the call
 	w.b = w.b[i+1:]
 	return s
 }
@@ -88,8 +89,8 @@ func (w *wire) finish() string {
 // decodeFrontend fills ev from a client message and reports whether the
 // message is one the capture records. truncated says body is only a prefix
 // of the message: a field cut short is then not an error.
-func decodeFrontend(ev *Event, typ byte, body []byte, truncated bool) bool {
-	w := wire{b: body}
+func decodeFrontend(ev *Event, typ byte, body []byte, truncated bool, in *interner) bool {
+	w := wire{b: body, in: in}
 	switch typ {
 	case 'Q':
 		ev.Kind = Query
@@ -126,7 +127,7 @@ func decodeFrontend(ev *Event, typ byte, body []byte, truncated bool) bool {
 		}
 		switch t := w.byte1(); t {
 		case 'S', 'P':
-			ev.Target = string(rune(t))
+			ev.Target = oneLetter(t)
 		default:
 			if w.err == "" {
 				w.err = "unknown describe or close target"
@@ -167,6 +168,58 @@ func decodeFrontend(ev *Event, typ byte, body []byte, truncated bool) bool {
 	}
 	ev.Invalid = w.finish()
 	return true
+}
+
+// oneLetter returns a one-byte string without allocating it.
+func oneLetter(c byte) string {
+	switch c {
+	case 'S':
+		return "S"
+	case 'P':
+		return "P"
+	case 'I':
+		return "I"
+	case 'T':
+		return "T"
+	case 'E':
+		return "E"
+	}
+	return string(rune(c))
+}
+
+// interner hands out the strings a session sends again and again (its
+// statement text, its statement and portal names) without copying them
+// each time: a round-robin cache of the last few short strings. It is
+// used by one goroutine at a time.
+type interner struct {
+	s    [internSlots]string
+	next int
+}
+
+const (
+	internSlots = 8
+	// maxInterned bounds what one session's cache holds: at most
+	// internSlots × maxInterned bytes.
+	maxInterned = 1024
+)
+
+// get returns b as a string, from the cache when b is in it.
+func (in *interner) get(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if in == nil || len(b) > maxInterned {
+		return string(b)
+	}
+	for _, s := range in.s {
+		if s == string(b) { // compared without a copy
+			return s
+		}
+	}
+	s := string(b)
+	in.s[in.next] = s
+	in.next = (in.next + 1) % internSlots
+	return s
 }
 
 // sqlText reads the statement text of Query or Parse; in a prefix of a
@@ -235,7 +288,7 @@ func decodeBackend(ev *Event, typ byte, body []byte) bool {
 		ev.Kind = Ready
 		switch s := w.byte1(); s {
 		case 'I', 'T', 'E':
-			ev.Status = string(rune(s))
+			ev.Status = oneLetter(s)
 		default:
 			if w.err == "" {
 				w.err = "unknown transaction status"

@@ -72,7 +72,7 @@ func FuzzFrontend(f *testing.F) {
 			total += extra % 1000
 		}
 		var ev Event
-		if !decodeFrontend(&ev, typ, body, len(body) < total) {
+		if !decodeFrontend(&ev, typ, body, len(body) < total, nil) {
 			return
 		}
 		ev.Session, ev.Tx = 1, 1

@@ -20,8 +20,9 @@ type SessionInfo struct {
 }
 
 // Session records one client session. Frontend and Backend may be called
-// from two goroutines at once (the client reader and the server pump) and
-// never wait for disk I/O; End may be called from any goroutine, and more
+// from two goroutines at once (the client reader and the server pump), but
+// Frontend calls must not overlap each other, and neither waits for disk
+// I/O; End may be called from any goroutine, and more
 // than once (only the first call counts). A nil *Session records nothing,
 // so a proxy without a capture can call its methods unconditionally.
 //
@@ -45,6 +46,11 @@ type Session struct {
 	copyIn  bool       // the server asked for COPY data (CopyInResponse)
 	held    []*Event   // client messages waiting for a ReadyForQuery
 	ended   bool
+	// strs is Frontend's string cache (Frontend calls never overlap).
+	strs interner
+	// lastT is the time of the session's latest event read from the
+	// clock, for FrontendBatched.
+	lastT int64
 	// segs are the client's round trips the server has not answered with
 	// ReadyForQuery yet, oldest first, for Event.Completed.
 	segs []segment
@@ -121,6 +127,18 @@ func (s *Session) ID() uint64 {
 // the capture does not record (CopyData, Terminate, password and SASL
 // messages) cost a switch.
 func (s *Session) Frontend(typ byte, body []byte, total int) {
+	s.frontend(typ, body, total, false)
+}
+
+// FrontendBatched is Frontend for a message that reached the proxy in the
+// same read as the client message before it: it takes that message's
+// time instead of reading the clock again (or the session's latest event
+// time, when that is later).
+func (s *Session) FrontendBatched(typ byte, body []byte, total int) {
+	s.frontend(typ, body, total, true)
+}
+
+func (s *Session) frontend(typ byte, body []byte, total int, batched bool) {
 	if s == nil {
 		return
 	}
@@ -130,7 +148,7 @@ func (s *Session) Frontend(typ byte, body []byte, total int) {
 		return
 	}
 	ev := newEvent()
-	if !decodeFrontend(ev, typ, body, len(body) < total) {
+	if !decodeFrontend(ev, typ, body, len(body) < total, &s.strs) {
 		freeEvent(ev)
 		return
 	}
@@ -144,7 +162,14 @@ func (s *Session) Frontend(typ byte, body []byte, total int) {
 	case 'Q', 'F', 'P', 'B', 'D', 'C', 'E', 'S', 'H':
 		s.noteFrontend(typ)
 	}
-	ev.T, ev.Session = s.w.now(), s.id
+	var t int64
+	if batched && s.lastT != 0 {
+		t = s.lastT
+	} else {
+		t = s.w.now()
+		s.lastT = t
+	}
+	ev.T, ev.Session = t, s.id
 	switch {
 	case ev.Kind == CopyEnd && s.copyIn:
 		// CopyDone or CopyFail ends the COPY the server is waiting on.
@@ -154,25 +179,27 @@ func (s *Session) Frontend(typ byte, body []byte, total int) {
 	case s.pending > 0 && len(s.held) < maxHeld:
 		s.held = append(s.held, ev)
 	default:
-		s.emitFrontend(ev)
+		s.emitFrontend(ev, t)
 	}
 }
 
-// emitFrontend writes a client message numbered as the session stands.
-func (s *Session) emitFrontend(ev *Event) {
+// emitFrontend writes a client message numbered as the session stands, at
+// time t (a held message is timed when it is released).
+func (s *Session) emitFrontend(ev *Event, t int64) {
 	s.busy = true
-	ev.T, ev.Tx = s.w.now(), s.tx // a held message is timed when it is released
+	ev.T, ev.Tx = t, s.tx
 	if syncPoint(ev.Kind) {
 		s.pending++
 	}
 	s.w.enqueue(ev)
 }
 
-// release writes the held client messages up to the next sync point.
-func (s *Session) release() {
+// release writes the held client messages up to the next sync point, at
+// time t.
+func (s *Session) release(t int64) {
 	n := 0
 	for n < len(s.held) && s.pending == 0 {
-		s.emitFrontend(s.held[n])
+		s.emitFrontend(s.held[n], t)
 		n++
 	}
 	k := copy(s.held, s.held[n:])
@@ -221,7 +248,9 @@ func (s *Session) Backend(typ byte, body []byte) {
 		done := s.segs[0].done
 		ev.Completed = &done
 	}
-	ev.T, ev.Session, ev.Tx = s.w.now(), s.id, s.tx
+	t := s.w.now()
+	s.lastT = t
+	ev.T, ev.Session, ev.Tx = t, s.id, s.tx
 	kind, idle := ev.Kind, ev.Kind == Ready && ev.Status == "I"
 	switch {
 	case kind == CopyStart && ev.Direction != "out":
@@ -240,7 +269,7 @@ func (s *Session) Backend(typ byte, body []byte) {
 	if s.pending > 0 {
 		s.pending--
 	}
-	s.release()
+	s.release(t)
 }
 
 // End records the end of the session with a reason ("client closed",
@@ -258,13 +287,14 @@ func (s *Session) End(reason string) {
 		return
 	}
 	s.pending = 0
+	t := s.w.now()
 	for _, h := range s.held {
-		s.emitFrontend(h)
+		s.emitFrontend(h, t)
 	}
 	s.held = nil
 	s.ended = true
 	ev := newEvent()
-	ev.T, ev.Session, ev.Tx, ev.Kind, ev.Reason = s.w.now(), s.id, s.tx, SessionEnd, reason
+	ev.T, ev.Session, ev.Tx, ev.Kind, ev.Reason = t, s.id, s.tx, SessionEnd, reason
 	s.w.enqueue(ev)
 }
 
@@ -290,5 +320,5 @@ func (s *Session) Hazard(rule, action, fingerprint string) {
 		s.held = append(s.held, ev)
 		return
 	}
-	s.emitFrontend(ev)
+	s.emitFrontend(ev, s.w.now())
 }

@@ -210,7 +210,11 @@ var eventPool = sync.Pool{New: func() any { return new(Event) }}
 func newEvent() *Event { return eventPool.Get().(*Event) }
 
 func freeEvent(ev *Event) {
+	pt := ev.ParamTypes
 	*ev = Event{}
+	if cap(pt) <= 32 {
+		ev.ParamTypes = pt[:0] // a Parse's type list is reused by the next one
+	}
 	eventPool.Put(ev)
 }
 

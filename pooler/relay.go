@@ -48,7 +48,9 @@ func (c *clientConn) relay() bool {
 			}
 		}
 		var h []byte
-		if c.r.Buffered() == 0 {
+		// batched: the message came in the same read as the one before.
+		batched := c.r.Buffered() != 0
+		if !batched {
 			if p.loops != nil && c.loopable() && c.detached() {
 				// Between transactions: an event loop waits for the
 				// client's next message.
@@ -121,7 +123,7 @@ func (c *clientConn) relay() bool {
 			}
 		}
 		if c.rec != nil && typ != 'd' {
-			c.recordFrontend(typ, n, body)
+			c.recordFrontend(typ, n, body, batched)
 		}
 		effs, replace, refused, err := c.policyStep(typ, n, body, consumed)
 		if err != nil {
@@ -737,14 +739,18 @@ var _ io.Reader = (*bufio.Reader)(nil)
 // recordFrontend shows a client message to the capture before it is
 // forwarded: body when the relay read it already, else as much of it as
 // the read buffer holds.
-func (c *clientConn) recordFrontend(typ byte, n int, body []byte) {
+func (c *clientConn) recordFrontend(typ byte, n int, body []byte, batched bool) {
 	if body == nil && n > 0 {
 		b, _ := c.r.Peek(min(headerLen+n, c.r.Size()))
 		if len(b) > headerLen {
 			body = b[headerLen:]
 		}
 	}
-	c.rec.Frontend(typ, body, n)
+	if batched {
+		c.rec.FrontendBatched(typ, body, n)
+	} else {
+		c.rec.Frontend(typ, body, n)
+	}
 }
 
 // recordBackend shows a server message to the capture before it is
