@@ -149,6 +149,7 @@ type clientConn struct {
 	lp       *evLoop
 	lfd      int32
 	lwait    bool
+	lmore    bool // the socket may hold bytes the loop has not read
 	lheld    bool
 	leffs    []StateEffect
 	lreplace string

@@ -312,14 +312,22 @@ func (l *evLoop) release(c *clientConn) {
 
 // clientReadable reads and relays the client's messages until its socket
 // has nothing more.
-func (l *evLoop) clientReadable(c *clientConn) {
+func (l *evLoop) clientReadable(c *clientConn) { l.relayClient(c, false) }
+
+// relayClient relays what the client sent, reading its socket until a
+// read comes back short. drained says that the socket held nothing more
+// when the loop last read it, so what is buffered is all there is until
+// the next edge: after a wait for a server this saves a read that would
+// find nothing.
+func (l *evLoop) relayClient(c *clientConn, drained bool) {
 	if c.lwait {
-		return // after bind
+		c.lmore = true // read after bind
+		return
 	}
 	if c.r == nil {
 		c.getReader()
 	}
-	drained := false
+	defer func() { c.lmore = !drained }()
 	for {
 		if !l.frontend(c) || c.lp != l {
 			return
@@ -336,6 +344,7 @@ func (l *evLoop) clientReadable(c *clientConn) {
 			continue
 		}
 		if errors.Is(err, errAgain) {
+			drained = true
 			l.dropIdleReader(c)
 			return
 		}
@@ -640,7 +649,7 @@ func (l *evLoop) bind(c *clientConn, s *serverConn) bool {
 	c.setUp(s, false)
 	if waited {
 		// The message that asked for the server is still buffered.
-		l.clientReadable(c)
+		l.relayClient(c, !c.lmore)
 		return false
 	}
 	return true
@@ -767,7 +776,7 @@ func (l *evLoop) released(c *clientConn, s *serverConn) {
 		l.finish(c)
 	case c.r != nil && c.r.Buffered() > 0:
 		// The client's next transaction is buffered already.
-		l.clientReadable(c)
+		l.relayClient(c, !c.lmore)
 	default:
 		if c.r != nil {
 			c.putReader()

@@ -221,3 +221,72 @@ func TestLoopShortWrites(t *testing.T) {
 		t.Fatalf("%d rows, %v", k, rows.Err())
 	}
 }
+
+// TestMessagesArriveWhileWaiting: a client waiting for the only server
+// goes on sending (a second Query in a separate write, and an
+// extended-protocol round trip in pieces). The loop reads nothing more
+// after a wait unless the socket reported new bytes meanwhile, so this
+// checks that those bytes are still relayed once the client gets the
+// server; then a Query pipelined behind a finished transaction.
+func TestMessagesArriveWhileWaiting(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	holder, hconn := rawLogin(t, tp, nil)
+	defer hconn.Close()
+	holder.Send(&pgproto3.Query{String: "BEGIN"})
+	if err := holder.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	expectTypes(t, holder, "CommandComplete", "ReadyForQuery")
+
+	fe, conn := rawLogin(t, tp, nil)
+	defer conn.Close()
+	send := func(msgs ...pgproto3.FrontendMessage) {
+		t.Helper()
+		for _, m := range msgs {
+			fe.Send(m)
+		}
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Millisecond) // a separate read for the pooler
+	}
+	send(&pgproto3.Query{String: "SELECT 1"})
+	send(&pgproto3.Query{String: "SELECT 2"})
+	send(&pgproto3.Parse{Query: "SELECT $1::int + 1"}, &pgproto3.Bind{Parameters: [][]byte{[]byte("2")}})
+	send(&pgproto3.Execute{}, &pgproto3.Sync{})
+
+	holder.Send(&pgproto3.Query{String: "COMMIT"})
+	if err := holder.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	expectTypes(t, holder, "CommandComplete", "ReadyForQuery")
+
+	want := []string{"1", "2", "3"}
+	for len(want) > 0 {
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatalf("still waiting for %v: %v", want, err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.DataRow:
+			if got := string(m.Values[0]); got != want[0] {
+				t.Fatalf("got %s, want %s", got, want[0])
+			}
+			want = want[1:]
+		case *pgproto3.ErrorResponse:
+			t.Fatalf("%s %s", m.Code, m.Message)
+		}
+	}
+	expectTypes(t, fe, "CommandComplete", "ReadyForQuery")
+
+	// A transaction and the next Query in one write: the second is
+	// buffered when the first releases the server.
+	fe.Send(&pgproto3.Query{String: "SELECT 4"})
+	fe.Send(&pgproto3.Query{String: "SELECT 5"})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	expectTypes(t, fe, "RowDescription", "DataRow", "CommandComplete", "ReadyForQuery",
+		"RowDescription", "DataRow", "CommandComplete", "ReadyForQuery")
+}
