@@ -52,8 +52,8 @@ type evLoop struct {
 	stopped bool
 
 	// Loop goroutine only.
-	clients map[int32]*clientConn
-	servers map[int32]*serverConn
+	clients fdTable[clientConn]
+	servers fdTable[serverConn]
 	work    []loopMsg
 }
 
@@ -134,8 +134,7 @@ func newLoop(p *Proxy) (*evLoop, error) {
 		syscall.Close(int(efd))
 		return nil, err
 	}
-	return &evLoop{p: p, ep: ep, efd: int(efd), file: f, rc: rc, awake: true,
-		clients: make(map[int32]*clientConn), servers: make(map[int32]*serverConn)}, nil
+	return &evLoop{p: p, ep: ep, efd: int(efd), file: f, rc: rc, awake: true}, nil
 }
 
 // post hands the loop a message from any goroutine (the loop's own
@@ -216,22 +215,22 @@ func (l *evLoop) run() {
 				rawRead(l.efd, b[:])
 				continue
 			}
-			if c := l.clients[fd]; c != nil {
+			if c := l.clients.get(fd); c != nil {
 				if ev.Events&syscall.EPOLLOUT != 0 {
 					l.clientWritable(c)
 				}
-				if ev.Events&^syscall.EPOLLOUT != 0 && l.clients[fd] == c {
+				if ev.Events&^syscall.EPOLLOUT != 0 && l.clients.get(fd) == c {
 					l.clientReadable(c)
 				}
 				l.armOut(c)
 				continue
 			}
-			if s := l.servers[fd]; s != nil {
+			if s := l.servers.get(fd); s != nil {
 				c := s.lclient
 				if ev.Events&syscall.EPOLLOUT != 0 {
 					l.serverWritable(s)
 				}
-				if ev.Events&^syscall.EPOLLOUT != 0 && l.servers[fd] == s {
+				if ev.Events&^syscall.EPOLLOUT != 0 && l.servers.get(fd) == s {
 					l.serverReadable(s)
 				}
 				if c != nil {
@@ -279,15 +278,13 @@ func (l *evLoop) adopt(c *clientConn) {
 		return
 	}
 	fd := int32(rfd)
-	if old := l.clients[fd]; old != nil && old != c {
-		// A descriptor reused after a close the loop did not see.
-		delete(l.clients, fd)
-	}
+	// A descriptor reused after a close the loop did not see is simply
+	// taken over.
 	c.lp, c.lfd = l, fd
-	l.clients[fd] = c
+	l.clients.set(fd, c)
 	ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
 	if err := epollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
-		delete(l.clients, fd)
+		l.clients.del(fd)
 		c.lp = nil
 		c.inLoop.Store(false)
 		l.release(c)
@@ -599,7 +596,8 @@ func (l *evLoop) attach(c *clientConn) bool {
 		}
 		w := &c.waiter
 		w.loop, w.c = l, c
-		w.since, w.deadline = time.Now(), time.Now().Add(p.live.queryWaitTimeout())
+		now := time.Now()
+		w.since, w.deadline = now, now.Add(p.live.queryWaitTimeout())
 		pl.waiters.pushBack(w)
 		if !pl.armed {
 			pl.arm(w.deadline)
@@ -645,7 +643,7 @@ func (l *evLoop) bind(c *clientConn, s *serverConn) bool {
 		s.loop, s.lfd, s.lout = l, fd, false
 	}
 	s.lclient, s.lfatal, s.lblocked = c, false, false
-	l.servers[fd] = s
+	l.servers.set(fd, s)
 	c.setUp(s, false)
 	if waited {
 		// The message that asked for the server is still buffered.
@@ -787,8 +785,8 @@ func (l *evLoop) released(c *clientConn, s *serverConn) {
 // dropServer forgets a server that is no longer attached on this loop
 // (its descriptor stays in the epoll set: see leaveLoop).
 func (l *evLoop) dropServer(s *serverConn) {
-	if l.servers[s.lfd] == s {
-		delete(l.servers, s.lfd)
+	if l.servers.get(s.lfd) == s {
+		l.servers.del(s.lfd)
 	}
 	s.lclient = nil
 	s.lblocked = false
@@ -855,8 +853,8 @@ func (l *evLoop) forget(c *clientConn) {
 	if c.lp != l {
 		return
 	}
-	if l.clients[c.lfd] == c {
-		delete(l.clients, c.lfd)
+	if l.clients.get(c.lfd) == c {
+		l.clients.del(c.lfd)
 		epollCtl(l.ep, syscall.EPOLL_CTL_DEL, int(c.lfd), nil)
 	}
 	c.lp = nil
@@ -1026,7 +1024,10 @@ func (l *evLoop) stop(work []loopMsg) {
 			l.post(m) // closes the client
 		}
 	}
-	for _, c := range l.clients {
+	for _, c := range l.clients.v {
+		if c == nil {
+			continue
+		}
 		l.forget(c)
 		c.conn.Close()
 		c.mu.Lock()
@@ -1051,8 +1052,8 @@ func (l *evLoop) stop(work []loopMsg) {
 // shutdownIdle closes the loop's clients that are between transactions
 // (Proxy.Shutdown); the others are closed at their release.
 func (l *evLoop) shutdownIdle() {
-	for _, c := range l.clients {
-		if c.lwait || c.attached() {
+	for _, c := range l.clients.v {
+		if c == nil || c.lwait || c.attached() {
 			continue
 		}
 		c.closeForShutdown()
@@ -1098,4 +1099,28 @@ func rawRead(fd int, b []byte) {
 
 func rawWrite(fd int, b []byte) {
 	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+}
+
+// fdTable maps the loop's descriptors to their connections: a slice
+// indexed by descriptor, which the kernel keeps small and dense.
+type fdTable[T any] struct{ v []*T }
+
+func (t *fdTable[T]) get(fd int32) *T {
+	if fd >= 0 && int(fd) < len(t.v) {
+		return t.v[fd]
+	}
+	return nil
+}
+
+func (t *fdTable[T]) set(fd int32, x *T) {
+	if int(fd) >= len(t.v) {
+		t.v = append(t.v, make([]*T, int(fd)+1-len(t.v)+len(t.v)/2)...)
+	}
+	t.v[fd] = x
+}
+
+func (t *fdTable[T]) del(fd int32) {
+	if fd >= 0 && int(fd) < len(t.v) {
+		t.v[fd] = nil
+	}
 }

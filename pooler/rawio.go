@@ -49,8 +49,10 @@ type rawIO struct {
 	rbuf, wbuf []byte
 	rn, wn     int
 	rerr, werr error
-	readFn     func(fd uintptr) bool
-	writeFn    func(fd uintptr) bool
+	// The read and write steps, bound once: a method value made at each
+	// call would be allocated each time.
+	readFn, writeFn     func(fd uintptr) bool
+	readNBFn, writeNBFn func(fd uintptr) bool
 }
 
 // newRawIO returns a raw reader/writer for nc, or nc itself when it has no
@@ -65,8 +67,8 @@ func newRawIO(nc net.Conn) io.ReadWriter {
 		return nc
 	}
 	r := &rawIO{rc: rc, nc: nc, fd: -1, laddr: nc.LocalAddr(), raddr: nc.RemoteAddr()}
-	r.readFn = r.doRead
-	r.writeFn = r.doWrite
+	r.readFn, r.writeFn = r.doRead, r.doWrite
+	r.readNBFn, r.writeNBFn = r.readNB, r.writeNB
 	return r
 }
 
@@ -77,7 +79,7 @@ func (r *rawIO) Read(b []byte) (int, error) {
 	r.rbuf, r.rn, r.rerr = b, 0, nil
 	var err error
 	if r.nb {
-		err = r.rawCall(r.readNB)
+		err = r.rawCall(r.readNBFn)
 	} else {
 		err = r.rc.Read(r.readFn)
 	}
@@ -128,7 +130,7 @@ func (r *rawIO) Write(b []byte) (int, error) {
 	if k := int(shortWrites.Load()); k > 0 && len(w) > k {
 		w = w[:k] // tests: as if the socket took only k bytes
 	}
-	n, err := r.write(w, r.writeNB)
+	n, err := r.write(w, r.writeNBFn)
 	if err != nil {
 		return n, err
 	}
@@ -182,7 +184,7 @@ func (r *rawIO) flushPend() (bool, error) {
 	if len(r.pend) == 0 {
 		return false, nil
 	}
-	n, err := r.write(r.pend, r.writeNB)
+	n, err := r.write(r.pend, r.writeNBFn)
 	if err != nil {
 		r.pend = nil
 		return false, err
