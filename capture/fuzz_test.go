@@ -60,6 +60,10 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
+// fuzzStrs is shared by FuzzFrontend's inputs (one at a time per worker),
+// so that strings come from the session cache too.
+var fuzzStrs interner
+
 // FuzzFrontend decodes arbitrary client messages, whole and cut short; the
 // encoded event must read back.
 func FuzzFrontend(f *testing.F) {
@@ -72,7 +76,7 @@ func FuzzFrontend(f *testing.F) {
 			total += extra % 1000
 		}
 		var ev Event
-		if !decodeFrontend(&ev, typ, body, len(body) < total, nil) {
+		if !decodeFrontend(&ev, typ, body, len(body) < total, &fuzzStrs) {
 			return
 		}
 		ev.Session, ev.Tx = 1, 1
