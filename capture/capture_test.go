@@ -800,3 +800,12 @@ func TestInterner(t *testing.T) {
 		t.Error("empty or nil cache")
 	}
 }
+
+// TestOneLetterAllocs: the one-letter fields (status, target) cost no
+// allocation per event.
+func TestOneLetterAllocs(t *testing.T) {
+	var s string
+	if n := testing.AllocsPerRun(100, func() { s = oneLetter('T') }); n != 0 || s != "T" {
+		t.Errorf("oneLetter('T') = %q with %v allocations", s, n)
+	}
+}

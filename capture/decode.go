@@ -170,22 +170,9 @@ func decodeFrontend(ev *Event, typ byte, body []byte, truncated bool, in *intern
 	return true
 }
 
-// oneLetter returns a one-byte string without allocating it.
-func oneLetter(c byte) string {
-	switch c {
-	case 'S':
-		return "S"
-	case 'P':
-		return "P"
-	case 'I':
-		return "I"
-	case 'T':
-		return "T"
-	case 'E':
-		return "E"
-	}
-	return string(rune(c))
-}
+// oneLetter returns c as a string; the runtime keeps every one-byte
+// string, so this allocates nothing.
+func oneLetter(c byte) string { return string([]byte{c}) }
 
 // interner hands out the strings a session sends again and again (its
 // statement text, its statement and portal names) without copying them
