@@ -809,3 +809,112 @@ func TestOneLetterAllocs(t *testing.T) {
 		t.Errorf("oneLetter('T') = %q with %v allocations", s, n)
 	}
 }
+
+// parseMsg encodes a Parse of sql with the given parameter types.
+func parseMsg(t *testing.T, name, sql string, types ...uint32) []byte {
+	_, body := wireMsg(t, &pgproto3.Parse{Name: name, Query: sql, ParameterOIDs: types})
+	return body
+}
+
+// TestBatchTypeLists checks that events keep their own parameter-type
+// lists while batches are recycled and held messages are moved: each Parse
+// must come out with the types it was sent with.
+func TestBatchTypeLists(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Header{}, Options{})
+	s := w.StartSession(SessionInfo{})
+	const rounds = 3000
+	var want [][]uint32
+	for i := range rounds {
+		types := []uint32{uint32(i)}
+		if i%3 == 0 {
+			types = append(types, uint32(i+1), uint32(i+2))
+		}
+		if i%7 == 0 {
+			// A pipelining client: the second round trip is held until
+			// the first is answered.
+			next := []uint32{uint32(i + 1000000)}
+			p1, p2 := parseMsg(t, "", "SELECT $1", types...), parseMsg(t, "", "SELECT $1", next...)
+			s.Frontend('P', p1, len(p1))
+			s.Frontend('S', nil, 0)
+			s.Frontend('P', p2, len(p2))
+			s.Frontend('S', nil, 0)
+			s.Backend('Z', []byte{'I'})
+			s.Backend('Z', []byte{'I'})
+			want = append(want, types, next)
+			continue
+		}
+		p := parseMsg(t, "s", "SELECT $1", types...)
+		s.Frontend('P', p, len(p))
+		s.Frontend('S', nil, 0)
+		s.Backend('Z', []byte{'I'})
+		want = append(want, types)
+		if i%500 == 0 {
+			time.Sleep(3 * time.Millisecond) // let the writer recycle batches
+		}
+	}
+	s.End("done")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, evs, _ := readAll(t, buf.Bytes())
+	var got [][]uint32
+	for _, ev := range evs {
+		if ev.Kind == Parse {
+			got = append(got, ev.ParamTypes)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d parses, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Fatalf("parse %d: types %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while the writer writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestUnansweredReachesFile checks that the events of a round trip the
+// server has not answered yet (a long query, a session that only
+// receives notifications) reach the file while the session lives.
+func TestUnansweredReachesFile(t *testing.T) {
+	var buf lockedBuffer
+	w := NewWriter(&buf, Header{}, Options{})
+	s := w.StartSession(SessionInfo{})
+	q := []byte("SELECT pg_sleep(3600)\x00")
+	s.Frontend('Q', q, len(q))
+	_, note := wireMsg(t, &pgproto3.NotificationResponse{PID: 1, Channel: "jobs"})
+	s.Backend('A', note)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(buf.String(), `"channel":"jobs"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the query and notification were not written while the session lived:\n%s", buf.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(buf.String(), "pg_sleep(3600)") {
+		t.Errorf("the query is missing:\n%s", buf.String())
+	}
+	s.End("done")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

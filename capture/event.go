@@ -8,9 +8,10 @@
 // result rows, passwords or SASL data.
 //
 // The writer never blocks the proxy: Session methods decode a message into
-// an event on the caller's goroutine and hand it to a bounded queue; one
-// background goroutine encodes and writes. When the queue is full the event
-// is dropped and counted.
+// an event on the caller's goroutine and keep it in the session's batch,
+// which goes to a bounded queue once per round trip (when the server's
+// ReadyForQuery ends it); one background goroutine encodes and writes.
+// When the queue is full the batch is dropped and its events counted.
 package capture
 
 import "time"

@@ -44,10 +44,19 @@ type Session struct {
 	busy    bool       // a client message since the session was last idle
 	pending int        // sync points sent and not yet answered by ReadyForQuery
 	copyIn  bool       // the server asked for COPY data (CopyInResponse)
-	held    []*Event   // client messages waiting for a ReadyForQuery
-	ended   bool
-	// strs is Frontend's string cache (Frontend calls never overlap).
-	strs interner
+	// out holds the events not yet handed to the writer. The session
+	// hands them over together once per round trip (after a
+	// ReadyForQuery, at flushAt events, and at End), so that the
+	// writer's lock is taken once per round trip rather than once per
+	// message; nil between round trips, so that an idle session holds no
+	// batch.
+	out   []Event
+	held  []Event // client messages waiting for a ReadyForQuery
+	ended bool
+	// scratch is where Frontend decodes a message before it takes mu,
+	// and strs its string cache (Frontend calls never overlap).
+	scratch Event
+	strs    interner
 	// lastT is the time of the session's latest event read from the
 	// clock, for FrontendBatched.
 	lastT int64
@@ -94,8 +103,7 @@ func syncPoint(k Kind) bool { return k == Query || k == Sync || k == FunctionCal
 // StartSession records a session start and returns the session's recorder.
 func (w *Writer) StartSession(info SessionInfo) *Session {
 	s := &Session{w: w, id: w.nextSession.Add(1), tx: 1}
-	ev := newEvent()
-	ev.T, ev.Session, ev.Kind = w.now(), s.id, SessionStart
+	ev := Event{T: w.now(), Session: s.id, Kind: SessionStart}
 	ev.Client, ev.User, ev.Database = info.ClientAddr, info.User, info.Database
 	ev.ApplicationName = info.ApplicationName
 	for k, v := range info.Params {
@@ -108,8 +116,69 @@ func (w *Writer) StartSession(info SessionInfo) *Session {
 		}
 		ev.Params[k] = v
 	}
-	w.enqueue(ev)
+	w.enqueueOne(ev)
+	w.smu.Lock()
+	w.live[s] = struct{}{}
+	w.smu.Unlock()
 	return s
+}
+
+// slot appends an empty event to the session's batch and returns it; the
+// pointer is good until the next slot call (mu held).
+func (s *Session) slot() *Event {
+	if s.out == nil {
+		s.out = s.w.freeBatch()
+	}
+	n := len(s.out)
+	if n < cap(s.out) {
+		s.out = s.out[:n+1]
+	} else {
+		s.out = append(s.out, Event{})
+	}
+	return &s.out[n]
+}
+
+// unslot takes back the event slot just returned.
+func (s *Session) unslot() {
+	n := len(s.out) - 1
+	resetEvent(&s.out[n])
+	s.out = s.out[:n]
+}
+
+// move moves *src into the empty event *dst and leaves src empty, with
+// dst's old type list: every event of a batch keeps a type list of its
+// own.
+func move(dst, src *Event) {
+	pt := dst.ParamTypes[:0]
+	*dst = *src
+	*src = Event{ParamTypes: pt}
+}
+
+// push moves ev to the end of the batch (mu held).
+func (s *Session) push(ev *Event) {
+	move(s.slot(), ev)
+	if len(s.out) >= flushAt {
+		s.handOver()
+	}
+}
+
+// hold moves ev to the held client messages (mu held).
+func (s *Session) hold(ev *Event) {
+	n := len(s.held)
+	if n < cap(s.held) {
+		s.held = s.held[:n+1]
+	} else {
+		s.held = append(s.held, Event{})
+	}
+	move(&s.held[n], ev)
+}
+
+// handOver gives the batch to the writer (mu held).
+func (s *Session) handOver() {
+	if len(s.out) > 0 {
+		s.w.enqueue(s.out)
+		s.out = nil
+	}
 }
 
 // ID returns the session's id in the capture.
@@ -147,15 +216,15 @@ func (s *Session) frontend(typ byte, body []byte, total int, batched bool) {
 	default:
 		return
 	}
-	ev := newEvent()
+	ev := &s.scratch
 	if !decodeFrontend(ev, typ, body, len(body) < total, &s.strs) {
-		freeEvent(ev)
+		resetEvent(ev)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
-		freeEvent(ev)
+		resetEvent(ev)
 		return
 	}
 	switch typ {
@@ -175,35 +244,39 @@ func (s *Session) frontend(typ byte, body []byte, total int, batched bool) {
 		// CopyDone or CopyFail ends the COPY the server is waiting on.
 		s.copyIn = false
 		ev.Tx = s.tx
-		s.w.enqueue(ev)
+		s.push(ev)
 	case s.pending > 0 && len(s.held) < maxHeld:
-		s.held = append(s.held, ev)
+		s.hold(ev)
 	default:
 		s.emitFrontend(ev, t)
 	}
 }
 
-// emitFrontend writes a client message numbered as the session stands, at
-// time t (a held message is timed when it is released).
+// emitFrontend moves a client message to the batch, numbered as the
+// session stands, at time t (a held message is timed when it is
+// released).
 func (s *Session) emitFrontend(ev *Event, t int64) {
 	s.busy = true
 	ev.T, ev.Tx = t, s.tx
 	if syncPoint(ev.Kind) {
 		s.pending++
 	}
-	s.w.enqueue(ev)
+	s.push(ev)
 }
 
-// release writes the held client messages up to the next sync point, at
-// time t.
+// release moves the held client messages up to the next sync point to
+// the batch, at time t.
 func (s *Session) release(t int64) {
 	n := 0
 	for n < len(s.held) && s.pending == 0 {
-		s.emitFrontend(s.held[n], t)
+		s.emitFrontend(&s.held[n], t)
 		n++
 	}
+	if n == 0 {
+		return
+	}
 	k := copy(s.held, s.held[n:])
-	clear(s.held[k:])
+	clear(s.held[k:]) // copies that share type lists with the ones kept
 	s.held = s.held[:k]
 }
 
@@ -230,15 +303,14 @@ func (s *Session) Backend(typ byte, body []byte) {
 	default:
 		return
 	}
-	ev := newEvent()
-	if !decodeBackend(ev, typ, body) {
-		freeEvent(ev)
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
-		freeEvent(ev)
+		return
+	}
+	ev := s.slot()
+	if !decodeBackend(ev, typ, body) {
+		s.unslot()
 		return
 	}
 	switch {
@@ -258,8 +330,10 @@ func (s *Session) Backend(typ byte, body []byte) {
 	case kind == Ready:
 		s.copyIn = false
 	}
-	s.w.enqueue(ev)
 	if kind != Ready {
+		if len(s.out) >= flushAt {
+			s.handOver()
+		}
 		return
 	}
 	if idle && s.busy {
@@ -270,6 +344,7 @@ func (s *Session) Backend(typ byte, body []byte) {
 		s.pending--
 	}
 	s.release(t)
+	s.handOver() // the round trip is over
 }
 
 // End records the end of the session with a reason ("client closed",
@@ -288,14 +363,17 @@ func (s *Session) End(reason string) {
 	}
 	s.pending = 0
 	t := s.w.now()
-	for _, h := range s.held {
-		s.emitFrontend(h, t)
+	for i := range s.held {
+		s.emitFrontend(&s.held[i], t)
 	}
 	s.held = nil
 	s.ended = true
-	ev := newEvent()
+	ev := s.slot()
 	ev.T, ev.Session, ev.Tx, ev.Kind, ev.Reason = t, s.id, s.tx, SessionEnd, reason
-	s.w.enqueue(ev)
+	s.handOver()
+	s.w.smu.Lock()
+	delete(s.w.live, s)
+	s.w.smu.Unlock()
 }
 
 // Hazard records that the pooler met session state in the statement the
@@ -306,19 +384,17 @@ func (s *Session) Hazard(rule, action, fingerprint string) {
 	if s == nil {
 		return
 	}
-	ev := newEvent()
-	ev.Kind, ev.Rule, ev.Action, ev.Fingerprint = Hazard, rule, action, fingerprint
+	ev := Event{Kind: Hazard, Rule: rule, Action: action, Fingerprint: fingerprint}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
-		freeEvent(ev)
 		return
 	}
 	ev.Session = s.id
 	if len(s.held) > 0 && len(s.held) < maxHeld {
 		// The statement it belongs to is held: stay right after it.
-		s.held = append(s.held, ev)
+		s.hold(&ev)
 		return
 	}
-	s.emitFrontend(ev, s.w.now())
+	s.emitFrontend(&ev, s.w.now())
 }

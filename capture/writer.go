@@ -46,16 +46,23 @@ const DefaultQueueEvents = 1 << 16
 // queue is idle.
 const flushEvery = 250 * time.Millisecond
 
+// sweepEvery is how often the background goroutine takes the events that
+// live sessions hold between their round trips' ends.
+const sweepEvery = 500 * time.Millisecond
+
 // Writer writes a capture. It is safe for use by many goroutines: every
 // Session method and Dropped may be called concurrently; Close once, after
 // which Session methods are ignored (their events are not counted as
 // dropped: the capture is over).
 //
-// Nothing a Session method does waits for disk I/O: events go to a bounded
-// queue that one background goroutine encodes and writes through a
-// bufio.Writer. A full queue drops the event (Dropped counts it, the
-// trailer records it); a write error stops the writing for good, and every
-// later event counts as dropped.
+// Nothing a Session method does waits for disk I/O: a session's events go,
+// a round trip at a time, to a bounded queue that one background goroutine
+// encodes and writes through a bufio.Writer. A full queue drops the batch
+// (Dropped counts its events, the trailer records them); a write error
+// stops the writing for good, and every later event counts as dropped.
+// Close also writes what the sessions still live have handed over or hold
+// in their batches, but not the client messages a session holds back for
+// a ReadyForQuery (End writes those).
 type Writer struct {
 	start  time.Time
 	first  Header // the header of the first part
@@ -63,17 +70,28 @@ type Writer struct {
 	opt    Options
 	log    *slog.Logger
 
-	// pending are the events handed over and not yet taken by the
-	// background goroutine, which takes them all at once every batchEvery
-	// (or sooner, when wake says a batch is large): waking it for each
-	// event would cost a goroutine wake-up per message of the proxy.
-	qmu     sync.Mutex // guards pending and closed
-	pending []*Event
+	// pending are the batches of events handed over and not yet taken
+	// by the background goroutine, which takes them all at once every
+	// batchEvery (or sooner, when wake says they are many): waking it for
+	// each event would cost a goroutine wake-up per message of the proxy.
+	// A session hands over one batch per round trip (see Session.out);
+	// free holds the emptied batches for the sessions to fill again.
+	qmu     sync.Mutex // guards pending, queued, free and closed
+	pending [][]Event
+	queued  int // events in pending
+	free    [][]Event
 	wake    chan struct{}
 	closing chan struct{}
 	done    chan struct{}
 
 	closed bool
+
+	// live are the sessions started and not ended: the background
+	// goroutine hands over their batches now and then (a round trip the
+	// server has not answered yet, a session that only receives
+	// notifications), and Close hands over what they hold.
+	smu  sync.Mutex
+	live map[*Session]struct{}
 
 	nextSession atomic.Uint64
 	dropped     atomic.Int64
@@ -149,6 +167,7 @@ func newWriter(out io.Writer, h Header, opt Options) *Writer {
 		header:  h,
 		opt:     opt,
 		log:     log,
+		live:    map[*Session]struct{}{},
 		wake:    make(chan struct{}, 1),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
@@ -177,6 +196,9 @@ func (w *Writer) Close() error {
 		w.qmu.Unlock()
 		return nil
 	}
+	w.qmu.Unlock()
+	w.sweep(nil)
+	w.qmu.Lock()
 	w.closed = true
 	w.qmu.Unlock()
 	close(w.closing)
@@ -203,38 +225,59 @@ func (e *DroppedError) Error() string {
 	return fmt.Sprintf("capture: %d events dropped (the writer could not keep up)", e.N)
 }
 
-// eventPool recycles events between the sessions and the background
-// goroutine.
-var eventPool = sync.Pool{New: func() any { return new(Event) }}
-
-func newEvent() *Event { return eventPool.Get().(*Event) }
-
-func freeEvent(ev *Event) {
+// resetEvent empties ev for reuse, keeping a Parse's small type list so
+// that the next Parse decoded into it does not allocate one.
+func resetEvent(ev *Event) {
 	pt := ev.ParamTypes
 	*ev = Event{}
 	if cap(pt) <= 32 {
-		ev.ParamTypes = pt[:0] // a Parse's type list is reused by the next one
+		ev.ParamTypes = pt[:0]
 	}
-	eventPool.Put(ev)
 }
 
-// enqueue hands ev to the background goroutine, or drops it. Either way
-// the caller must not touch ev again.
-func (w *Writer) enqueue(ev *Event) {
+// Batch sizes: a new batch has room for a round trip of the extended
+// protocol (Parse, Bind, Describe, Execute, Sync, ReadyForQuery); a
+// session hands its batch over at flushAt events even without a
+// ReadyForQuery; at most maxFree emptied batches are kept.
+const (
+	batchCap = 8
+	flushAt  = 64
+	maxFree  = 4096
+)
+
+// freeBatch returns an empty batch for a session to fill.
+func (w *Writer) freeBatch() []Event {
+	w.qmu.Lock()
+	if n := len(w.free); n > 0 {
+		b := w.free[n-1]
+		w.free[n-1] = nil
+		w.free = w.free[:n-1]
+		w.qmu.Unlock()
+		return b
+	}
+	w.qmu.Unlock()
+	return make([]Event, 0, batchCap)
+}
+
+// enqueue hands a batch of events to the background goroutine, which
+// owns it from then on, or drops it whole when the queue is full.
+func (w *Writer) enqueue(b []Event) {
 	w.qmu.Lock()
 	if w.closed {
+		w.recycleLocked(b) // the capture is over: not a drop
 		w.qmu.Unlock()
-		freeEvent(ev) // the capture is over: not a drop
 		return
 	}
-	if len(w.pending) >= w.opt.QueueEvents {
+	if w.queued+len(b) > w.opt.QueueEvents {
+		w.recycleLocked(b)
 		w.qmu.Unlock()
-		w.dropped.Add(1)
-		freeEvent(ev)
+		w.dropped.Add(int64(len(b)))
 		return
 	}
-	w.pending = append(w.pending, ev)
-	big := len(w.pending) == wakeAt
+	w.pending = append(w.pending, b)
+	before := w.queued
+	w.queued += len(b)
+	big := before < wakeAt && w.queued >= wakeAt
 	w.qmu.Unlock()
 	if big {
 		select {
@@ -244,6 +287,46 @@ func (w *Writer) enqueue(ev *Event) {
 	}
 }
 
+// enqueueOne hands over a single event (session start).
+func (w *Writer) enqueueOne(ev Event) {
+	b := w.freeBatch()
+	w.enqueue(append(b, ev))
+}
+
+// recycleLocked empties b and keeps it for freeBatch (qmu held; for the
+// rare batch that is not written).
+func (w *Writer) recycleLocked(b []Event) {
+	for i := range b {
+		resetEvent(&b[i])
+	}
+	w.keepLocked(b)
+}
+
+// keepLocked keeps an emptied batch for freeBatch (qmu held).
+func (w *Writer) keepLocked(b []Event) {
+	if len(w.free) < maxFree && cap(b) <= flushAt {
+		w.free = append(w.free, b[:0])
+	}
+}
+
+// sweep hands over the batches of the live sessions; scratch is reused
+// storage for the list. The events of a round trip the server has not
+// answered yet reach the file this way too, at most sweepEvery late.
+func (w *Writer) sweep(scratch []*Session) []*Session {
+	w.smu.Lock()
+	for s := range w.live {
+		scratch = append(scratch, s)
+	}
+	w.smu.Unlock()
+	for i, s := range scratch {
+		s.mu.Lock()
+		s.handOver()
+		s.mu.Unlock()
+		scratch[i] = nil
+	}
+	return scratch[:0]
+}
+
 // batchEvery is how often the background goroutine takes the pending
 // events; wakeAt pending events wake it sooner.
 const (
@@ -251,14 +334,30 @@ const (
 	wakeAt     = 4096
 )
 
-// takePending swaps the pending events out for spare (emptied), so that
-// the next batch reuses its storage.
-func (w *Writer) takePending(spare []*Event) []*Event {
+// takePending swaps the pending batches out for spare (emptied), so that
+// the next round reuses its storage.
+func (w *Writer) takePending(spare [][]Event) [][]Event {
 	w.qmu.Lock()
-	batch := w.pending
+	batches := w.pending
 	w.pending = spare[:0]
+	w.queued = 0
 	w.qmu.Unlock()
-	return batch
+	return batches
+}
+
+// recycle returns written batches to the free list.
+func (w *Writer) recycle(batches [][]Event) {
+	for _, b := range batches {
+		for i := range b {
+			resetEvent(&b[i])
+		}
+	}
+	w.qmu.Lock()
+	for i, b := range batches {
+		w.keepLocked(b)
+		batches[i] = nil
+	}
+	w.qmu.Unlock()
 }
 
 func (w *Writer) now() int64 { return int64(time.Since(w.start)) }
@@ -273,19 +372,26 @@ func (w *Writer) loop() {
 	batchTick := time.NewTicker(batchEvery)
 	defer batchTick.Stop()
 	lastFlush := time.Now()
-	var spare []*Event
+	lastSweep := lastFlush
+	var sessions []*Session
+	var spare [][]Event
 	drain := func() {
-		batch := w.takePending(spare)
-		for i, ev := range batch {
-			w.write(ev)
-			freeEvent(ev)
-			batch[i] = nil
+		batches := w.takePending(spare)
+		for _, b := range batches {
+			for i := range b {
+				w.write(&b[i])
+			}
 		}
-		spare = batch
+		w.recycle(batches)
+		spare = batches
 	}
 	for {
 		select {
 		case <-batchTick.C:
+			if time.Since(lastSweep) >= sweepEvery {
+				sessions = w.sweep(sessions)
+				lastSweep = time.Now()
+			}
 			drain()
 			if w.dirty && time.Since(lastFlush) >= flushEvery {
 				w.flush()
