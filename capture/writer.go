@@ -46,6 +46,12 @@ const DefaultQueueEvents = 1 << 16
 // queue is idle.
 const flushEvery = 250 * time.Millisecond
 
+// writeBuffer is the size of the writer's buffer: each write to the file
+// is a system call the Go runtime sees as one that may block, and each
+// such call wakes its monitor thread (sysmon) when it sleeps, so the
+// writes are made large.
+const writeBuffer = 1 << 20
+
 // sweepEvery is how often the background goroutine takes the events that
 // live sessions hold between their round trips' ends.
 const sweepEvery = 500 * time.Millisecond
@@ -172,7 +178,7 @@ func newWriter(out io.Writer, h Header, opt Options) *Writer {
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 		out:     out,
-		bw:      bufio.NewWriterSize(out, 64<<10),
+		bw:      bufio.NewWriterSize(out, writeBuffer),
 	}
 	if opt.Redact {
 		w.redacted = map[string]redaction{}
