@@ -523,16 +523,26 @@ awk -v protocols="$PROTOCOLS" -v clients="$CLIENTS" -v targets="${TARGETS[*]}" '
 # --- record mode: record TPS ÷ session TPS ---------------------------------------------
 if [ "$RECORD" = 1 ]; then
   printf '\n### record mode against session mode (issue 5: record ≥ 0.95 × session)\n\n'
-  printf 'TPS: mean over the rounds with no aborted client; capture: events written and dropped\n'
-  printf '(from the trailer; "none": no trailer) and size, per round.\n\n'
-  printf '| protocol | clients | session TPS | record TPS | record ÷ session | capture events / dropped / MB |\n'
-  printf '|----------|--------:|------------:|-----------:|-----------------:|-------------------------------|\n'
+  printf 'TPS: mean over the rounds with no aborted client; per round: median of the rounds'"'"'\n'
+  printf 'record ÷ session ratios (the two runs of one round are back to back); CPU: the proxy'"'"'s\n'
+  printf 'CPU µs per transaction, mean; capture: events written and dropped (from the trailer;\n'
+  printf '"none": no trailer) and size, per round.\n\n'
+  printf '| protocol | clients | session TPS | record TPS | record ÷ session | per round (median) | CPU µs/tx session / record | capture events / dropped / MB |\n'
+  printf '|----------|--------:|------------:|-----------:|-----------------:|-------------------:|---------------------------:|-------------------------------|\n'
   touch "$WORK/captures"
   awk -v protocols="$PROTOCOLS" -v clients="$CLIENTS" '
+    function median(list,   n, v, i, j, t) {
+      n = split(list, v, " ")
+      for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j] + 0 < v[j-1] + 0; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+      return n == 0 ? "" : (n % 2 ? v[(n+1)/2] : (v[n/2] + v[n/2+1]) / 2)
+    }
     FILENAME == ARGV[1] {
       if ($2 != "pgpoolcheck-session" && $2 != "pgpoolcheck-record") next
       k = $1 SUBSEP $3 SUBSEP $2
-      if ($5 != "ERR" && $8 == 0) { ok[k]++; tps[k] += $5 }
+      if ($5 != "ERR" && $8 == 0) {
+        ok[k]++; tps[k] += $5; cpu[k] += $11 * 10
+        round[$1 SUBSEP $3 SUBSEP $4 SUBSEP $2] = $5
+      }
       next
     }
     {
@@ -544,9 +554,18 @@ if [ "$RECORD" = 1 ]; then
       for (i = 1; i <= np; i++) for (j = 1; j <= nc; j++) {
         s = pr[i] SUBSEP cl[j] SUBSEP "pgpoolcheck-session"; r = pr[i] SUBSEP cl[j] SUBSEP "pgpoolcheck-record"
         st = ok[s] ? tps[s] / ok[s] : 0; rt = ok[r] ? tps[r] / ok[r] : 0
-        printf "| %s | %s | %s | %s | %s | %s |\n", pr[i], cl[j],
+        ratios = ""
+        for (n = 1; n <= 100; n++) {
+          a = round[pr[i] SUBSEP cl[j] SUBSEP n SUBSEP "pgpoolcheck-session"]
+          b = round[pr[i] SUBSEP cl[j] SUBSEP n SUBSEP "pgpoolcheck-record"]
+          if (a > 0 && b > 0) ratios = ratios " " b / a
+        }
+        m = median(ratios)
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", pr[i], cl[j],
           ok[s] ? sprintf("%.0f", st) : "failed", ok[r] ? sprintf("%.0f", rt) : "failed",
-          (st > 0 && rt > 0) ? sprintf("%.3f", rt / st) : "–", cap[pr[i] SUBSEP cl[j]]
+          (st > 0 && rt > 0) ? sprintf("%.3f", rt / st) : "–", m != "" ? sprintf("%.3f", m) : "–",
+          (ok[s] && ok[r]) ? sprintf("%.1f / %.1f", cpu[s] / ok[s], cpu[r] / ok[r]) : "–",
+          cap[pr[i] SUBSEP cl[j]]
       }
     }' "$ROWS" "$WORK/captures"
 fi
