@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -92,6 +94,110 @@ func FuzzFrontend(f *testing.F) {
 		}
 		if got.Kind != ev.Kind || got.Name != asRead(ev.Name) || got.Portal != asRead(ev.Portal) || got.SQL != asRead(ev.SQL) || len(got.ParamTypes) != len(ev.ParamTypes) {
 			t.Fatalf("round trip: %+v != %+v", got, ev)
+		}
+	})
+}
+
+// FuzzSession drives a session with an arbitrary sequence of client and
+// server messages (pipelined, unanswered, interleaved with the writer's
+// sweeps) and checks what reaches the file: one event per recorded
+// message, in the session's order, with times and transaction numbers
+// that never go back and each Parse's own parameter types.
+func FuzzSession(f *testing.F) {
+	f.Add([]byte{1, 3, 5, 0, 5, 2, 4, 3, 5})
+	f.Add([]byte{0, 0, 0, 5, 6, 5, 9, 1, 1, 3, 3, 5, 5})
+	f.Add([]byte{0, 11, 12, 5, 8, 8, 7, 5, 10, 1, 3})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > maxHeld/2 {
+			ops = ops[:maxHeld/2] // beyond maxHeld held messages, order is not kept
+		}
+		var buf lockedBuffer
+		w := NewWriter(&buf, Header{}, Options{})
+		s := w.StartSession(SessionInfo{User: "u"})
+		want := 2 // session start and end
+		var types [][]uint32
+		for i, op := range ops {
+			switch op % 14 {
+			case 0:
+				s.Frontend('Q', []byte("SELECT 1\x00"), 9)
+			case 1:
+				n := int(op/14) % 4
+				pt := make([]uint32, n)
+				body := []byte("s\x00SELECT 1\x00")
+				body = append(body, 0, byte(n))
+				for j := range pt {
+					pt[j] = uint32(i*4 + j)
+					body = append(body, byte(pt[j]>>24), byte(pt[j]>>16), byte(pt[j]>>8), byte(pt[j]))
+				}
+				s.Frontend('P', body, len(body))
+				types = append(types, pt)
+			case 2:
+				s.Frontend('B', []byte("\x00s\x00\x00\x00\x00\x00\x00\x00"), 9)
+			case 3:
+				s.Frontend('S', nil, 0)
+			case 4:
+				s.Frontend('E', []byte("\x00\x00\x00\x00\x00"), 5)
+			case 5:
+				s.Backend('Z', []byte{'I'})
+			case 6:
+				s.Backend('Z', []byte{'T'})
+			case 7:
+				s.Backend('E', []byte("SERROR\x00C42601\x00Mbad\x00\x00"))
+			case 8:
+				s.Backend('A', []byte("\x00\x00\x00\x01ch\x00x\x00"))
+			case 9:
+				s.Hazard("session-set", "replayed", "f")
+			case 10:
+				w.sweep(nil)
+				want-- // not an event
+			case 11:
+				s.Backend('G', []byte{0, 0, 0})
+			case 12:
+				s.Frontend('c', nil, 0)
+			case 13:
+				s.Backend('C', []byte("SELECT 1\x00"))
+				want-- // counted, not recorded
+			}
+			want++
+		}
+		s.End("done")
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(strings.NewReader(buf.String()), "fuzz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evs []*Event
+		for {
+			ev, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs = append(evs, ev)
+		}
+		if len(evs) != want {
+			t.Fatalf("%d events, want %d", len(evs), want)
+		}
+		var got [][]uint32
+		for i, ev := range evs {
+			if i > 0 && (ev.T < evs[i-1].T || ev.Tx < evs[i-1].Tx) {
+				t.Fatalf("event %d (%s) goes back: t %d tx %d after t %d tx %d", i, ev.Kind, ev.T, ev.Tx, evs[i-1].T, evs[i-1].Tx)
+			}
+			if ev.Kind == Parse {
+				got = append(got, ev.ParamTypes)
+			}
+		}
+		if len(got) != len(types) {
+			t.Fatalf("%d parses, want %d", len(got), len(types))
+		}
+		for i := range types {
+			if !slices.Equal(got[i], types[i]) && (len(got[i]) != 0 || len(types[i]) != 0) {
+				t.Fatalf("parse %d: types %v, want %v", i, got[i], types[i])
+			}
 		}
 	})
 }
