@@ -45,6 +45,10 @@
 #   POOLER_ARGS ("")                 extra `pgpoolcheck proxy` flags (split on spaces)
 #   RECORD (0)                       1: also pgpoolcheck in session and in record mode
 #   RECORD_ONLY (0)                  1 (with RECORD=1): only those two, for issue 5's ratio
+#   RECORD_WARM (0)                  1 (with RECORD=1): start those two once per protocol and
+#                                    client count and keep them over its rounds (server
+#                                    connections stay open), as a recording proxy in staging
+#                                    runs for hours; the capture's trailer is read once per cell
 #   GOROUTINE_RELAY (0)              1: also pgpoolcheck-goroutine, the same binary with
 #                                    --relay goroutine (the relay before the event loops)
 #   EVLOOP (0)                       1: also scripts/evloop, the event-loop experiment (not a
@@ -79,6 +83,7 @@ POOLER_ARGS=${POOLER_ARGS-}
 BASE_PORT=${BASE_PORT:-24300}
 RECORD=${RECORD:-0}
 RECORD_ONLY=${RECORD_ONLY:-0}
+RECORD_WARM=${RECORD_WARM:-0}
 EVLOOP=${EVLOOP:-0}
 GOROUTINE_RELAY=${GOROUTINE_RELAY:-0}
 EVLOOP_LOOPS=${EVLOOP_LOOPS:-2}
@@ -174,13 +179,15 @@ for b in $PGBOUNCER_BIN; do
   BOUNCERS+=("$t")
   n=$((n + 1))
 done
-PER_RUN=()  # targets started afresh for each run and stopped after it
+PER_RUN=()     # targets started afresh for each run and stopped after it
+REC_TARGETS=() # session and record mode (RECORD=1)
 if [ "$RECORD" = 1 ]; then
   for t in pgpoolcheck-session pgpoolcheck-record; do
     PORT[$t]=$((BASE_PORT + n))
-    PER_RUN+=("$t")
+    REC_TARGETS+=("$t")
     n=$((n + 1))
   done
+  [ "$RECORD_WARM" = 1 ] || PER_RUN=("${REC_TARGETS[@]}")
 fi
 if [ "$EVLOOP" = 1 ]; then
   PORT[evloop]=$((BASE_PORT + n))
@@ -319,15 +326,15 @@ if [ "$EVLOOP" = 1 ]; then
   echo "# evloop (scripts/evloop, an experiment) on port ${PORT[evloop]}: $EVLOOP_LOOPS loops, pool $POOL_SIZE"
   EXPERIMENTS=(evloop)
 fi
-TARGETS=(direct "${POOLERS[@]}" "${EXPERIMENTS[@]}" "${PER_RUN[@]}")
-[ "$RECORD_ONLY" = 1 ] && TARGETS=("${PER_RUN[@]}")
+TARGETS=(direct "${POOLERS[@]}" "${EXPERIMENTS[@]}" "${REC_TARGETS[@]}")
+[ "$RECORD_ONLY" = 1 ] && TARGETS=("${REC_TARGETS[@]}")
 PSQL=$(command -v psql || echo "$PGBIN/psql")
 # What the poolers that stay up may hold, plus psql itself.
 BASE_BACKENDS=$((POOL_SIZE * (${#POOLERS[@]} + ${#EXPERIMENTS[@]}) + 2))
 if [ "$RECORD" = 1 ]; then
   echo "# pgpoolcheck-session on port ${PORT[pgpoolcheck-session]}: --mode session --pool-size $MAX_CLIENTS;" \
     "pgpoolcheck-record on port ${PORT[pgpoolcheck-record]}: --mode record --pool-size $MAX_CLIENTS --capture $CAPTURE;" \
-    "each started for its run and stopped after it"
+    "$([ "$RECORD_WARM" = 1 ] && echo "both started once per protocol and client count and kept over its rounds" || echo "each started for its run and stopped after it")"
 fi
 echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ); ulimit -n $NOFILE"
 echo "# each run: $PGBENCH -n -S -M PROTOCOL -T $DURATION -j 2 -c CLIENTS postgresql://postgres@127.0.0.1:PORT/postgres"
@@ -363,6 +370,18 @@ settle_backends() {
   done
 }
 
+# capture_stats PROTO CLIENTS ROUND: the events written and dropped by the
+# record proxy just stopped, from its capture's trailer
+# ({"trailer":true,"t":…,"events":N,"dropped":D}), and the file's size.
+capture_stats() {
+  local trailer ev dr
+  trailer=$(tail -n 1 "$CAPTURE" 2>/dev/null || true)
+  ev=$(sed -n 's/.*"trailer":true.*"events":\([0-9]*\).*/\1/p' <<<"$trailer")
+  dr=$(sed -n 's/.*"trailer":true.*"dropped":\([0-9]*\).*/\1/p' <<<"$trailer")
+  echo "$1 $2 $3 ${ev:-none} ${dr:-none} $(stat -c %s "$CAPTURE" 2>/dev/null || echo 0)" >>"$WORK/captures"
+  rm -f "$CAPTURE"
+}
+
 ROWS="$WORK/rows"
 : >"$ROWS"
 : >"$WORK/errors"
@@ -370,9 +389,12 @@ ROW_FMT='%-9s %-19s %7s %5s %10s %9s %7s %7s %9s %7s %9s %8s %8s %10s\n'
 printf "\n## raw rows\n\n$ROW_FMT" protocol target clients round tps lat_ms failed aborted txns cpu_s cpu_100k peak_mb pg_us_tx bench_us_tx
 for proto in $PROTOCOLS; do
   for c in $CLIENTS; do
+    if [ "$RECORD_WARM" = 1 ]; then
+      for t in "${REC_TARGETS[@]}"; do start_target "$t"; done
+    fi
     for r in $(seq "$ROUNDS"); do
       order=("${TARGETS[@]}")
-      if [ $((r % 2)) = 0 ] && [ "${#PER_RUN[@]}" = 2 ]; then
+      if [ $((r % 2)) = 0 ] && [ "${#REC_TARGETS[@]}" = 2 ]; then
         # Even rounds run record before session: neither always runs
         # right after the other.
         order=("${order[@]/pgpoolcheck-session/SWAP}")
@@ -409,14 +431,7 @@ for proto in $PROTOCOLS; do
           stop_target "$t"
           settle_backends
           PID[$t]=
-          if [ "$t" = pgpoolcheck-record ]; then
-            # The trailer: {"trailer":true,"t":…,"events":N,"dropped":D}
-            trailer=$(tail -n 1 "$CAPTURE" 2>/dev/null || true)
-            ev=$(sed -n 's/.*"trailer":true.*"events":\([0-9]*\).*/\1/p' <<<"$trailer")
-            dr=$(sed -n 's/.*"trailer":true.*"dropped":\([0-9]*\).*/\1/p' <<<"$trailer")
-            echo "$proto $c $r ${ev:-none} ${dr:-none} $(stat -c %s "$CAPTURE" 2>/dev/null || echo 0)" >>"$WORK/captures"
-            rm -f "$CAPTURE"
-          fi
+          if [ "$t" = pgpoolcheck-record ]; then capture_stats "$proto" "$c" "$r"; fi
         fi
         printf "$ROW_FMT" "$proto" "$t" "$c" "$r" "$tps" "$lat" "${failed:--}" "$aborted" "${txns:-0}" "$cpu" "$cpu100k" "$peak" "$pgus" "${benchus:--}" | tee -a "$ROWS"
         if [ "$tps" = ERR ] || [ "$aborted" != 0 ] || [ "${failed:-0}" != 0 ]; then
@@ -428,6 +443,11 @@ for proto in $PROTOCOLS; do
         fi
       done
     done
+    if [ "$RECORD_WARM" = 1 ]; then
+      for t in "${REC_TARGETS[@]}"; do stop_target "$t"; PID[$t]=; done
+      settle_backends
+      capture_stats "$proto" "$c" all
+    fi
   done
 done
 if [ -s "$WORK/errors" ]; then printf '\n## first errors of failed runs\n\n'; cat "$WORK/errors"; fi
