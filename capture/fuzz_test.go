@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -164,21 +163,7 @@ func FuzzSession(f *testing.F) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		r, err := NewReader(strings.NewReader(buf.String()), "fuzz")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var evs []*Event
-		for {
-			ev, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			evs = append(evs, ev)
-		}
+		_, evs, _ := readAll(t, []byte(buf.String()))
 		if len(evs) != want {
 			t.Fatalf("%d events, want %d", len(evs), want)
 		}
