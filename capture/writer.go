@@ -244,11 +244,13 @@ func resetEvent(ev *Event) {
 // Batch sizes: a new batch has room for a round trip of the extended
 // protocol (Parse, Bind, Describe, Execute, Sync, ReadyForQuery); a
 // session hands its batch over at flushAt events even without a
-// ReadyForQuery; at most maxFree emptied batches are kept.
+// ReadyForQuery; at most maxFree emptied batches of at most keepCap
+// events are kept (an event is 448 bytes: at most 7 MiB).
 const (
 	batchCap = 8
 	flushAt  = 64
-	maxFree  = 4096
+	keepCap  = 2 * batchCap
+	maxFree  = 1024
 )
 
 // freeBatch returns an empty batch for a session to fill.
@@ -310,7 +312,7 @@ func (w *Writer) recycleLocked(b []Event) {
 
 // keepLocked keeps an emptied batch for freeBatch (qmu held).
 func (w *Writer) keepLocked(b []Event) {
-	if len(w.free) < maxFree && cap(b) <= flushAt {
+	if len(w.free) < maxFree && cap(b) <= keepCap {
 		w.free = append(w.free, b[:0])
 	}
 }
