@@ -45,6 +45,9 @@
 #   POOLER_ARGS ("")                 extra `pgpoolcheck proxy` flags (split on spaces)
 #   RECORD (0)                       1: also pgpoolcheck in session and in record mode
 #   RECORD_ONLY (0)                  1 (with RECORD=1): only those two, for issue 5's ratio
+#   OVERSTAY_DIR (/tmp/bench-pooler-overstays)  where a pgbench run that does not end 60 s
+#                                    after DURATION leaves PostgreSQL's active backends and
+#                                    pgpoolcheck's goroutines (it is killed and counted failed)
 #   RECORD_WARM (0)                  1 (with RECORD=1): start those two once per protocol and
 #                                    client count and keep them over its rounds (server
 #                                    connections stay open), as a recording proxy in staging
@@ -341,8 +344,8 @@ echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ)
 echo "# each run: $PGBENCH -n -S -M PROTOCOL -T $DURATION -j 2 -c CLIENTS postgresql://postgres@127.0.0.1:PORT/postgres"
 
 # --- pgbench runs --------------------------------------------------------------
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-hwm_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+hwm_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 TICK=$(getconf CLK_TCK)
 # pg_ticks: CPU ticks of PostgreSQL so far: the postmaster and its
@@ -383,6 +386,38 @@ capture_stats() {
   rm -f "$CAPTURE"
 }
 
+# overstayed PROTO TARGET CLIENTS ROUND: a pgbench run did not end 60 s
+# after its time (a client waiting for an answer that never came): keep
+# what PostgreSQL's backends were doing and, for pgpoolcheck, its
+# goroutines (SIGQUIT makes it print them to its log and exit) in
+# OVERSTAY_DIR, which outlives the run, then start a long-lived target
+# again for the runs that follow.
+OVERSTAY_DIR=${OVERSTAY_DIR:-/tmp/bench-pooler-overstays}
+overstayed() {
+  mkdir -p "$OVERSTAY_DIR"
+  local f
+  f="$OVERSTAY_DIR/$(date -u +%Y%m%dT%H%M%S)-$1-$2-$3-$4.txt"
+  {
+    echo "# $1 $2 clients=$3 round=$4 $(date -u +%FT%TZ)"
+    "$PSQL" -h 127.0.0.1 -p "${PORT[direct]}" -U postgres -d postgres -c \
+      "SELECT pid, state, backend_start, xact_start, state_change, wait_event_type, wait_event, left(query, 60) AS query FROM pg_stat_activity WHERE backend_type = 'client backend' AND state <> 'idle' ORDER BY state_change" 2>&1
+  } >"$f"
+  case $2 in
+    pgpoolcheck*)
+      if [ -n "${PID[$2]:-}" ]; then
+        kill -QUIT "${PID[$2]}" 2>/dev/null || true
+        sleep 2
+        cp "$WORK/$2.log" "$f.goroutines" 2>/dev/null || true
+      fi
+      ;;
+  esac
+  echo "overstayed: $f" >&2
+  if ! per_run "$2"; then
+    stop_target "$2"
+    start_target "$2"
+  fi
+}
+
 ROWS="$WORK/rows"
 : >"$ROWS"
 : >"$WORK/errors"
@@ -396,7 +431,7 @@ for proto in $PROTOCOLS; do
       # so that neither runs while the other's logins still go on.
       for t in "${REC_TARGETS[@]}"; do start_target "$t"; done
       for t in "${REC_TARGETS[@]}"; do
-        "$PGBENCH" -n -S -M "$proto" -T 3 -j $((c < 2 ? c : 2)) -c "$c" "$(url_for "$t")" >/dev/null 2>&1 || true
+        timeout 63 "$PGBENCH" -n -S -M "$proto" -T 3 -j $((c < 2 ? c : 2)) -c "$c" "$(url_for "$t")" >/dev/null 2>&1 || true
       done
     fi
     for r in $(seq "$ROUNDS"); do
@@ -415,7 +450,11 @@ for proto in $PROTOCOLS; do
         pid=${PID[$t]:-}
         if [ -n "$pid" ]; then echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true; c0=$(cpu_ticks "$pid"); fi
         g0=$(pg_ticks)
-        out=$( { TIMEFORMAT='%U %S'; time "$PGBENCH" -n -S -M "$proto" -T "$DURATION" -j $((c < 2 ? c : 2)) -c "$c" "$(url_for "$t")" 2>&1; } 2>"$WORK/time" || true)
+        out=$( { TIMEFORMAT='%U %S'; time timeout "$((DURATION + 60))" "$PGBENCH" -n -S -M "$proto" -T "$DURATION" -j $((c < 2 ? c : 2)) -c "$c" "$(url_for "$t")" 2>&1; echo "pgbench-exit $?"; } 2>"$WORK/time" || true)
+        if grep -q '^pgbench-exit 124$' <<<"$out"; then
+          overstayed "$proto" "$t" "$c" "$r"
+          out="$out"$'\n'"ERROR: pgbench overstayed by 60 s: killed (diagnostics in $OVERSTAY_DIR)"
+        fi
         g1=$(pg_ticks)
         tps=$(awk '/^tps = / {printf "%.1f", $3; exit}' <<<"$out")
         lat=$(awk '/^latency average/ {print $4; exit}' <<<"$out")
