@@ -129,13 +129,19 @@ func (s *Session) slot() *Event {
 	if s.out == nil {
 		s.out = s.w.freeBatch()
 	}
-	n := len(s.out)
-	if n < cap(s.out) {
-		s.out = s.out[:n+1]
+	return extend(&s.out)
+}
+
+// extend lengthens *b by one event, reusing the storage past its length
+// (an emptied event, which may keep a type list), and returns that event.
+func extend(b *[]Event) *Event {
+	n := len(*b)
+	if n < cap(*b) {
+		*b = (*b)[:n+1]
 	} else {
-		s.out = append(s.out, Event{})
+		*b = append(*b, Event{})
 	}
-	return &s.out[n]
+	return &(*b)[n]
 }
 
 // unslot takes back the event slot just returned.
@@ -164,13 +170,7 @@ func (s *Session) push(ev *Event) {
 
 // hold moves ev to the held client messages (mu held).
 func (s *Session) hold(ev *Event) {
-	n := len(s.held)
-	if n < cap(s.held) {
-		s.held = s.held[:n+1]
-	} else {
-		s.held = append(s.held, Event{})
-	}
-	move(&s.held[n], ev)
+	move(extend(&s.held), ev)
 }
 
 // handOver gives the batch to the writer (mu held).
