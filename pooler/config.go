@@ -129,6 +129,10 @@ type Config struct {
 	// MetricsHandler(proxy) on /metrics (see package pooler/metrics).
 	MetricsListen  string
 	MetricsHandler func(*Proxy) http.Handler
+
+	// dial, when set, connects to the server instead of pgconn's dialer
+	// (tests: a connection whose login write is slow).
+	dial pgconn.DialFunc
 }
 
 func (c *Config) withDefaults() Config {

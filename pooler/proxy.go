@@ -104,6 +104,9 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.dial != nil {
+		up.DialFunc = c.dial
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{
 		cfg:      c,

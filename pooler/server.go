@@ -134,6 +134,16 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 	if err != nil {
 		return nil, err
 	}
+	// pgconn starts a background reader when one of its writes takes
+	// over 15 ms (a loaded machine, many logins at once), and that reader
+	// stays blocked in a read of the socket after the login: it would
+	// take the server's first answer to a client from the pump. SyncConn
+	// stops it (with a ping only in that case) and drains pgconn's
+	// buffer, as pgconn asks before Hijack.
+	if err := pc.SyncConn(ctx); err != nil {
+		pc.Close(context.Background())
+		return nil, err
+	}
 	hc, err := pc.Hijack()
 	if err != nil {
 		pc.Close(context.Background())
