@@ -83,8 +83,8 @@ func (w *waiter) give(s *serverConn) {
 // closeWait tells the waiter its pool closed.
 func (w *waiter) closeWait() {
 	if w.loop == nil {
-		w.closeWait()
-		w.ch = nil
+		// The pool is closed, so the channel is never used again.
+		close(w.ch)
 		return
 	}
 	w.loop.post(loopMsg{kind: msgClosed, c: w.c})

@@ -342,3 +342,17 @@ func TestBatchWithError(t *testing.T) {
 		}
 	}
 }
+
+// poolWaiting is the number of clients waiting for a server of the
+// superuser's pool.
+func (tp *testProxy) poolWaiting() int {
+	tp.mu.Lock()
+	pl := tp.pools[poolKey{database: pgtest.Database, user: pgtest.SuperUser}]
+	tp.mu.Unlock()
+	if pl == nil {
+		return 0
+	}
+	pl.lock()
+	defer pl.unlock()
+	return pl.waiters.Len()
+}

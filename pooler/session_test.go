@@ -292,3 +292,48 @@ func TestParseStartupOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownWithWaiter: a client still waiting for a server when the
+// shutdown timeout passes gets an error and the pooler stops (the pool's
+// closing once recursed for ever on such a waiter's goroutine).
+func TestShutdownWithWaiter(t *testing.T) {
+	srv := pgtest.Shared(t)
+	for _, mode := range []Mode{ModeSession, ModeTransaction} {
+		t.Run(string(mode), func(t *testing.T) {
+			tp := startProxy(t, srv, Config{Mode: mode, PoolSize: 1, ShutdownTimeout: 300 * time.Millisecond})
+			ctx := testCtx(t, 30*time.Second)
+			holder := tp.connect(t, pgx.QueryExecModeExec)
+			tx, err := holder.Begin(ctx) // holds the only server
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
+				t.Fatal(err)
+			}
+			waiting := tp.connect(t, pgx.QueryExecModeExec)
+			res := make(chan error, 1)
+			go func() {
+				_, err := waiting.Exec(ctx, "SELECT 2")
+				res <- err
+			}()
+			if !waitFor(5*time.Second, func() bool { return tp.poolWaiting() == 1 }) {
+				t.Fatal("second client not waiting for a server")
+			}
+			shut := make(chan struct{})
+			go func() { tp.Shutdown(context.Background()); close(shut) }()
+			select {
+			case <-shut:
+			case <-time.After(10 * time.Second):
+				t.Fatal("shutdown did not finish")
+			}
+			select {
+			case err := <-res:
+				if err == nil {
+					t.Fatal("waiting client got an answer from a closed pooler")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("waiting client still waits after shutdown")
+			}
+		})
+	}
+}
