@@ -51,8 +51,9 @@
 #   RECORD_WARM (0)                  1 (with RECORD=1): start those two once per protocol and
 #                                    client count and keep them over its rounds (server
 #                                    connections stay open), as a recording proxy in staging
-#                                    runs for hours; each is warmed up by an unmeasured 3 s run
-#                                    first, and the capture's trailer is read once per cell
+#                                    runs for hours; each is warmed up by an unmeasured run of
+#                                    WARMUP (3) seconds first, and the capture's trailer is read
+#                                    once per cell
 #   GOROUTINE_RELAY (0)              1: also pgpoolcheck-goroutine, the same binary with
 #                                    --relay goroutine (the relay before the event loops)
 #   EVLOOP (0)                       1: also scripts/evloop, the event-loop experiment (not a
@@ -88,6 +89,7 @@ BASE_PORT=${BASE_PORT:-24300}
 RECORD=${RECORD:-0}
 RECORD_ONLY=${RECORD_ONLY:-0}
 RECORD_WARM=${RECORD_WARM:-0}
+WARMUP=${WARMUP:-3}
 EVLOOP=${EVLOOP:-0}
 GOROUTINE_RELAY=${GOROUTINE_RELAY:-0}
 EVLOOP_LOOPS=${EVLOOP_LOOPS:-2}
@@ -426,12 +428,12 @@ printf "\n## raw rows\n\n$ROW_FMT" protocol target clients round tps lat_ms fail
 for proto in $PROTOCOLS; do
   for c in $CLIENTS; do
     if [ "$RECORD_WARM" = 1 ]; then
-      # Started, then warmed up with an unmeasured 3 s run each: both
+      # Started, then warmed up with an unmeasured run each: both
       # log in their server connections before the first measured run,
       # so that neither runs while the other's logins still go on.
       for t in "${REC_TARGETS[@]}"; do start_target "$t"; done
       for t in "${REC_TARGETS[@]}"; do
-        timeout 63 "$PGBENCH" -n -S -M "$proto" -T 3 -j $((c < 2 ? c : 2)) -c "$c" "$(url_for "$t")" >/dev/null 2>&1 || true
+        timeout 63 "$PGBENCH" -n -S -M "$proto" -T "$WARMUP" -j $((c < 2 ? c : 2)) -c "$c" "$(url_for "$t")" >/dev/null 2>&1 || true
       done
     fi
     for r in $(seq "$ROUNDS"); do
