@@ -102,6 +102,12 @@ func pgxNoCrossTalk(t *testing.T, tp *testProxy, prefix string) {
 
 // poolOpen returns the number of servers of the superuser's pool.
 func (tp *testProxy) poolOpen() int {
+	return tp.superPool(func(pl *pool) int { return pl.open })
+}
+
+// superPool returns f of the superuser's pool, locked, or 0 when there is
+// no such pool yet.
+func (tp *testProxy) superPool(f func(*pool) int) int {
 	tp.mu.Lock()
 	pl := tp.pools[poolKey{database: pgtest.Database, user: pgtest.SuperUser}]
 	tp.mu.Unlock()
@@ -110,7 +116,7 @@ func (tp *testProxy) poolOpen() int {
 	}
 	pl.lock()
 	defer pl.unlock()
-	return pl.open
+	return f(pl)
 }
 
 // TestPgxBatches sends pipelined batches (Parse/Bind/Execute × N, one
@@ -346,13 +352,5 @@ func TestBatchWithError(t *testing.T) {
 // poolWaiting is the number of clients waiting for a server of the
 // superuser's pool.
 func (tp *testProxy) poolWaiting() int {
-	tp.mu.Lock()
-	pl := tp.pools[poolKey{database: pgtest.Database, user: pgtest.SuperUser}]
-	tp.mu.Unlock()
-	if pl == nil {
-		return 0
-	}
-	pl.lock()
-	defer pl.unlock()
-	return pl.waiters.Len()
+	return tp.superPool(func(pl *pool) int { return pl.waiters.Len() })
 }
