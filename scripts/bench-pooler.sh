@@ -433,7 +433,7 @@ for proto in $PROTOCOLS; do
       # so that neither runs while the other's logins still go on.
       for t in "${REC_TARGETS[@]}"; do start_target "$t"; done
       for t in "${REC_TARGETS[@]}"; do
-        timeout 63 "$PGBENCH" -n -S -M "$proto" -T "$WARMUP" -j $((c < 2 ? c : 2)) -c "$c" "$(url_for "$t")" >/dev/null 2>&1 || true
+        timeout "$((WARMUP + 60))" "$PGBENCH" -n -S -M "$proto" -T "$WARMUP" -j $((c < 2 ? c : 2)) -c "$c" "$(url_for "$t")" >/dev/null 2>&1 || true
       done
     fi
     for r in $(seq "$ROUNDS"); do
