@@ -5,8 +5,9 @@ import (
 	"unicode/utf8"
 )
 
-// The writer encodes events by appending bytes: no reflection, no
-// allocation once its buffer has grown. Keys are written in a fixed order
+// Events are encoded by appending bytes, on the recording session's
+// goroutine (or the writer's, for a late event): no reflection, no
+// allocation once the buffer has grown. Keys are written in a fixed order
 // (t, s, tx, ev, then the kind's fields) and zero fields are left out, as
 // encoding/json's omitempty would.
 

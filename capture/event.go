@@ -7,11 +7,12 @@
 // hold statement text and protocol names, never query parameter values,
 // result rows, passwords or SASL data.
 //
-// The writer never blocks the proxy: Session methods decode a message into
-// an event on the caller's goroutine and keep it in the session's batch,
+// The writer never blocks the proxy: Session methods decode a message and
+// encode its event on the caller's goroutine into the session's batch,
 // which goes to a bounded queue once per round trip (when the server's
-// ReadyForQuery ends it); one background goroutine encodes and writes.
-// When the queue is full the batch is dropped and its events counted.
+// ReadyForQuery ends it); one background goroutine copies the batches to
+// the file. When the queue is full the batch is dropped and its events
+// counted.
 package capture
 
 import "time"

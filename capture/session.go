@@ -44,18 +44,20 @@ type Session struct {
 	busy    bool       // a client message since the session was last idle
 	pending int        // sync points sent and not yet answered by ReadyForQuery
 	copyIn  bool       // the server asked for COPY data (CopyInResponse)
-	// out holds the events not yet handed to the writer. The session
-	// hands them over together once per round trip (after a
-	// ReadyForQuery, at flushAt events, and at End), so that the
-	// writer's lock is taken once per round trip rather than once per
-	// message; nil between round trips, so that an idle session holds no
-	// batch.
-	out   []Event
+	// out holds the events not yet handed to the writer, already
+	// encoded. The session hands them over together once per round trip
+	// (after a ReadyForQuery, at flushAt events or flushBytes bytes, and
+	// at End), so that the writer's lock is taken once per round trip
+	// rather than once per message; nil between round trips, so that an
+	// idle session holds no batch.
+	out   *batch
 	held  []Event // client messages waiting for a ReadyForQuery
 	ended bool
 	// scratch is where Frontend decodes a message before it takes mu,
-	// and strs its string cache (Frontend calls never overlap).
+	// and strs its string cache (Frontend calls never overlap); back is
+	// where Backend decodes one (mu held).
 	scratch Event
+	back    Event
 	strs    interner
 	// lastT is the time of the session's latest event read from the
 	// clock, for FrontendBatched.
@@ -116,20 +118,13 @@ func (w *Writer) StartSession(info SessionInfo) *Session {
 		}
 		ev.Params[k] = v
 	}
-	w.enqueueOne(ev)
+	b := w.freeBatch()
+	w.encode(b, &ev)
+	w.enqueue(b)
 	w.smu.Lock()
 	w.live[s] = struct{}{}
 	w.smu.Unlock()
 	return s
-}
-
-// slot appends an empty event to the session's batch and returns it; the
-// pointer is good until the next slot call (mu held).
-func (s *Session) slot() *Event {
-	if s.out == nil {
-		s.out = s.w.freeBatch()
-	}
-	return extend(&s.out)
 }
 
 // extend lengthens *b by one event, reusing the storage past its length
@@ -144,26 +139,23 @@ func extend(b *[]Event) *Event {
 	return &(*b)[n]
 }
 
-// unslot takes back the event slot just returned.
-func (s *Session) unslot() {
-	n := len(s.out) - 1
-	resetEvent(&s.out[n])
-	s.out = s.out[:n]
-}
-
 // move moves *src into the empty event *dst and leaves src empty, with
-// dst's old type list: every event of a batch keeps a type list of its
-// own.
+// dst's old type list: every held (or late) event keeps a type list of
+// its own.
 func move(dst, src *Event) {
 	pt := dst.ParamTypes[:0]
 	*dst = *src
 	*src = Event{ParamTypes: pt}
 }
 
-// push moves ev to the end of the batch (mu held).
-func (s *Session) push(ev *Event) {
-	move(s.slot(), ev)
-	if len(s.out) >= flushAt {
+// emit encodes ev at the end of the batch and empties it (mu held).
+func (s *Session) emit(ev *Event) {
+	if s.out == nil {
+		s.out = s.w.freeBatch()
+	}
+	s.w.encode(s.out, ev)
+	resetEvent(ev)
+	if s.out.n >= flushAt || len(s.out.b) >= flushBytes {
 		s.handOver()
 	}
 }
@@ -175,7 +167,7 @@ func (s *Session) hold(ev *Event) {
 
 // handOver gives the batch to the writer (mu held).
 func (s *Session) handOver() {
-	if len(s.out) > 0 {
+	if s.out != nil {
 		s.w.enqueue(s.out)
 		s.out = nil
 	}
@@ -244,7 +236,7 @@ func (s *Session) frontend(typ byte, body []byte, total int, batched bool) {
 		// CopyDone or CopyFail ends the COPY the server is waiting on.
 		s.copyIn = false
 		ev.Tx = s.tx
-		s.push(ev)
+		s.emit(ev)
 	case s.pending > 0 && len(s.held) < maxHeld:
 		s.hold(ev)
 	default:
@@ -261,7 +253,7 @@ func (s *Session) emitFrontend(ev *Event, t int64) {
 	if syncPoint(ev.Kind) {
 		s.pending++
 	}
-	s.push(ev)
+	s.emit(ev)
 }
 
 // release moves the held client messages up to the next sync point to
@@ -308,9 +300,9 @@ func (s *Session) Backend(typ byte, body []byte) {
 	if s.ended {
 		return
 	}
-	ev := s.slot()
+	ev := &s.back
 	if !decodeBackend(ev, typ, body) {
-		s.unslot()
+		resetEvent(ev)
 		return
 	}
 	switch {
@@ -330,10 +322,8 @@ func (s *Session) Backend(typ byte, body []byte) {
 	case kind == Ready:
 		s.copyIn = false
 	}
+	s.emit(ev)
 	if kind != Ready {
-		if len(s.out) >= flushAt {
-			s.handOver()
-		}
 		return
 	}
 	if idle && s.busy {
@@ -368,8 +358,9 @@ func (s *Session) End(reason string) {
 	}
 	s.held = nil
 	s.ended = true
-	ev := s.slot()
+	ev := &s.back
 	ev.T, ev.Session, ev.Tx, ev.Kind, ev.Reason = t, s.id, s.tx, SessionEnd, reason
+	s.emit(ev)
 	s.handOver()
 	s.w.smu.Lock()
 	delete(s.w.live, s)

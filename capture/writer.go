@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -61,9 +62,9 @@ const sweepEvery = 500 * time.Millisecond
 // which Session methods are ignored (their events are not counted as
 // dropped: the capture is over).
 //
-// Nothing a Session method does waits for disk I/O: a session's events go,
-// a round trip at a time, to a bounded queue that one background goroutine
-// encodes and writes through a bufio.Writer. A full queue drops the batch
+// Nothing a Session method does waits for disk I/O: a session's events,
+// encoded as they are recorded, go a round trip at a time to a bounded
+// queue that one background goroutine writes through a bufio.Writer. A full queue drops the batch
 // (Dropped counts its events, the trailer records them); a write error
 // stops the writing for good, and every later event counts as dropped.
 // Close also writes what the sessions still live have handed over or hold
@@ -83,9 +84,9 @@ type Writer struct {
 	// A session hands over one batch per round trip (see Session.out);
 	// free holds the emptied batches for the sessions to fill again.
 	qmu     sync.Mutex // guards pending, queued, free and closed
-	pending [][]Event
+	pending []*batch
 	queued  int // events in pending
-	free    [][]Event
+	free    []*batch
 	wake    chan struct{}
 	closing chan struct{}
 	done    chan struct{}
@@ -241,20 +242,40 @@ func resetEvent(ev *Event) {
 	}
 }
 
+// batch is a session's events between two hand-overs, encoded by the
+// session's own goroutine as it records them: the writer only copies the
+// bytes to its buffer. Under Options.Redact, the events that carry SQL
+// are kept as events (late) for the writer to normalise and encode in
+// their place.
+type batch struct {
+	b    []byte // the encoded lines
+	n    int    // events in the batch, late ones included
+	end  bool   // the batch ends a session: flush after it
+	late []lateEvent
+}
+
+// lateEvent is an event the writer encodes, at offset at of the batch's
+// bytes.
+type lateEvent struct {
+	at int
+	ev Event
+}
+
 // Batch sizes: a new batch has room for a round trip of the extended
-// protocol (Parse, Bind, Describe, Execute, Sync, ReadyForQuery); a
-// session hands its batch over at flushAt events even without a
-// ReadyForQuery; at most maxFree emptied batches of at most keepCap
-// events are kept (an event is 448 bytes: at most 7 MiB).
+// protocol (Parse, Bind, Describe, Execute, Sync and ReadyForQuery are
+// about 500 bytes); a session hands its batch over at flushAt events or
+// flushBytes bytes even without a ReadyForQuery; at most maxFree emptied
+// batches of at most keepBytes bytes are kept (at most 8 MiB).
 const (
-	batchCap = 8
-	flushAt  = 64
-	keepCap  = 2 * batchCap
-	maxFree  = 1024
+	batchBytes = 1 << 10
+	flushAt    = 64
+	flushBytes = 4 << 10
+	keepBytes  = 8 << 10
+	maxFree    = 1024
 )
 
 // freeBatch returns an empty batch for a session to fill.
-func (w *Writer) freeBatch() []Event {
+func (w *Writer) freeBatch() *batch {
 	w.qmu.Lock()
 	if n := len(w.free); n > 0 {
 		b := w.free[n-1]
@@ -264,27 +285,54 @@ func (w *Writer) freeBatch() []Event {
 		return b
 	}
 	w.qmu.Unlock()
-	return make([]Event, 0, batchCap)
+	return &batch{b: make([]byte, 0, batchBytes)}
+}
+
+// encode adds ev to b: as its JSON line, or under Options.Redact as a
+// late event when it has SQL (ev is left empty then). Reading only w.opt,
+// it is safe on any session's goroutine.
+func (w *Writer) encode(b *batch, ev *Event) {
+	b.n++
+	if ev.Kind == SessionEnd {
+		b.end = true
+	}
+	if w.opt.Redact {
+		// An error message may quote a value ("invalid input syntax for
+		// type integer: …").
+		ev.Message = ""
+		if ev.SQL != "" {
+			n := len(b.late)
+			if n < cap(b.late) {
+				b.late = b.late[:n+1]
+			} else {
+				b.late = append(b.late, lateEvent{})
+			}
+			b.late[n].at = len(b.b)
+			move(&b.late[n].ev, ev)
+			return
+		}
+	}
+	b.b = appendEvent(b.b, ev)
 }
 
 // enqueue hands a batch of events to the background goroutine, which
 // owns it from then on, or drops it whole when the queue is full.
-func (w *Writer) enqueue(b []Event) {
+func (w *Writer) enqueue(b *batch) {
 	w.qmu.Lock()
 	if w.closed {
 		w.recycleLocked(b) // the capture is over: not a drop
 		w.qmu.Unlock()
 		return
 	}
-	if w.queued+len(b) > w.opt.QueueEvents {
+	if n := b.n; w.queued+n > w.opt.QueueEvents {
 		w.recycleLocked(b)
 		w.qmu.Unlock()
-		w.dropped.Add(int64(len(b)))
+		w.dropped.Add(int64(n))
 		return
 	}
 	w.pending = append(w.pending, b)
 	before := w.queued
-	w.queued += len(b)
+	w.queued += b.n
 	big := before < wakeAt && w.queued >= wakeAt
 	w.qmu.Unlock()
 	if big {
@@ -295,25 +343,26 @@ func (w *Writer) enqueue(b []Event) {
 	}
 }
 
-// enqueueOne hands over a single event (session start).
-func (w *Writer) enqueueOne(ev Event) {
-	b := w.freeBatch()
-	w.enqueue(append(b, ev))
-}
-
 // recycleLocked empties b and keeps it for freeBatch (qmu held; for the
 // rare batch that is not written).
-func (w *Writer) recycleLocked(b []Event) {
-	for i := range b {
-		resetEvent(&b[i])
-	}
+func (w *Writer) recycleLocked(b *batch) {
+	b.empty()
 	w.keepLocked(b)
 }
 
+// empty makes b ready to be filled again.
+func (b *batch) empty() {
+	b.b, b.n, b.end = b.b[:0], 0, false
+	for i := range b.late {
+		resetEvent(&b.late[i].ev)
+	}
+	b.late = b.late[:0]
+}
+
 // keepLocked keeps an emptied batch for freeBatch (qmu held).
-func (w *Writer) keepLocked(b []Event) {
-	if len(w.free) < maxFree && cap(b) <= keepCap {
-		w.free = append(w.free, b[:0])
+func (w *Writer) keepLocked(b *batch) {
+	if len(w.free) < maxFree && cap(b.b) <= keepBytes && cap(b.late) <= flushAt {
+		w.free = append(w.free, b)
 	}
 }
 
@@ -344,7 +393,7 @@ const (
 
 // takePending swaps the pending batches out for spare (emptied), so that
 // the next round reuses its storage.
-func (w *Writer) takePending(spare [][]Event) [][]Event {
+func (w *Writer) takePending(spare []*batch) []*batch {
 	w.qmu.Lock()
 	batches := w.pending
 	w.pending = spare[:0]
@@ -354,11 +403,9 @@ func (w *Writer) takePending(spare [][]Event) [][]Event {
 }
 
 // recycle returns written batches to the free list.
-func (w *Writer) recycle(batches [][]Event) {
+func (w *Writer) recycle(batches []*batch) {
 	for _, b := range batches {
-		for i := range b {
-			resetEvent(&b[i])
-		}
+		b.empty()
 	}
 	w.qmu.Lock()
 	for i, b := range batches {
@@ -382,13 +429,11 @@ func (w *Writer) loop() {
 	lastFlush := time.Now()
 	lastSweep := lastFlush
 	var sessions []*Session
-	var spare [][]Event
+	var spare []*batch
 	drain := func() {
 		batches := w.takePending(spare)
 		for _, b := range batches {
-			for i := range b {
-				w.write(&b[i])
-			}
+			w.writeBatch(b)
 		}
 		w.recycle(batches)
 		spare = batches
@@ -463,37 +508,83 @@ func (w *Writer) fail(err error) {
 	w.log.Error("capture stopped writing; the proxy goes on without it", "err", err, "path", w.path)
 }
 
-func (w *Writer) write(ev *Event) {
+// writeBatch writes a batch's lines, its late events in their places.
+func (w *Writer) writeBatch(b *batch) {
+	if w.err != nil {
+		w.dropped.Add(int64(b.n))
+		return
+	}
+	if len(b.late) == 0 && w.fits(len(b.b)) {
+		// The common case: one copy, and no line to look for.
+		w.put(b.b)
+		if w.err != nil {
+			w.dropped.Add(int64(b.n))
+			return
+		}
+		w.events += int64(b.n)
+		w.unsynced += int64(b.n)
+	} else {
+		pos := 0
+		for i := range b.late {
+			w.writeLines(b.b[pos:b.late[i].at])
+			pos = b.late[i].at
+			w.writeLate(&b.late[i].ev)
+		}
+		w.writeLines(b.b[pos:])
+	}
+	if b.end {
+		w.flush()
+	}
+}
+
+// fits reports whether n more bytes keep the current part within
+// Options.MaxBytes (with room for the trailer).
+func (w *Writer) fits(n int) bool {
+	return w.opt.MaxBytes <= 0 || w.file == nil || w.written+int64(n)+maxTrailer <= w.opt.MaxBytes
+}
+
+// writeLines writes encoded lines one at a time, starting a new part
+// where the current one is full.
+func (w *Writer) writeLines(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			i = len(p) - 1 // cannot happen: every line ends with one
+		}
+		w.writeLine(p[:i+1])
+		p = p[i+1:]
+	}
+}
+
+// writeLate encodes and writes an event the session left to the writer.
+func (w *Writer) writeLate(ev *Event) {
+	if w.redacted != nil && ev.SQL != "" {
+		w.redact(ev)
+	}
+	w.buf = appendEvent(w.buf[:0], ev)
+	w.writeLine(w.buf)
+}
+
+// writeLine writes one event's line.
+func (w *Writer) writeLine(line []byte) {
 	if w.err != nil {
 		w.dropped.Add(1)
 		return
 	}
-	if w.redacted != nil {
-		if ev.SQL != "" {
-			w.redact(ev)
-		}
-		// An error message may quote a value ("invalid input syntax for
-		// type integer: …").
-		ev.Message = ""
-	}
-	w.buf = appendEvent(w.buf[:0], ev)
-	if w.opt.MaxBytes > 0 && w.file != nil && w.events > 0 && w.written+int64(len(w.buf))+maxTrailer > w.opt.MaxBytes {
+	if w.events > 0 && !w.fits(len(line)) {
 		w.rotate()
 		if w.err != nil {
 			w.dropped.Add(1)
 			return
 		}
 	}
-	w.put(w.buf)
+	w.put(line)
 	if w.err != nil {
 		w.dropped.Add(1)
 		return
 	}
 	w.events++
 	w.unsynced++
-	if ev.Kind == SessionEnd {
-		w.flush()
-	}
 }
 
 // redact replaces ev.SQL by its normalised form, with a bounded cache:
