@@ -15,7 +15,7 @@
 #
 # With RECORD=1 two more targets join each round, started afresh for each
 # run and stopped after it: pgpoolcheck-session (`--mode session`) and
-# pgpoolcheck-record (`--mode record --capture $WORK/capture.jsonl`, a new
+# pgpoolcheck-record (`--mode record --capture $WORK/capture.N.jsonl`, a new
 # file per run), both with a pool as large as the largest client count.
 # A table then gives record TPS ÷ session TPS per protocol and client
 # count (issue 5's target: ≥ 0.95), with the events each capture wrote and
@@ -215,6 +215,11 @@ PPC_FLAGS=(--listen "127.0.0.1:${PORT[pgpoolcheck]}" --upstream "$UPSTREAM"
 if grep -q -- '-max-prepared-statements' <<<"$PPC_HELP"; then
   PPC_FLAGS+=(--max-prepared-statements "$MAX_PREPARED")
 fi
+# Each record proxy writes a capture file of its own, and the files are
+# deleted only with $WORK at the end: deleting or truncating one (tens of
+# MB) frees its blocks, and on a file system mounted with online discard
+# (this machine's) that work lands in the runs that follow.
+CAPTURE_N=0
 CAPTURE="$WORK/capture.jsonl"
 
 # start_pgpoolcheck [TARGET]: pgpoolcheck (transaction mode), or with
@@ -231,7 +236,8 @@ start_pgpoolcheck() {
       flags=(--listen "127.0.0.1:${PORT[$t]}" --upstream "$UPSTREAM" --pool-size "$MAX_CLIENTS"
         --max-client-conn "$MAX_CLIENT_CONN" --log-level warn)
       if [ "$t" = pgpoolcheck-record ]; then
-        rm -f "$CAPTURE"
+        CAPTURE_N=$((CAPTURE_N + 1))
+        CAPTURE="$WORK/capture.$CAPTURE_N.jsonl"
         flags+=(--mode record --capture "$CAPTURE")
       else
         flags+=(--mode session)
@@ -339,7 +345,7 @@ PSQL=$(command -v psql || echo "$PGBIN/psql")
 BASE_BACKENDS=$((POOL_SIZE * (${#POOLERS[@]} + ${#EXPERIMENTS[@]}) + 2))
 if [ "$RECORD" = 1 ]; then
   echo "# pgpoolcheck-session on port ${PORT[pgpoolcheck-session]}: --mode session --pool-size $MAX_CLIENTS;" \
-    "pgpoolcheck-record on port ${PORT[pgpoolcheck-record]}: --mode record --pool-size $MAX_CLIENTS --capture $CAPTURE;" \
+    "pgpoolcheck-record on port ${PORT[pgpoolcheck-record]}: --mode record --pool-size $MAX_CLIENTS --capture $WORK/capture.N.jsonl (N counts the record proxies started; deleted at the end);" \
     "$([ "$RECORD_WARM" = 1 ] && echo "both started once per protocol and client count and kept over its rounds" || echo "each started for its run and stopped after it")"
 fi
 echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ); ulimit -n $NOFILE"
@@ -385,7 +391,6 @@ capture_stats() {
   ev=$(sed -n 's/.*"trailer":true.*"events":\([0-9]*\).*/\1/p' <<<"$trailer")
   dr=$(sed -n 's/.*"trailer":true.*"dropped":\([0-9]*\).*/\1/p' <<<"$trailer")
   echo "$1 $2 $3 ${ev:-none} ${dr:-none} $(stat -c %s "$CAPTURE" 2>/dev/null || echo 0)" >>"$WORK/captures"
-  rm -f "$CAPTURE"
 }
 
 # overstayed PROTO TARGET CLIENTS ROUND: a pgbench run did not end 60 s
