@@ -850,7 +850,7 @@ func TestBatchTypeLists(t *testing.T) {
 		s.Backend('Z', []byte{'I'})
 		want = append(want, types)
 		if i%500 == 0 {
-			time.Sleep(3 * time.Millisecond) // let the writer recycle batches
+			time.Sleep(batchEvery + time.Millisecond) // let the writer recycle batches
 		}
 	}
 	s.End("done")
