@@ -127,14 +127,16 @@ func (w *Writer) StartSession(info SessionInfo) *Session {
 	return s
 }
 
-// extend lengthens *b by one event, reusing the storage past its length
-// (an emptied event, which may keep a type list), and returns that event.
-func extend(b *[]Event) *Event {
+// extend lengthens *b by one element, reusing the storage past its
+// length (an emptied event, which may keep a type list), and returns that
+// element.
+func extend[T any](b *[]T) *T {
 	n := len(*b)
 	if n < cap(*b) {
 		*b = (*b)[:n+1]
 	} else {
-		*b = append(*b, Event{})
+		var zero T
+		*b = append(*b, zero)
 	}
 	return &(*b)[n]
 }

@@ -303,14 +303,9 @@ func (w *Writer) encode(b *batch, ev *Event) {
 		// type integer: …").
 		ev.Message = ""
 		if ev.SQL != "" {
-			n := len(b.late)
-			if n < cap(b.late) {
-				b.late = b.late[:n+1]
-			} else {
-				b.late = append(b.late, lateEvent{})
-			}
-			b.late[n].at = len(b.b)
-			move(&b.late[n].ev, ev)
+			le := extend(&b.late)
+			le.at = len(b.b)
+			move(&le.ev, ev)
 			return
 		}
 	}
