@@ -64,12 +64,13 @@ const sweepEvery = 500 * time.Millisecond
 //
 // Nothing a Session method does waits for disk I/O: a session's events,
 // encoded as they are recorded, go a round trip at a time to a bounded
-// queue that one background goroutine writes through a bufio.Writer. A full queue drops the batch
-// (Dropped counts its events, the trailer records them); a write error
-// stops the writing for good, and every later event counts as dropped.
-// Close also writes what the sessions still live have handed over or hold
-// in their batches, but not the client messages a session holds back for
-// a ReadyForQuery (End writes those).
+// queue that one background goroutine writes through a bufio.Writer. A
+// full queue drops the batch (Dropped counts its events, the trailer
+// records them); a write error stops the writing for good, and every
+// later event counts as dropped. Close also writes what the sessions
+// still live have handed over or hold in their batches, but not the
+// client messages a session holds back for a ReadyForQuery (End writes
+// those).
 type Writer struct {
 	start  time.Time
 	first  Header // the header of the first part
@@ -510,28 +511,13 @@ func (w *Writer) fail(err error) {
 
 // writeBatch writes a batch's lines, its late events in their places.
 func (w *Writer) writeBatch(b *batch) {
-	if w.err != nil {
-		w.dropped.Add(int64(b.n))
-		return
+	pos := 0
+	for i := range b.late {
+		w.writeLines(b.b[pos:b.late[i].at])
+		pos = b.late[i].at
+		w.writeLate(&b.late[i].ev)
 	}
-	if len(b.late) == 0 && w.fits(len(b.b)) {
-		// The common case: one copy, and no line to look for.
-		w.put(b.b)
-		if w.err != nil {
-			w.dropped.Add(int64(b.n))
-			return
-		}
-		w.events += int64(b.n)
-		w.unsynced += int64(b.n)
-	} else {
-		pos := 0
-		for i := range b.late {
-			w.writeLines(b.b[pos:b.late[i].at])
-			pos = b.late[i].at
-			w.writeLate(&b.late[i].ev)
-		}
-		w.writeLines(b.b[pos:])
-	}
+	w.writeLines(b.b[pos:])
 	if b.end {
 		w.flush()
 	}
@@ -543,9 +529,24 @@ func (w *Writer) fits(n int) bool {
 	return w.opt.MaxBytes <= 0 || w.file == nil || w.written+int64(n)+maxTrailer <= w.opt.MaxBytes
 }
 
-// writeLines writes encoded lines one at a time, starting a new part
+// writeLines writes encoded lines: in one piece when they fit in the
+// current part (the common case), else one at a time, starting a new part
 // where the current one is full.
 func (w *Writer) writeLines(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	if w.err == nil && w.fits(len(p)) {
+		n := int64(bytes.Count(p, []byte{'\n'}))
+		w.put(p)
+		if w.err != nil {
+			w.dropped.Add(n)
+			return
+		}
+		w.events += n
+		w.unsynced += n
+		return
+	}
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
