@@ -335,6 +335,17 @@ func TestRotation(t *testing.T) {
 	if len(paths) < 3 {
 		t.Fatalf("%d parts", len(paths))
 	}
+	for _, p := range paths {
+		// Each part's trailer counts its own events, late ones included.
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, evs, r := readAll(t, data)
+		if tr := r.Trailer(); tr == nil || tr.Events != int64(len(evs)) {
+			t.Fatalf("%s: trailer %+v, %d events", p, tr, len(evs))
+		}
+	}
 	if filepath.Base(paths[1]) != "cap.2.jsonl" {
 		t.Errorf("second part %s", paths[1])
 	}
@@ -970,6 +981,17 @@ func TestRedactKeepsOrder(t *testing.T) {
 	}
 	if len(paths) < 3 {
 		t.Fatalf("%d parts", len(paths))
+	}
+	for _, p := range paths {
+		// Each part's trailer counts its own events, late ones included.
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, evs, r := readAll(t, data)
+		if tr := r.Trailer(); tr == nil || tr.Events != int64(len(evs)) {
+			t.Fatalf("%s: trailer %+v, %d events", p, tr, len(evs))
+		}
 	}
 	var got []*Event
 	if _, err := ReadFiles(paths, func(_ Header, _ string, ev *Event) error {

@@ -256,10 +256,10 @@ type batch struct {
 }
 
 // lateEvent is an event the writer encodes, at offset at of the batch's
-// bytes.
+// bytes, after lines of them.
 type lateEvent struct {
-	at int
-	ev Event
+	at, lines int
+	ev        Event
 }
 
 // Batch sizes: a new batch has room for a round trip of the extended
@@ -305,7 +305,7 @@ func (w *Writer) encode(b *batch, ev *Event) {
 		ev.Message = ""
 		if ev.SQL != "" {
 			le := extend(&b.late)
-			le.at = len(b.b)
+			le.at, le.lines = len(b.b), b.n-len(b.late)
 			move(&le.ev, ev)
 			return
 		}
@@ -511,13 +511,14 @@ func (w *Writer) fail(err error) {
 
 // writeBatch writes a batch's lines, its late events in their places.
 func (w *Writer) writeBatch(b *batch) {
-	pos := 0
+	pos, lines := 0, 0
 	for i := range b.late {
-		w.writeLines(b.b[pos:b.late[i].at])
-		pos = b.late[i].at
-		w.writeLate(&b.late[i].ev)
+		le := &b.late[i]
+		w.writeLines(b.b[pos:le.at], le.lines-lines)
+		pos, lines = le.at, le.lines
+		w.writeLate(&le.ev)
 	}
-	w.writeLines(b.b[pos:])
+	w.writeLines(b.b[pos:], b.n-len(b.late)-lines)
 	if b.end {
 		w.flush()
 	}
@@ -529,15 +530,16 @@ func (w *Writer) fits(n int) bool {
 	return w.opt.MaxBytes <= 0 || w.file == nil || w.written+int64(n)+maxTrailer <= w.opt.MaxBytes
 }
 
-// writeLines writes encoded lines: in one piece when they fit in the
-// current part (the common case), else one at a time, starting a new part
-// where the current one is full.
-func (w *Writer) writeLines(p []byte) {
+// writeLines writes the encoded lines p, lines of them: in one piece when
+// they fit in the current part (the common case), else one at a time,
+// starting a new part where the current one is full. The batch knows how many:
+// counting the newlines cost the writer as much as copying the bytes.
+func (w *Writer) writeLines(p []byte, lines int) {
 	if len(p) == 0 {
 		return
 	}
 	if w.err == nil && w.fits(len(p)) {
-		n := int64(bytes.Count(p, []byte{'\n'}))
+		n := int64(lines)
 		w.put(p)
 		if w.err != nil {
 			w.dropped.Add(n)
