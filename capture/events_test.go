@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -87,5 +88,18 @@ func TestMessageEvents(t *testing.T) {
 				t.Errorf("got  %+v\nwant %+v", got, want)
 			}
 		})
+	}
+}
+
+func TestAppendUint(t *testing.T) {
+	for _, v := range []uint64{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 12345, 17096320380, 1<<63 - 1, 1<<64 - 1} {
+		if got, want := string(appendUint([]byte("x"), v)), "x"+strconv.FormatUint(v, 10); got != want {
+			t.Errorf("appendUint(%d) = %q, want %q", v, got, want)
+		}
+	}
+	for _, v := range []int64{-1, -1 << 63, 0, 42} {
+		if got, want := string(appendInt(nil, v)), strconv.FormatInt(v, 10); got != want {
+			t.Errorf("appendInt(%d) = %q, want %q", v, got, want)
+		}
 	}
 }
