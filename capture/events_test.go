@@ -103,3 +103,74 @@ func TestAppendUint(t *testing.T) {
 		}
 	}
 }
+
+// TestResetEvent checks what resetEvent relies on: the messages of the
+// kinds it clears only in part (the frequent ones) set no field beyond
+// those it clears, whatever their bytes, whole or cut short; and that an
+// event it clears is empty but for its type list.
+func TestResetEvent(t *testing.T) {
+	var bodies [][]byte
+	for _, m := range []encoder{
+		&pgproto3.Query{String: "SELECT 1"},
+		&pgproto3.Parse{Name: "s1", Query: "SELECT $1, $2", ParameterOIDs: []uint32{23, 25}},
+		&pgproto3.Bind{DestinationPortal: "p", PreparedStatement: "s1", ParameterFormatCodes: []int16{1}, Parameters: [][]byte{[]byte("x"), nil}, ResultFormatCodes: []int16{0}},
+		&pgproto3.Describe{ObjectType: 'S', Name: "s1"},
+		&pgproto3.Close{ObjectType: 'P', Name: "p"},
+		&pgproto3.Execute{Portal: "p", MaxRows: 10},
+		&pgproto3.FunctionCall{Function: 1598, Arguments: [][]byte{[]byte("1")}},
+	} {
+		raw, err := m.Encode(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, raw[5:])
+	}
+	// Every prefix of every body, and bytes of no particular shape.
+	var all [][]byte
+	for _, b := range bodies {
+		for i := 0; i <= len(b); i++ {
+			all = append(all, b[:i])
+		}
+	}
+	rnd := uint64(1)
+	for range 2000 {
+		b := make([]byte, int(rnd%40))
+		for i := range b {
+			rnd = rnd*6364136223846793005 + 1442695040888963407
+			b[i] = byte(rnd >> 56 % 4 * 60) // zero bytes often, so strings end
+		}
+		all = append(all, b)
+	}
+	check := func(what string, ev *Event) {
+		t.Helper()
+		ev.T, ev.Session, ev.Tx = 1, 2, 3 // what Session sets
+		if ev.ParamTypes == nil {
+			ev.ParamTypes = make([]uint32, 0, 4)
+		}
+		resetEvent(ev)
+		want := Event{ParamTypes: ev.ParamTypes}
+		if len(ev.ParamTypes) != 0 || !reflect.DeepEqual(*ev, want) {
+			t.Fatalf("%s: after resetEvent %+v", what, *ev)
+		}
+	}
+	var in interner
+	for _, typ := range []byte("QPBDCESHF") {
+		for _, b := range all {
+			for _, truncated := range []bool{false, true} {
+				var ev Event
+				if !decodeFrontend(&ev, typ, b, truncated, &in) {
+					t.Fatalf("%c %q: not recorded", typ, b)
+				}
+				check(string(typ)+" "+strconv.Quote(string(b)), &ev)
+			}
+		}
+	}
+	for _, b := range [][]byte{{'I'}, {'T'}, {'E'}, {'x'}, nil, {'I', 'I'}} {
+		var ev Event
+		decodeBackend(&ev, 'Z', b)
+		check("Z "+strconv.Quote(string(b)), &ev)
+	}
+	// A rarer kind is cleared whole.
+	ev := Event{Kind: Error, SQLState: "42P01", Message: "m", Completed: new(int), Invalid: "x"}
+	check("error", &ev)
+}

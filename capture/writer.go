@@ -234,12 +234,25 @@ func (e *DroppedError) Error() string {
 }
 
 // resetEvent empties ev for reuse, keeping a Parse's small type list so
-// that the next Parse decoded into it does not allocate one.
+// that the next Parse decoded into it does not allocate one. An event of
+// a frequent kind has only the fields at the start of Event set (see
+// Event), and only those are cleared; TestResetEvent checks that each
+// frequent kind's messages set no other field.
 func resetEvent(ev *Event) {
 	pt := ev.ParamTypes
-	*ev = Event{}
-	if cap(pt) <= 32 {
-		ev.ParamTypes = pt[:0]
+	if cap(pt) > 32 {
+		pt = nil
+	} else {
+		pt = pt[:0]
+	}
+	switch ev.Kind {
+	case Query, Parse, Bind, Describe, Close, Execute, Sync, Flush, FunctionCall, Ready:
+		ev.T, ev.Session, ev.Tx, ev.Kind = 0, 0, 0, ""
+		ev.SQL, ev.Name, ev.Portal, ev.ParamTypes, ev.Target = "", "", "", pt, ""
+		ev.MaxRows, ev.OID, ev.Status = 0, 0, ""
+		ev.Truncated, ev.Invalid, ev.Redact = false, "", ""
+	default:
+		*ev = Event{ParamTypes: pt}
 	}
 }
 
