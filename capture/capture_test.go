@@ -903,13 +903,16 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// TestUnansweredReachesFile checks that the events of a round trip the
-// server has not answered yet (a long query, a session that only
-// receives notifications) reach the file while the session lives.
+// TestUnansweredReachesFile checks that the events of a session that goes
+// quiet reach the file while the session lives: a round trip answered, one
+// the server has not answered yet (a long query), and notifications.
 func TestUnansweredReachesFile(t *testing.T) {
 	var buf lockedBuffer
 	w := NewWriter(&buf, Header{}, Options{})
 	s := w.StartSession(SessionInfo{})
+	one := []byte("SELECT 1\x00")
+	s.Frontend('Q', one, len(one))
+	s.Backend('Z', []byte{'I'})
 	q := []byte("SELECT pg_sleep(3600)\x00")
 	s.Frontend('Q', q, len(q))
 	_, note := wireMsg(t, &pgproto3.NotificationResponse{PID: 1, Channel: "jobs"})
@@ -921,8 +924,10 @@ func TestUnansweredReachesFile(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if !strings.Contains(buf.String(), "pg_sleep(3600)") {
-		t.Errorf("the query is missing:\n%s", buf.String())
+	for _, want := range []string{`"sql":"SELECT 1"`, `"status":"I"`, "pg_sleep(3600)"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("%s is missing:\n%s", want, buf.String())
+		}
 	}
 	s.End("done")
 	if err := w.Close(); err != nil {
