@@ -9,10 +9,10 @@
 //
 // The writer never blocks the proxy: Session methods decode a message and
 // encode its event on the caller's goroutine into the session's batch,
-// which goes to a bounded queue when it holds about 4 KiB (or when the
-// background goroutine sweeps the live sessions, twice a second); that
-// goroutine copies the batches to the file. When the queue is full the
-// batch is dropped and its events counted.
+// which goes to a bounded queue once per round trip (when the server's
+// ReadyForQuery ends it); one background goroutine copies the batches to
+// the file. When the queue is full the batch is dropped and its events
+// counted.
 package capture
 
 import "time"

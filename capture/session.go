@@ -45,11 +45,11 @@ type Session struct {
 	pending int        // sync points sent and not yet answered by ReadyForQuery
 	copyIn  bool       // the server asked for COPY data (CopyInResponse)
 	// out holds the events not yet handed to the writer, already
-	// encoded. The session hands them over together at flushAt events or
-	// flushBytes bytes, when the writer sweeps the live sessions, and at
-	// End: the writer's lock is taken once every few round trips rather
-	// than once per message. nil after a hand-over, so that a session
-	// idle since the last sweep holds no batch.
+	// encoded. The session hands them over together once per round trip
+	// (after a ReadyForQuery, at flushAt events or flushBytes bytes, and
+	// at End), so that the writer's lock is taken once per round trip
+	// rather than once per message; nil between round trips, so that an
+	// idle session holds no batch.
 	out   *batch
 	held  []Event // client messages waiting for a ReadyForQuery
 	ended bool
@@ -336,6 +336,7 @@ func (s *Session) Backend(typ byte, body []byte) {
 		s.pending--
 	}
 	s.release(t)
+	s.handOver() // the round trip is over
 }
 
 // End records the end of the session with a reason ("client closed",

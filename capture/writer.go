@@ -54,8 +54,7 @@ const flushEvery = 250 * time.Millisecond
 const writeBuffer = 1 << 20
 
 // sweepEvery is how often the background goroutine takes the events that
-// live sessions hold in batches not yet full: no event waits longer than
-// this (and flushEvery) to reach the file.
+// live sessions hold between their round trips' ends.
 const sweepEvery = 500 * time.Millisecond
 
 // Writer writes a capture. It is safe for use by many goroutines: every
@@ -64,7 +63,7 @@ const sweepEvery = 500 * time.Millisecond
 // dropped: the capture is over).
 //
 // Nothing a Session method does waits for disk I/O: a session's events,
-// encoded as they are recorded, go about 4 KiB at a time to a bounded
+// encoded as they are recorded, go a round trip at a time to a bounded
 // queue that one background goroutine writes through a bufio.Writer. A
 // full queue drops the batch (Dropped counts its events, the trailer
 // records them); a write error stops the writing for good, and every
@@ -83,9 +82,8 @@ type Writer struct {
 	// by the background goroutine, which takes them all at once every
 	// batchEvery (or sooner, when wake says they are many): waking it for
 	// each event would cost a goroutine wake-up per message of the proxy.
-	// A session hands over a batch every few round trips (see
-	// Session.out); free holds the emptied batches for the sessions to
-	// fill again.
+	// A session hands over one batch per round trip (see Session.out);
+	// free holds the emptied batches for the sessions to fill again.
 	qmu     sync.Mutex // guards pending, queued, free and closed
 	pending []*batch
 	queued  int // events in pending
@@ -97,8 +95,9 @@ type Writer struct {
 	closed bool
 
 	// live are the sessions started and not ended: the background
-	// goroutine hands over their batches every sweepEvery, and Close
-	// hands over what they hold.
+	// goroutine hands over their batches now and then (a round trip the
+	// server has not answered yet, a session that only receives
+	// notifications), and Close hands over what they hold.
 	smu  sync.Mutex
 	live map[*Session]struct{}
 
@@ -276,18 +275,18 @@ type lateEvent struct {
 	ev        Event
 }
 
-// Batch sizes: a session hands its batch over at flushAt events or
-// flushBytes bytes (about nine extended-protocol round trips of Parse,
-// Bind, Describe, Execute, Sync and ReadyForQuery, about 450 bytes each),
-// so a new batch has room for that and one more event; at most maxFree
-// emptied batches of at most keepBytes bytes are kept (16 MiB). Handing
-// the batch over after every round trip cost the proxy about 0.5 µs more
-// CPU per transaction (BENCHMARKS.md, tenth session).
+// Batch sizes: a new batch has room for a round trip of the extended
+// protocol (Parse, Bind, Describe, Execute, Sync and ReadyForQuery are
+// about 500 bytes); a session hands its batch over at flushAt events or
+// flushBytes bytes even without a ReadyForQuery; at most maxFree emptied
+// batches of at most keepBytes bytes are kept (at most 8 MiB, about 2 MiB
+// for round trips of the usual size). maxFree covers the batches of
+// batchEvery at 80,000 round trips a second.
 const (
-	batchBytes = 6 << 10
+	batchBytes = 1 << 10
 	flushAt    = 64
 	flushBytes = 4 << 10
-	keepBytes  = 8 << 10
+	keepBytes  = 4 << 10
 	maxFree    = 2048
 )
 
@@ -378,9 +377,9 @@ func (w *Writer) keepLocked(b *batch) {
 	}
 }
 
-// sweep hands over the batches of the live sessions, full or not; scratch
-// is reused storage for the list. The events of a quiet session reach the
-// file this way, at most sweepEvery late.
+// sweep hands over the batches of the live sessions; scratch is reused
+// storage for the list. The events of a round trip the server has not
+// answered yet reach the file this way too, at most sweepEvery late.
 func (w *Writer) sweep(scratch []*Session) []*Session {
 	w.smu.Lock()
 	for s := range w.live {
