@@ -335,17 +335,7 @@ func TestRotation(t *testing.T) {
 	if len(paths) < 3 {
 		t.Fatalf("%d parts", len(paths))
 	}
-	for _, p := range paths {
-		// Each part's trailer counts its own events, late ones included.
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, evs, r := readAll(t, data)
-		if tr := r.Trailer(); tr == nil || tr.Events != int64(len(evs)) {
-			t.Fatalf("%s: trailer %+v, %d events", p, tr, len(evs))
-		}
-	}
+	checkPartTrailers(t, paths)
 	if filepath.Base(paths[1]) != "cap.2.jsonl" {
 		t.Errorf("second part %s", paths[1])
 	}
@@ -381,6 +371,22 @@ func sampleCapture(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// checkPartTrailers checks that each part's trailer counts the events
+// written to that part (late ones included, under Options.Redact).
+func checkPartTrailers(t *testing.T, paths []string) {
+	t.Helper()
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, evs, r := readAll(t, data)
+		if tr := r.Trailer(); tr == nil || tr.Events != int64(len(evs)) {
+			t.Fatalf("%s: trailer %+v, %d events", p, tr, len(evs))
+		}
+	}
 }
 
 func TestCrashCutLastLine(t *testing.T) {
@@ -987,17 +993,7 @@ func TestRedactKeepsOrder(t *testing.T) {
 	if len(paths) < 3 {
 		t.Fatalf("%d parts", len(paths))
 	}
-	for _, p := range paths {
-		// Each part's trailer counts its own events, late ones included.
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, evs, r := readAll(t, data)
-		if tr := r.Trailer(); tr == nil || tr.Events != int64(len(evs)) {
-			t.Fatalf("%s: trailer %+v, %d events", p, tr, len(evs))
-		}
-	}
+	checkPartTrailers(t, paths)
 	var got []*Event
 	if _, err := ReadFiles(paths, func(_ Header, _ string, ev *Event) error {
 		got = append(got, ev)
