@@ -125,8 +125,8 @@ const digitPairs = "00010203040506070809" +
 
 // appendUint appends v in decimal, as strconv.AppendUint does, but writes
 // the digits in place: strconv formats into a buffer of its own and copies
-// it, and with the proxy's every event starting with a time of eleven or
-// more digits, that copy showed in its profile.
+// it, and since every event the proxy records starts with a time of eleven
+// or more digits, that copy showed in the proxy's profile.
 func appendUint(b []byte, v uint64) []byte {
 	n := 1
 	for x := v; x >= 10; x /= 10 {
