@@ -149,8 +149,9 @@ func appendUint(b []byte, v uint64) []byte {
 	return b
 }
 
-// appendInt is appendUint for an int64 (times and transaction numbers,
-// which are never negative here; a negative one goes through strconv).
+// appendInt is appendUint for an int64. The numbers of a capture are
+// never negative but for a malformed message's (a negative max_rows); a
+// negative one goes through strconv.
 func appendInt(b []byte, v int64) []byte {
 	if v < 0 {
 		return strconv.AppendInt(b, v, 10)
@@ -168,7 +169,7 @@ func appendOIDs(b []byte, oids []uint32) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendUint(b, uint64(o), 10)
+		b = appendUint(b, uint64(o))
 	}
 	return append(b, ']')
 }
@@ -177,7 +178,7 @@ func appendMaxRows(b []byte, n int32) []byte {
 	if n == 0 {
 		return b
 	}
-	return strconv.AppendInt(appendKey(b, "max_rows"), int64(n), 10)
+	return appendInt(appendKey(b, "max_rows"), int64(n))
 }
 
 // appendOtherFields appends the fields of the less frequent kinds (and of
@@ -207,7 +208,7 @@ func appendOtherFields(b []byte, ev *Event) []byte {
 	b = appendOIDs(b, ev.ParamTypes)
 	b = appendMaxRows(b, ev.MaxRows)
 	if ev.OID != 0 {
-		b = strconv.AppendUint(appendKey(b, "oid"), uint64(ev.OID), 10)
+		b = appendUint(appendKey(b, "oid"), uint64(ev.OID))
 	}
 	b = appendStrField(b, "direction", ev.Direction)
 	b = appendStrField(b, "from", ev.From)
@@ -219,7 +220,7 @@ func appendOtherFields(b []byte, ev *Event) []byte {
 	b = appendStrField(b, "severity", ev.Severity)
 	b = appendStrField(b, "message", ev.Message)
 	if ev.Completed != nil {
-		b = strconv.AppendInt(appendKey(b, "completed"), int64(*ev.Completed), 10)
+		b = appendInt(appendKey(b, "completed"), int64(*ev.Completed))
 	}
 	b = appendStrField(b, "channel", ev.Channel)
 	b = appendStrField(b, "reason", ev.Reason)
@@ -232,11 +233,11 @@ func appendOtherFields(b []byte, ev *Event) []byte {
 // appendTrailer appends the trailer line.
 func appendTrailer(b []byte, t Trailer) []byte {
 	b = append(b, `{"trailer":true,"t":`...)
-	b = strconv.AppendInt(b, t.T, 10)
+	b = appendInt(b, t.T)
 	b = append(b, `,"events":`...)
-	b = strconv.AppendInt(b, t.Events, 10)
+	b = appendInt(b, t.Events)
 	b = append(b, `,"dropped":`...)
-	b = strconv.AppendInt(b, t.Dropped, 10)
+	b = appendInt(b, t.Dropped)
 	return append(b, '}', '\n')
 }
 

@@ -545,8 +545,9 @@ func (w *Writer) fits(n int) bool {
 
 // writeLines writes the encoded lines p, lines of them: in one piece when
 // they fit in the current part (the common case), else one at a time,
-// starting a new part where the current one is full. The batch knows how many:
-// counting the newlines cost the writer as much as copying the bytes.
+// starting a new part where the current one is full. The batch knows how
+// many there are: counting the newlines cost the writer as much as
+// copying the bytes.
 func (w *Writer) writeLines(p []byte, lines int) {
 	if len(p) == 0 {
 		return
