@@ -599,15 +599,34 @@ if [ "$RECORD" = 1 ]; then
   printf 'TPS: mean over the rounds with no aborted client; per round: median of the rounds'"'"'\n'
   printf 'record ÷ session ratios (the two runs of one round are back to back); CPU: the proxy'"'"'s\n'
   printf 'CPU µs per transaction, mean; capture: events written and dropped (from the trailer;\n'
-  printf '"none": no trailer) and size, per round.\n\n'
-  printf '| protocol | clients | session TPS | record TPS | record ÷ session | per round (median) | CPU µs/tx session / record | capture events / dropped / MB |\n'
-  printf '|----------|--------:|------------:|-----------:|-----------------:|-------------------:|---------------------------:|-------------------------------|\n'
+  printf '"none": no trailer) and size, per round. "per round, mean [95%% CI]": the mean of the\n'
+  printf 'per-round ratios with its 95%% confidence interval (Student t over the rounds): with a\n'
+  printf 'round-to-round spread of a few percent, a cell of 4 rounds can land below 0.95 by chance\n'
+  printf 'when the true ratio is 0.97; the interval says how far the cell can be trusted.\n\n'
+  printf '| protocol | clients | session TPS | record TPS | record ÷ session | per round (median) | per round, mean [95%% CI] | CPU µs/tx session / record | capture events / dropped / MB |\n'
+  printf '|----------|--------:|------------:|-----------:|-----------------:|-------------------:|-------------------------:|---------------------------:|-------------------------------|\n'
   touch "$WORK/captures"
   awk -v protocols="$PROTOCOLS" -v clients="$CLIENTS" '
     function median(list,   n, v, i, j, t) {
       n = split(list, v, " ")
       for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j] + 0 < v[j-1] + 0; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
       return n == 0 ? "" : (n % 2 ? v[(n+1)/2] : (v[n/2] + v[n/2+1]) / 2)
+    }
+    # tq: the 0.975 quantile of Student t with df degrees of freedom.
+    function tq(df,   q) {
+      split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 2.201 2.179 2.160 2.145 2.131 2.120 2.110 2.101 2.093 2.086", q, " ")
+      return df <= 20 ? q[df] : (df <= 30 ? 2.05 : 1.98)
+    }
+    # meanci: "mean [lo, hi]" of the numbers in list (mean alone for one).
+    function meanci(list,   n, v, i, m, ss, h) {
+      n = split(list, v, " ")
+      if (n == 0) return "–"
+      for (i = 1; i <= n; i++) m += v[i]
+      m /= n
+      if (n == 1) return sprintf("%.3f", m)
+      for (i = 1; i <= n; i++) ss += (v[i] - m) ^ 2
+      h = tq(n - 1) * sqrt(ss / (n - 1) / n)
+      return sprintf("%.3f [%.3f, %.3f]", m, m - h, m + h)
     }
     FILENAME == ARGV[1] {
       if ($2 != "pgpoolcheck-session" && $2 != "pgpoolcheck-record") next
@@ -634,12 +653,14 @@ if [ "$RECORD" = 1 ]; then
           if (a > 0 && b > 0) ratios = ratios " " b / a
         }
         m = median(ratios)
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", pr[i], cl[j],
+        all = all ratios
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", pr[i], cl[j],
           ok[s] ? sprintf("%.0f", st) : "failed", ok[r] ? sprintf("%.0f", rt) : "failed",
-          (st > 0 && rt > 0) ? sprintf("%.3f", rt / st) : "–", m != "" ? sprintf("%.3f", m) : "–",
+          (st > 0 && rt > 0) ? sprintf("%.3f", rt / st) : "–", m != "" ? sprintf("%.3f", m) : "–", meanci(ratios),
           (ok[s] && ok[r]) ? sprintf("%.1f / %.1f", cpu[s] / ok[s], cpu[r] / ok[r]) : "–",
           cap[pr[i] SUBSEP cl[j]]
       }
+      printf "\nEvery round of every cell: record ÷ session %s, median %.3f.\n", meanci(all), median(all)
     }' "$ROWS" "$WORK/captures"
 fi
 
