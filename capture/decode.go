@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"encoding/binary"
+	"unsafe"
 )
 
 // wire reads the fields of one protocol message body. Once a read fails,
@@ -11,6 +12,9 @@ type wire struct {
 	b   []byte
 	err string
 	in  *interner // nil: every string is a fresh copy
+	// view: strings are views of b, valid only while b is (see
+	// decodeFrontend).
+	view bool
 }
 
 func (w *wire) cstring() string {
@@ -22,7 +26,12 @@ func (w *wire) cstring() string {
 		w.err = "string without terminating zero byte"
 		return ""
 	}
-	s := w.in.get(w.b[:i]) // copies: the body is only valid during the call
+	var s string
+	if w.view {
+		s = view(w.b[:i])
+	} else {
+		s = w.in.get(w.b[:i]) // copies: the body is only valid during the call
+	}
 	w.b = w.b[i+1:]
 	return s
 }
@@ -88,9 +97,12 @@ func (w *wire) finish() string {
 
 // decodeFrontend fills ev from a client message and reports whether the
 // message is one the capture records. truncated says body is only a prefix
-// of the message: a field cut short is then not an error.
-func decodeFrontend(ev *Event, typ byte, body []byte, truncated bool, in *interner) bool {
-	w := wire{b: body, in: in}
+// of the message: a field cut short is then not an error. The strings it
+// sets are copies (from in, when in is not nil), or with viewBody views
+// of body: those (SQL, Name and Portal) are only valid while body is, and
+// an event kept longer must own them first (Event.own).
+func decodeFrontend(ev *Event, typ byte, body []byte, truncated bool, in *interner, viewBody bool) bool {
+	w := wire{b: body, in: in, view: viewBody}
 	switch typ {
 	case 'Q':
 		ev.Kind = Query
@@ -169,6 +181,30 @@ func decodeFrontend(ev *Event, typ byte, body []byte, truncated bool, in *intern
 	ev.Invalid = w.finish()
 	return true
 }
+
+// view returns b as a string without copying it: valid only while b's
+// bytes stay as they are. A recorded client message is encoded before the
+// Frontend call that shows it returns, so most events never need a copy of
+// their statement text (for the simple protocol, whose text changes with
+// every literal, that copy was an allocation per statement).
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// own replaces the strings of ev that decodeFrontend may have left as views
+// of a message body by copies (from in's cache when they are in it).
+func (ev *Event) own(in *interner) {
+	ev.SQL = in.get(bytesOf(ev.SQL))
+	ev.Name = in.get(bytesOf(ev.Name))
+	ev.Portal = in.get(bytesOf(ev.Portal))
+}
+
+// bytesOf returns the bytes of s without copying them; they must not be
+// modified.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // oneLetter returns c as a string; the runtime keeps every one-byte
 // string, so this allocates nothing.

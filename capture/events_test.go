@@ -158,7 +158,7 @@ func TestResetEvent(t *testing.T) {
 		for _, b := range all {
 			for _, truncated := range []bool{false, true} {
 				var ev Event
-				if !decodeFrontend(&ev, typ, b, truncated, &in) {
+				if !decodeFrontend(&ev, typ, b, truncated, &in, false) {
 					t.Fatalf("%c %q: not recorded", typ, b)
 				}
 				check(string(typ)+" "+strconv.Quote(string(b)), &ev)

@@ -77,7 +77,7 @@ func FuzzFrontend(f *testing.F) {
 			total += extra % 1000
 		}
 		var ev Event
-		if !decodeFrontend(&ev, typ, body, len(body) < total, &fuzzStrs) {
+		if !decodeFrontend(&ev, typ, body, len(body) < total, &fuzzStrs, false) {
 			return
 		}
 		ev.Session, ev.Tx = 1, 1

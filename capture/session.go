@@ -3,6 +3,7 @@ package capture
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // SessionInfo describes a client session as it logged in.
@@ -65,14 +66,14 @@ type Session struct {
 	// segs are the client's round trips the server has not answered with
 	// ReadyForQuery yet, oldest first, for Event.Completed.
 	segs []segment
+	// done counts the statements the server completed since its last
+	// ReadyForQuery: those of segs[0].
+	done atomic.Int32
 }
 
 // segment is one round trip: extended-protocol messages up to a Sync, or
 // one simple Query or FunctionCall.
-type segment struct {
-	extended, closed bool
-	execs, done      int
-}
+type segment struct{ extended, closed bool }
 
 // noteFrontend follows the client's round trips (c.mu held).
 func (s *Session) noteFrontend(typ byte) {
@@ -87,12 +88,8 @@ func (s *Session) noteFrontend(typ byte) {
 		}
 		s.segs = append(s.segs, segment{extended: true})
 	}
-	g := &s.segs[len(s.segs)-1]
-	switch typ {
-	case 'E':
-		g.execs++
-	case 'S':
-		g.closed = true
+	if typ == 'S' {
+		s.segs[len(s.segs)-1].closed = true
 	}
 }
 
@@ -155,6 +152,9 @@ func (s *Session) emit(ev *Event) {
 	if s.out == nil {
 		s.out = s.w.freeBatch()
 	}
+	if s.w.opt.Redact && ev.SQL != "" {
+		ev.own(&s.strs) // encode keeps it for the writer
+	}
 	s.w.encode(s.out, ev)
 	resetEvent(ev)
 	if s.out.n >= flushAt || len(s.out.b) >= flushBytes {
@@ -211,7 +211,10 @@ func (s *Session) frontend(typ byte, body []byte, total int, batched bool) {
 		return
 	}
 	ev := &s.scratch
-	if !decodeFrontend(ev, typ, body, len(body) < total, &s.strs) {
+	// The strings are views of body until the event is encoded, below,
+	// or owned, when it is kept longer (hold, and late events under
+	// --redact).
+	if !decodeFrontend(ev, typ, body, len(body) < total, nil, true) {
 		resetEvent(ev)
 		return
 	}
@@ -240,6 +243,7 @@ func (s *Session) frontend(typ byte, body []byte, total int, batched bool) {
 		ev.Tx = s.tx
 		s.emit(ev)
 	case s.pending > 0 && len(s.held) < maxHeld:
+		ev.own(&s.strs)
 		s.hold(ev)
 	default:
 		s.emitFrontend(ev, t)
@@ -287,12 +291,8 @@ func (s *Session) Backend(typ byte, body []byte) {
 	case 'Z', 'E', 'G', 'H', 'W', 'c', 'A':
 	case 'C', 'I', 's':
 		// An Execute (or a statement of a Query) completed: counted, not
-		// recorded.
-		s.mu.Lock()
-		if len(s.segs) > 0 {
-			s.segs[0].done++
-		}
-		s.mu.Unlock()
+		// recorded, and without the lock (only Backend touches the count).
+		s.done.Add(1)
 		return
 	default:
 		return
@@ -308,10 +308,13 @@ func (s *Session) Backend(typ byte, body []byte) {
 		return
 	}
 	switch {
-	case typ == 'Z' && len(s.segs) > 0:
-		s.segs = s.segs[:copy(s.segs, s.segs[1:])]
+	case typ == 'Z':
+		if len(s.segs) > 0 {
+			s.segs = s.segs[:copy(s.segs, s.segs[1:])]
+		}
+		s.done.Store(0)
 	case typ == 'E' && ev.Kind == Error && len(s.segs) > 0 && s.segs[0].extended:
-		done := s.segs[0].done
+		done := int(s.done.Load())
 		ev.Completed = &done
 	}
 	t := s.w.now()
