@@ -487,7 +487,7 @@ func TestMalformedMessages(t *testing.T) {
 			if total == 0 {
 				total = len(tt.body)
 			}
-			if !decodeFrontend(&ev, tt.typ, []byte(tt.body), len(tt.body) < total, nil, false) {
+			if !decodeFrontend(&ev, tt.typ, []byte(tt.body), len(tt.body) < total, false) {
 				t.Fatal("not recorded")
 			}
 			if ev.Kind != tt.kind || ev.Invalid != tt.invalid {

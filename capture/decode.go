@@ -11,9 +11,8 @@ import (
 type wire struct {
 	b   []byte
 	err string
-	in  *interner // nil: every string is a fresh copy
 	// view: strings are views of b, valid only while b is (see
-	// decodeFrontend).
+	// decodeFrontend); otherwise fresh copies.
 	view bool
 }
 
@@ -26,11 +25,9 @@ func (w *wire) cstring() string {
 		w.err = "string without terminating zero byte"
 		return ""
 	}
-	var s string
-	if w.view {
-		s = view(w.b[:i])
-	} else {
-		s = w.in.get(w.b[:i]) // copies: the body is only valid during the call
+	s := view(w.b[:i])
+	if !w.view {
+		s = string(w.b[:i])
 	}
 	w.b = w.b[i+1:]
 	return s
@@ -98,11 +95,11 @@ func (w *wire) finish() string {
 // decodeFrontend fills ev from a client message and reports whether the
 // message is one the capture records. truncated says body is only a prefix
 // of the message: a field cut short is then not an error. The strings it
-// sets are copies (from in, when in is not nil), or with viewBody views
-// of body: those (SQL, Name and Portal) are only valid while body is, and
-// an event kept longer must own them first (Event.own).
-func decodeFrontend(ev *Event, typ byte, body []byte, truncated bool, in *interner, viewBody bool) bool {
-	w := wire{b: body, in: in, view: viewBody}
+// sets are copies, or with viewBody views of body: those (SQL, Name and
+// Portal) are only valid while body is, and an event kept longer must own
+// them first (Event.own).
+func decodeFrontend(ev *Event, typ byte, body []byte, truncated, viewBody bool) bool {
+	w := wire{b: body, view: viewBody}
 	switch typ {
 	case 'Q':
 		ev.Kind = Query
@@ -212,8 +209,9 @@ func oneLetter(c byte) string { return string([]byte{c}) }
 
 // interner hands out the strings a session sends again and again (its
 // statement text, its statement and portal names) without copying them
-// each time: a round-robin cache of the last few short strings. It is
-// used by one goroutine at a time.
+// each time: a round-robin cache of the last few short strings, for the
+// events a session keeps past the call that recorded them (Event.own). It
+// is used by one goroutine at a time.
 type interner struct {
 	s    [internSlots]string
 	next int

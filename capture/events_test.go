@@ -153,12 +153,11 @@ func TestResetEvent(t *testing.T) {
 			t.Fatalf("%s: after resetEvent %+v", what, *ev)
 		}
 	}
-	var in interner
 	for _, typ := range []byte("QPBDCESHF") {
 		for _, b := range all {
 			for _, truncated := range []bool{false, true} {
 				var ev Event
-				if !decodeFrontend(&ev, typ, b, truncated, &in, false) {
+				if !decodeFrontend(&ev, typ, b, truncated, false) {
 					t.Fatalf("%c %q: not recorded", typ, b)
 				}
 				check(string(typ)+" "+strconv.Quote(string(b)), &ev)

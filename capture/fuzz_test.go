@@ -77,9 +77,10 @@ func FuzzFrontend(f *testing.F) {
 			total += extra % 1000
 		}
 		var ev Event
-		if !decodeFrontend(&ev, typ, body, len(body) < total, &fuzzStrs, false) {
+		if !decodeFrontend(&ev, typ, body, len(body) < total, true) {
 			return
 		}
+		ev.own(&fuzzStrs) // as a held event is
 		ev.Session, ev.Tx = 1, 1
 		line := appendEvent(nil, &ev)
 		data := append([]byte(`{"format":"pgpoolcheck-capture","version":"1.0"}`+"\n"), line...)

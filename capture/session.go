@@ -54,9 +54,10 @@ type Session struct {
 	out   *batch
 	held  []Event // client messages waiting for a ReadyForQuery
 	ended bool
-	// scratch is where Frontend decodes a message before it takes mu,
-	// and strs its string cache (Frontend calls never overlap); back is
-	// where Backend decodes one (mu held).
+	// scratch is where Frontend decodes a message before it takes mu
+	// (Frontend calls never overlap); back is where Backend decodes one
+	// (mu held); strs is the cache the events kept past their call copy
+	// their strings from (mu held).
 	scratch Event
 	back    Event
 	strs    interner
@@ -214,7 +215,7 @@ func (s *Session) frontend(typ byte, body []byte, total int, batched bool) {
 	// The strings are views of body until the event is encoded, below,
 	// or owned, when it is kept longer (hold, and late events under
 	// --redact).
-	if !decodeFrontend(ev, typ, body, len(body) < total, nil, true) {
+	if !decodeFrontend(ev, typ, body, len(body) < total, true) {
 		resetEvent(ev)
 		return
 	}
