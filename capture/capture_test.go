@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -1100,5 +1102,60 @@ func TestRoundTripAllocs(t *testing.T) {
 	w.qmu.Unlock()
 	if n := testing.AllocsPerRun(100, round); n != 0 {
 		t.Errorf("%v allocations per round trip", n)
+	}
+}
+
+// TestPlain8 compares appendString's eight-byte test with a byte-by-byte
+// one: every byte value in every position of a plain word, and random
+// words.
+func TestPlain8(t *testing.T) {
+	plain := func(w string) bool {
+		for i := 0; i < len(w); i++ {
+			if c := w[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+				return false
+			}
+		}
+		return true
+	}
+	check := func(w []byte) {
+		if got, want := plain8(load8(string(w))), plain(string(w)); got != want {
+			t.Fatalf("plain8(%q) = %v, want %v", w, got, want)
+		}
+	}
+	for pos := range 8 {
+		for c := range 256 {
+			w := []byte("abcdefgh")
+			w[pos] = byte(c)
+			check(w)
+		}
+	}
+	seed := uint64(1)
+	for range 200000 {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		var w [8]byte
+		for i := range w {
+			// Mostly near the edges: control bytes, '"', '\\', 0x7f, 0x80.
+			w[i] = []byte{0x1f, 0x20, 0x21, '"', '\\', 'a', 0x7f, 0x80, 0xff, 0x00, 0x5b, 0x5d}[(seed>>(8*i))%12]
+		}
+		check(w[:])
+	}
+}
+
+// TestDigits checks appendUint's digit count around every power of ten.
+func TestDigits(t *testing.T) {
+	vals := []uint64{0, 1, 9, math.MaxUint64, math.MaxUint64 - 1}
+	for p := uint64(10); ; p *= 10 {
+		vals = append(vals, p-1, p, p+1)
+		if p > math.MaxUint64/10 {
+			break
+		}
+	}
+	for _, v := range vals {
+		if got, want := digits(v), len(strconv.FormatUint(v, 10)); got != want {
+			t.Errorf("digits(%d) = %d, want %d", v, got, want)
+		}
+		if got := string(appendUint([]byte("x"), v)); got != "x"+strconv.FormatUint(v, 10) {
+			t.Errorf("appendUint(%d) = %q", v, got)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -20,6 +21,14 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight plain bytes at a time: no control character, quote,
+		// backslash or non-ASCII byte among them.
+		for i+8 <= len(s) && plain8(load8(s[i:i+8])) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -55,6 +64,25 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// load8 reads the first eight bytes of s as a little-endian word (the
+// compiler makes it one load).
+func load8(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// plain8 reports whether none of the eight bytes in x needs escaping in
+// a JSON string or UTF-8 checking: each is at least 0x20, below 0x80, and
+// neither '"' nor '\\'.
+func plain8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// A byte b has its high bit set in has(x, n) when b < n (for b < 0x80).
+	has := func(x uint64, n uint64) uint64 { return (x - ones*n) & ^x & highs }
+	eq := func(x uint64, c uint64) uint64 { return has(x^(ones*c), 1) }
+	return (x&highs)|has(x, 0x20)|eq(x, '"')|eq(x, '\\') == 0
 }
 
 func appendKey(b []byte, key string) []byte {
@@ -128,10 +156,7 @@ const digitPairs = "00010203040506070809" +
 // it, and since every event the proxy records starts with a time of eleven
 // or more digits, that copy showed in the proxy's profile.
 func appendUint(b []byte, v uint64) []byte {
-	n := 1
-	for x := v; x >= 10; x /= 10 {
-		n++
-	}
+	n := digits(v)
 	b = slices.Grow(b, n)
 	i := len(b) + n
 	b = b[:i]
@@ -147,6 +172,20 @@ func appendUint(b []byte, v uint64) []byte {
 		b[i-1] = byte('0' + v)
 	}
 	return b
+}
+
+// pow10 holds 10⁰ to 10¹⁹, for digits.
+var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+// digits returns the number of decimal digits of v, from its bit length
+// (log10(2) ≈ 1233/4096) rather than a division per digit.
+func digits(v uint64) int {
+	n := bits.Len64(v) * 1233 >> 12 // ⌊log10(v)⌋ or one less
+	if v >= pow10[n] {
+		n++
+	}
+	return max(n, 1)
 }
 
 // appendInt is appendUint for an int64. The numbers of a capture are
