@@ -153,9 +153,6 @@ func (s *Session) emit(ev *Event) {
 	if s.out == nil {
 		s.out = s.w.freeBatch()
 	}
-	if s.w.opt.Redact && ev.SQL != "" {
-		ev.own(&s.strs) // encode keeps it for the writer
-	}
 	s.w.encode(s.out, ev)
 	resetEvent(ev)
 	if s.out.n >= flushAt || len(s.out.b) >= flushBytes {
@@ -247,6 +244,9 @@ func (s *Session) frontend(typ byte, body []byte, total int, batched bool) {
 		ev.own(&s.strs)
 		s.hold(ev)
 	default:
+		if s.w.opt.Redact && ev.SQL != "" {
+			ev.own(&s.strs) // encode keeps it for the writer (a late event)
+		}
 		s.emitFrontend(ev, t)
 	}
 }
