@@ -173,3 +173,48 @@ func TestResetEvent(t *testing.T) {
 	ev := Event{Kind: Error, SQLState: "42P01", Message: "m", Completed: new(int), Invalid: "x"}
 	check("error", &ev)
 }
+
+// TestDirectTakes checks that the direct path takes the messages it is
+// for, as the drivers send them, and refuses malformed ones and the kinds
+// it is not for (FuzzDirect checks what it writes).
+func TestDirectTakes(t *testing.T) {
+	for _, m := range []encoder{
+		&pgproto3.Query{String: "SELECT 1"},
+		&pgproto3.Parse{Name: "s1", Query: "SELECT $1, $2", ParameterOIDs: []uint32{23, 25}},
+		&pgproto3.Parse{Query: "SELECT 1"},
+		&pgproto3.Bind{DestinationPortal: "p", PreparedStatement: "s1", ParameterFormatCodes: []int16{1}, Parameters: [][]byte{[]byte("x"), nil}, ResultFormatCodes: []int16{0}},
+		&pgproto3.Bind{},
+		&pgproto3.Describe{ObjectType: 'S', Name: "s1"},
+		&pgproto3.Describe{ObjectType: 'P'},
+		&pgproto3.Close{ObjectType: 'P', Name: "p"},
+		&pgproto3.Execute{Portal: "p", MaxRows: 10},
+		&pgproto3.Execute{},
+		&pgproto3.Sync{},
+		&pgproto3.Flush{},
+	} {
+		raw, err := m.Encode(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := appendDirect(nil, raw[0], raw[5:]); !ok {
+			t.Errorf("direct path refused %T %q", m, raw)
+		}
+	}
+	for _, st := range []byte("ITE") {
+		if _, ok := appendReady(nil, []byte{st}); !ok {
+			t.Errorf("direct path refused ReadyForQuery %q", st)
+		}
+	}
+	for _, refused := range []struct {
+		typ  byte
+		body string
+	}{
+		{'Q', "SELECT 1"}, {'Q', "SELECT 1\x00x"}, {'P', "s\x00q\x00\x00\x01"}, {'D', "X\x00"},
+		{'E', "\x00\x00\x00"}, {'S', "x"}, {'F', "\x00\x00\x04\xd2\x00\x00\x00\x00\x00\x00"},
+		{'c', ""}, {'f', "oops\x00"},
+	} {
+		if _, ok := appendDirect(nil, refused.typ, []byte(refused.body)); ok {
+			t.Errorf("direct path took %q %q", refused.typ, refused.body)
+		}
+	}
+}

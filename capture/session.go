@@ -61,6 +61,8 @@ type Session struct {
 	scratch Event
 	back    Event
 	strs    interner
+	// pre is the start of the session's latest line, for the direct path.
+	pre prefix
 	// lastT is the time of the session's latest event read from the
 	// clock, for FrontendBatched.
 	lastT int64
@@ -208,18 +210,9 @@ func (s *Session) frontend(typ byte, body []byte, total int, batched bool) {
 	default:
 		return
 	}
-	ev := &s.scratch
-	// The strings are views of body until the event is encoded, below,
-	// or owned, when it is kept longer (hold, and late events under
-	// --redact).
-	if !decodeFrontend(ev, typ, body, len(body) < total, true) {
-		resetEvent(ev)
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
-		resetEvent(ev)
 		return
 	}
 	switch typ {
@@ -232,6 +225,18 @@ func (s *Session) frontend(typ byte, body []byte, total int, batched bool) {
 	} else {
 		t = s.w.now()
 		s.lastT = t
+	}
+	if (s.pending == 0 || len(s.held) >= maxHeld) && len(body) == total && !s.w.opt.Redact &&
+		s.direct(typ, body, t) {
+		return
+	}
+	ev := &s.scratch
+	// The strings are views of body until the event is encoded, below,
+	// or owned, when it is kept longer (hold, and late events under
+	// --redact).
+	if !decodeFrontend(ev, typ, body, len(body) < total, true) {
+		resetEvent(ev)
+		return
 	}
 	ev.T, ev.Session = t, s.id
 	switch {
@@ -249,6 +254,32 @@ func (s *Session) frontend(typ byte, body []byte, total int, batched bool) {
 		}
 		s.emitFrontend(ev, t)
 	}
+}
+
+// direct is emitFrontend for a whole, well-formed client message of a
+// frequent kind, encoded straight from its bytes (appendDirect); it
+// reports false, having written nothing, for any other message (mu held).
+func (s *Session) direct(typ byte, body []byte, t int64) bool {
+	if s.out == nil {
+		s.out = s.w.freeBatch()
+	}
+	b := s.out
+	n0 := len(b.b)
+	out, ok := appendDirect(s.pre.appendPrefix(b.b, t, s.id, s.tx), typ, body)
+	if !ok {
+		b.b = b.b[:n0]
+		return false
+	}
+	b.b = out
+	b.n++
+	s.busy = true
+	if typ == 'Q' || typ == 'S' {
+		s.pending++ // a sync point (FunctionCall does not come this way)
+	}
+	if b.n >= flushAt || len(b.b) >= flushBytes {
+		s.handOver()
+	}
+	return true
 }
 
 // emitFrontend moves a client message to the batch, numbered as the
@@ -303,35 +334,50 @@ func (s *Session) Backend(typ byte, body []byte) {
 	if s.ended {
 		return
 	}
+	t := s.w.now()
+	s.lastT = t
+	if typ == 'Z' {
+		if s.out == nil {
+			s.out = s.w.freeBatch()
+		}
+		n0 := len(s.out.b)
+		if out, ok := appendReady(s.pre.appendPrefix(s.out.b, t, s.id, s.tx), body); ok {
+			s.out.b = out
+			s.out.n++
+			s.ready(body[0] == 'I', t)
+			return
+		}
+		s.out.b = s.out.b[:n0]
+	}
 	ev := &s.back
 	if !decodeBackend(ev, typ, body) {
 		resetEvent(ev)
 		return
 	}
-	switch {
-	case typ == 'Z':
-		if len(s.segs) > 0 {
-			s.segs = s.segs[:copy(s.segs, s.segs[1:])]
-		}
-		s.done.Store(0)
-	case typ == 'E' && ev.Kind == Error && len(s.segs) > 0 && s.segs[0].extended:
+	if typ == 'E' && ev.Kind == Error && len(s.segs) > 0 && s.segs[0].extended {
 		done := int(s.done.Load())
 		ev.Completed = &done
 	}
-	t := s.w.now()
-	s.lastT = t
 	ev.T, ev.Session, ev.Tx = t, s.id, s.tx
 	kind, idle := ev.Kind, ev.Kind == Ready && ev.Status == "I"
-	switch {
-	case kind == CopyStart && ev.Direction != "out":
+	if kind == CopyStart && ev.Direction != "out" {
 		s.copyIn = true
-	case kind == Ready:
-		s.copyIn = false
 	}
 	s.emit(ev)
-	if kind != Ready {
-		return
+	if kind == Ready {
+		s.ready(idle, t)
 	}
+}
+
+// ready follows a ReadyForQuery recorded at time t (mu held): the round
+// trip it answers is over, and with idle (status 'I') so is the
+// session's transaction when the client sent anything in it.
+func (s *Session) ready(idle bool, t int64) {
+	if len(s.segs) > 0 {
+		s.segs = s.segs[:copy(s.segs, s.segs[1:])]
+	}
+	s.done.Store(0)
+	s.copyIn = false
 	if idle && s.busy {
 		s.tx++
 		s.busy = false
