@@ -1159,3 +1159,44 @@ func TestDigits(t *testing.T) {
 		}
 	}
 }
+
+// TestQuietSessionBatch checks where a session's batch goes between round
+// trips: after a ReadyForQuery the session keeps an empty batch for its
+// next round trip, and the writer's sweep takes it back, so that a quiet
+// session holds none.
+func TestQuietSessionBatch(t *testing.T) {
+	var buf lockedBuffer
+	w := NewWriter(&buf, Header{}, Options{})
+	s := w.StartSession(SessionInfo{User: "u"})
+	q := []byte("SELECT 1\x00")
+	s.Frontend('Q', q, len(q))
+	s.Backend('Z', []byte{'I'})
+	s.mu.Lock()
+	kept := s.out
+	s.mu.Unlock()
+	if kept == nil || kept.n != 0 || len(kept.b) != 0 {
+		t.Fatalf("after a round trip the session holds %+v, want an empty batch", kept)
+	}
+	w.sweep(nil)
+	s.mu.Lock()
+	left := s.out
+	s.mu.Unlock()
+	if left != nil {
+		t.Fatalf("after the sweep the quiet session still holds a batch")
+	}
+	w.qmu.Lock()
+	found := slices.Contains(w.free, kept)
+	w.qmu.Unlock()
+	if !found {
+		t.Errorf("the swept batch is not on the free list")
+	}
+	s.Frontend('Q', q, len(q))
+	s.Backend('Z', []byte{'I'})
+	s.End("done")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(buf.String(), `"ev":"query"`); got != 2 {
+		t.Errorf("%d queries in the file, want 2:\n%s", got, buf.String())
+	}
+}

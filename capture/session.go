@@ -49,8 +49,8 @@ type Session struct {
 	// encoded. The session hands them over together once per round trip
 	// (after a ReadyForQuery, at flushAt events or flushBytes bytes, and
 	// at End), so that the writer's lock is taken once per round trip
-	// rather than once per message; nil between round trips, so that an
-	// idle session holds no batch.
+	// rather than once per message. A session keeps an empty batch
+	// between round trips, until the writer's sweep finds it quiet.
 	out   *batch
 	held  []Event // client messages waiting for a ReadyForQuery
 	ended bool
@@ -386,7 +386,12 @@ func (s *Session) ready(idle bool, t int64) {
 		s.pending--
 	}
 	s.release(t)
-	s.handOver() // the round trip is over
+	// The round trip is over: the batch goes to the writer, and an empty
+	// one comes back under the same lock, for the session's next round
+	// trip (the writer's sweep takes it back from a session gone quiet).
+	if s.out != nil {
+		s.out = s.w.exchange(s.out)
+	}
 }
 
 // End records the end of the session with a reason ("client closed",

@@ -293,15 +293,25 @@ const (
 // freeBatch returns an empty batch for a session to fill.
 func (w *Writer) freeBatch() *batch {
 	w.qmu.Lock()
-	if n := len(w.free); n > 0 {
-		b := w.free[n-1]
-		w.free[n-1] = nil
-		w.free = w.free[:n-1]
-		w.qmu.Unlock()
-		return b
-	}
+	b := w.popFreeLocked()
 	w.qmu.Unlock()
-	return &batch{b: make([]byte, 0, batchBytes)}
+	if b == nil {
+		b = &batch{b: make([]byte, 0, batchBytes)}
+	}
+	return b
+}
+
+// popFreeLocked takes a batch from the free list, or returns nil (qmu
+// held).
+func (w *Writer) popFreeLocked() *batch {
+	n := len(w.free)
+	if n == 0 {
+		return nil
+	}
+	b := w.free[n-1]
+	w.free[n-1] = nil
+	w.free = w.free[:n-1]
+	return b
 }
 
 // encode adds ev to b: as its JSON line, or under Options.Redact as a
@@ -328,23 +338,37 @@ func (w *Writer) encode(b *batch, ev *Event) {
 
 // enqueue hands a batch of events to the background goroutine, which
 // owns it from then on, or drops it whole when the queue is full.
-func (w *Writer) enqueue(b *batch) {
+func (w *Writer) enqueue(b *batch) { w.hand(b, false) }
+
+// exchange is enqueue followed by freeBatch under one lock: it hands b
+// over and returns an empty batch (b itself, emptied, when it is not
+// written).
+func (w *Writer) exchange(b *batch) *batch { return w.hand(b, true) }
+
+func (w *Writer) hand(b *batch, swap bool) *batch {
 	w.qmu.Lock()
-	if w.closed {
-		w.recycleLocked(b) // the capture is over: not a drop
+	if w.closed || w.queued+b.n > w.opt.QueueEvents {
+		dropped := !w.closed // once the capture is over it is not a drop
+		n := b.n
+		b.empty()
+		if !swap {
+			w.keepLocked(b)
+			b = nil
+		}
 		w.qmu.Unlock()
-		return
-	}
-	if n := b.n; w.queued+n > w.opt.QueueEvents {
-		w.recycleLocked(b)
-		w.qmu.Unlock()
-		w.dropped.Add(int64(n))
-		return
+		if dropped {
+			w.dropped.Add(int64(n))
+		}
+		return b
 	}
 	w.pending = append(w.pending, b)
 	before := w.queued
 	w.queued += b.n
 	big := before < wakeAt && w.queued >= wakeAt
+	var free *batch
+	if swap {
+		free = w.popFreeLocked()
+	}
 	w.qmu.Unlock()
 	if big {
 		select {
@@ -352,13 +376,10 @@ func (w *Writer) enqueue(b *batch) {
 		default:
 		}
 	}
-}
-
-// recycleLocked empties b and keeps it for freeBatch (qmu held; for the
-// rare batch that is not written).
-func (w *Writer) recycleLocked(b *batch) {
-	b.empty()
-	w.keepLocked(b)
+	if swap && free == nil {
+		free = &batch{b: make([]byte, 0, batchBytes)}
+	}
+	return free
 }
 
 // empty makes b ready to be filled again.
@@ -388,6 +409,13 @@ func (w *Writer) sweep(scratch []*Session) []*Session {
 	w.smu.Unlock()
 	for i, s := range scratch {
 		s.mu.Lock()
+		if s.out != nil && s.out.n == 0 {
+			// A quiet session's empty batch: back to the free list.
+			w.qmu.Lock()
+			w.keepLocked(s.out)
+			w.qmu.Unlock()
+			s.out = nil
+		}
 		s.handOver()
 		s.mu.Unlock()
 		scratch[i] = nil
