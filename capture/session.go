@@ -37,41 +37,46 @@ type SessionInfo struct {
 // written at once, numbered as the session stands. For exact numbers, call
 // Backend before forwarding a server message to the client.
 type Session struct {
-	w  *Writer
-	id uint64
+	// The fields a round trip touches come first, so that they share a
+	// few cache lines: with many sessions, each one's state is cold by
+	// the time its next round trip comes.
 
 	mu      sync.Mutex // orders the session's events and guards what follows
-	tx      int64      // current transaction number
-	busy    bool       // a client message since the session was last idle
-	pending int        // sync points sent and not yet answered by ReadyForQuery
-	copyIn  bool       // the server asked for COPY data (CopyInResponse)
+	ended   bool
+	busy    bool  // a client message since the session was last idle
+	copyIn  bool  // the server asked for COPY data (CopyInResponse)
+	pending int   // sync points sent and not yet answered by ReadyForQuery
+	tx      int64 // current transaction number
+	// lastT is the time of the session's latest event read from the
+	// clock, for FrontendBatched.
+	lastT int64
+	id    uint64
+	w     *Writer
 	// out holds the events not yet handed to the writer, already
 	// encoded. The session hands them over together once per round trip
 	// (after a ReadyForQuery, at flushAt events or flushBytes bytes, and
 	// at End), so that the writer's lock is taken once per round trip
 	// rather than once per message. A session keeps an empty batch
 	// between round trips, until the writer's sweep finds it quiet.
-	out   *batch
-	held  []Event // client messages waiting for a ReadyForQuery
-	ended bool
-	// scratch is where Frontend decodes a message before it takes mu
-	// (Frontend calls never overlap); back is where Backend decodes one
-	// (mu held); strs is the cache the events kept past their call copy
-	// their strings from (mu held).
-	scratch Event
-	back    Event
-	strs    interner
-	// pre is the start of the session's latest line, for the direct path.
-	pre prefix
-	// lastT is the time of the session's latest event read from the
-	// clock, for FrontendBatched.
-	lastT int64
-	// segs are the client's round trips the server has not answered with
-	// ReadyForQuery yet, oldest first, for Event.Completed.
-	segs []segment
+	out *batch
 	// done counts the statements the server completed since its last
 	// ReadyForQuery: those of segs[0].
 	done atomic.Int32
+	// segs are the client's round trips the server has not answered with
+	// ReadyForQuery yet, oldest first, for Event.Completed; they start in
+	// segBuf.
+	segs   []segment
+	segBuf [8]segment
+	// pre is the start of the session's latest line, for the direct path.
+	pre prefix
+
+	held []Event // client messages waiting for a ReadyForQuery
+	// scratch is where Frontend decodes a message the direct path does
+	// not take, and back where Backend decodes one; strs is the cache the
+	// events kept past their call copy their strings from (mu held).
+	scratch Event
+	back    Event
+	strs    interner
 }
 
 // segment is one round trip: extended-protocol messages up to a Sync, or
@@ -105,6 +110,7 @@ func syncPoint(k Kind) bool { return k == Query || k == Sync || k == FunctionCal
 // StartSession records a session start and returns the session's recorder.
 func (w *Writer) StartSession(info SessionInfo) *Session {
 	s := &Session{w: w, id: w.nextSession.Add(1), tx: 1}
+	s.segs = s.segBuf[:0]
 	ev := Event{T: w.now(), Session: s.id, Kind: SessionStart}
 	ev.Client, ev.User, ev.Database = info.ClientAddr, info.User, info.Database
 	ev.ApplicationName = info.ApplicationName
