@@ -1,10 +1,5 @@
 package capture
 
-import (
-	"bytes"
-	"encoding/binary"
-)
-
 // The direct path: the messages a busy session sends most (Query, Parse,
 // Bind, Describe, Close, Execute, Sync, Flush and ReadyForQuery) are
 // encoded straight from their wire bytes into the batch, without filling
@@ -42,124 +37,57 @@ func (p *prefix) appendPrefix(b []byte, t int64, id uint64, tx int64) []byte {
 	return b
 }
 
-// directWire reads a message body for the direct path: every read checks
-// its bounds and sets bad instead of failing.
-type directWire struct {
-	b   []byte
-	bad bool
-}
-
-func (w *directWire) cstring() []byte {
-	i := bytes.IndexByte(w.b, 0)
-	if i < 0 {
-		w.bad = true
-		return nil
-	}
-	s := w.b[:i]
-	w.b = w.b[i+1:]
-	return s
-}
-
-func (w *directWire) int16() int {
-	if len(w.b) < 2 {
-		w.bad = true
-		return 0
-	}
-	v := int(int16(binary.BigEndian.Uint16(w.b)))
-	w.b = w.b[2:]
-	return v
-}
-
-func (w *directWire) int32() int32 {
-	if len(w.b) < 4 {
-		w.bad = true
-		return 0
-	}
-	v := int32(binary.BigEndian.Uint32(w.b))
-	w.b = w.b[4:]
-	return v
-}
-
-func (w *directWire) skip(n int) {
-	if n < 0 || len(w.b) < n {
-		w.bad = true
-		return
-	}
-	w.b = w.b[n:]
-}
-
-// whole reports whether the message was read without fault and to its end.
-func (w *directWire) whole() bool { return !w.bad && len(w.b) == 0 }
-
 // appendDirect appends the rest of the event line of a whole client
 // message (after appendPrefix) and reports whether it could: false for a
 // type it does not take or a malformed message, and b is then to be cut
 // back by the caller.
 func appendDirect(b []byte, typ byte, body []byte) ([]byte, bool) {
-	w := directWire{b: body}
+	// The strings read are views of body, written out before this returns.
+	w := wire{b: body, view: true}
+	whole := func() bool { return w.finish() == "" }
 	switch typ {
 	case 'Q':
 		sql := w.cstring()
-		if !w.whole() {
+		if !whole() {
 			return b, false
 		}
 		b = append(b, `"query"`...)
-		b = appendBytesField(b, "sql", sql)
+		b = appendStrField(b, "sql", sql)
 	case 'P':
 		name := w.cstring()
 		sql := w.cstring()
-		n := w.int16()
-		if w.bad || n < 0 || len(w.b) != 4*n {
+		n := int(w.int16())
+		if w.err != "" || n < 0 || len(w.b) != 4*n {
 			return b, false
 		}
 		b = append(b, `"parse","name":`...)
-		b = appendString(b, view(name))
-		b = appendBytesField(b, "sql", sql)
+		b = appendString(b, name)
+		b = appendStrField(b, "sql", sql)
 		if n > 0 {
 			b = append(b, `,"param_types":[`...)
-			for i := 0; i < n; i++ {
+			for i := range n {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendUint(b, uint64(binary.BigEndian.Uint32(w.b[4*i:])))
+				b = appendUint(b, uint64(uint32(w.int32())))
 			}
 			b = append(b, ']')
 		}
 	case 'B':
 		portal := w.cstring()
 		name := w.cstring()
-		if w.bad {
-			return b, false
-		}
-		// What skipBindValues checks, without keeping anything.
-		w.skip(2 * w.int16())
-		n := w.int16()
-		for i := 0; i < n && !w.bad; i++ {
-			if l := int(w.int32()); l > 0 {
-				w.skip(l)
-			} else if l < -1 {
-				w.bad = true
-			}
-		}
-		if n < 0 {
-			w.bad = true
-		}
-		w.skip(2 * w.int16())
-		if !w.whole() {
+		skipBindValues(&w)
+		if !whole() {
 			return b, false
 		}
 		b = append(b, `"bind"`...)
-		b = appendBytesField(b, "portal", portal)
+		b = appendStrField(b, "portal", portal)
 		b = append(b, `,"name":`...)
-		b = appendString(b, view(name))
+		b = appendString(b, name)
 	case 'D', 'C':
-		if len(body) < 2 || body[0] != 'S' && body[0] != 'P' {
-			return b, false
-		}
-		target := body[0]
-		w.b = body[1:]
+		target := w.byte1()
 		name := w.cstring()
-		if !w.whole() {
+		if !whole() || target != 'S' && target != 'P' {
 			return b, false
 		}
 		if typ == 'D' {
@@ -169,15 +97,15 @@ func appendDirect(b []byte, typ byte, body []byte) ([]byte, bool) {
 		}
 		b = append(b, target, '"')
 		b = append(b, `,"name":`...)
-		b = appendString(b, view(name))
+		b = appendString(b, name)
 	case 'E':
 		portal := w.cstring()
 		rows := w.int32()
-		if !w.whole() {
+		if !whole() {
 			return b, false
 		}
 		b = append(b, `"execute"`...)
-		b = appendBytesField(b, "portal", portal)
+		b = appendStrField(b, "portal", portal)
 		b = appendMaxRows(b, rows)
 	case 'S':
 		if len(body) != 0 {
@@ -208,12 +136,4 @@ func appendReady(b []byte, body []byte) ([]byte, bool) {
 	}
 	b = append(b, `"ready","status":"`...)
 	return append(b, body[0], '"', '}', '\n'), true
-}
-
-// appendBytesField is appendStrField for bytes of a message body.
-func appendBytesField(b []byte, key string, v []byte) []byte {
-	if len(v) == 0 {
-		return b
-	}
-	return appendString(appendKey(b, key), view(v))
 }
