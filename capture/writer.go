@@ -296,10 +296,12 @@ func (w *Writer) freeBatch() *batch {
 	b := w.popFreeLocked()
 	w.qmu.Unlock()
 	if b == nil {
-		b = &batch{b: make([]byte, 0, batchBytes)}
+		b = newBatch()
 	}
 	return b
 }
+
+func newBatch() *batch { return &batch{b: make([]byte, 0, batchBytes)} }
 
 // popFreeLocked takes a batch from the free list, or returns nil (qmu
 // held).
@@ -345,6 +347,7 @@ func (w *Writer) enqueue(b *batch) { w.hand(b, false) }
 // written).
 func (w *Writer) exchange(b *batch) *batch { return w.hand(b, true) }
 
+// hand is enqueue, and with swap exchange.
 func (w *Writer) hand(b *batch, swap bool) *batch {
 	w.qmu.Lock()
 	if w.closed || w.queued+b.n > w.opt.QueueEvents {
@@ -377,7 +380,7 @@ func (w *Writer) hand(b *batch, swap bool) *batch {
 		}
 	}
 	if swap && free == nil {
-		free = &batch{b: make([]byte, 0, batchBytes)}
+		free = newBatch()
 	}
 	return free
 }
