@@ -602,9 +602,7 @@ if [ "$RECORD" = 1 ]; then
   printf '"none": no trailer) and size, per round. "per round, mean [95%% CI]": the mean of the\n'
   printf 'per-round ratios with its 95%% confidence interval (Student t over the rounds): with a\n'
   printf 'round-to-round spread of a few percent, a cell of 4 rounds can land below 0.95 by chance\n'
-  printf 'when the true ratio is 0.97; the interval says how far the cell can be trusted. The\n'
-  printf 'last line adds the geometric mean of the ratios: their plain mean reads about half a\n'
-  printf 'percent high at this spread. scripts/record-ratio.sh pools several saved runs.\n\n'
+  printf 'when the true ratio is 0.97; the interval says how far the cell can be trusted.\n\n'
   printf '| protocol | clients | session TPS | record TPS | record ÷ session | per round (median) | per round, mean [95%% CI] | CPU µs/tx session / record | capture events / dropped / MB |\n'
   printf '|----------|--------:|------------:|-----------:|-----------------:|-------------------:|-------------------------:|---------------------------:|-------------------------------|\n'
   touch "$WORK/captures"
@@ -629,18 +627,6 @@ if [ "$RECORD" = 1 ]; then
       for (i = 1; i <= n; i++) ss += (v[i] - m) ^ 2
       h = tq(n - 1) * sqrt(ss / (n - 1) / n)
       return sprintf("%.3f [%.3f, %.3f]", m, m - h, m + h)
-    }
-    # geomci: as meanci, over the logarithms and taken back (the mean of
-    # ratios reads high by about half the square of their spread).
-    function geomci(list,   n, v, i, m, ss, h) {
-      n = split(list, v, " ")
-      if (n == 0) return "–"
-      for (i = 1; i <= n; i++) { v[i] = log(v[i]); m += v[i] }
-      m /= n
-      if (n == 1) return sprintf("%.3f", exp(m))
-      for (i = 1; i <= n; i++) ss += (v[i] - m) ^ 2
-      h = tq(n - 1) * sqrt(ss / (n - 1) / n)
-      return sprintf("%.3f [%.3f, %.3f]", exp(m), exp(m - h), exp(m + h))
     }
     FILENAME == ARGV[1] {
       if ($2 != "pgpoolcheck-session" && $2 != "pgpoolcheck-record") next
@@ -674,8 +660,11 @@ if [ "$RECORD" = 1 ]; then
           (ok[s] && ok[r]) ? sprintf("%.1f / %.1f", cpu[s] / ok[s], cpu[r] / ok[r]) : "–",
           cap[pr[i] SUBSEP cl[j]]
       }
-      printf "\nEvery round of every cell: record ÷ session %s, median %.3f, geometric mean %s.\n", meanci(all), median(all), geomci(all)
+      printf "\nEvery round of every cell: record ÷ session %s, median %.3f.\n", meanci(all), median(all)
     }' "$ROWS" "$WORK/captures"
+  printf '\nThe same rounds with their geometric means (scripts/record-ratio.sh, which also pools\n'
+  printf 'saved runs): the plain mean of ratios reads about half a percent high at this spread.\n\n'
+  scripts/record-ratio.sh "$ROWS" || true
 fi
 
 # --- idle clients, on freshly started poolers -------------------------------------------

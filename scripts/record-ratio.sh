@@ -5,7 +5,8 @@
 #
 # Each round of a cell gives one ratio: the record run's TPS over the
 # session run's of the same round (the two ran back to back); a round
-# with a failed or aborted run on either side is left out. Per cell and
+# where either run failed or had an aborted client is left out, as
+# bench-pooler.sh leaves it out. Per cell and
 # over every round of every file it prints:
 #   - the mean of the ratios with its 95% confidence interval (Student t),
 #     as bench-pooler.sh does for one run;
@@ -42,7 +43,7 @@ awk '
   }
   # raw rows: protocol target clients round tps lat_ms failed aborted ...
   ($2 == "pgpoolcheck-session" || $2 == "pgpoolcheck-record") && $4 ~ /^[0-9]+$/ {
-    if ($5 == "ERR" || $7 != 0 || $8 != 0) next
+    if ($5 == "ERR" || $8 != 0) next
     k = FILENAME SUBSEP $1 SUBSEP $3 SUBSEP $4
     if ($2 == "pgpoolcheck-session") s[k] = $5; else r[k] = $5
     cell = $1 " " $3
