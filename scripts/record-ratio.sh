@@ -6,8 +6,8 @@
 # Each round of a cell gives one ratio: the record run's TPS over the
 # session run's of the same round (the two ran back to back); a round
 # where either run failed or had an aborted client is left out, as
-# bench-pooler.sh leaves it out. Per cell and
-# over every round of every file it prints:
+# bench-pooler.sh leaves it out. Per cell and over every round of every
+# file it prints:
 #   - the mean of the ratios with its 95% confidence interval (Student t),
 #     as bench-pooler.sh does for one run;
 #   - the geometric mean (the mean of the ratios' logarithms, taken back),
@@ -29,16 +29,23 @@ awk '
     if (df <= 20) return q[df]
     return df <= 30 ? 2.05 : (df <= 60 ? 2.01 : (df <= 120 ? 1.99 : 1.98))
   }
-  function stats(n, s, q,   m, h) { # mean [CI] of n values with sum s and sum of squares q
+  # half: the half-width of the 95% interval of the mean of n values with
+  # sum s and sum of squares q (rounding can make the variance a hair
+  # below zero when the values are equal).
+  function half(n, s, q,   v) {
+    v = (q - s * s / n) / (n - 1)
+    return tq(n - 1) * sqrt(v > 0 ? v / n : 0)
+  }
+  function stats(n, s, q,   m, h) { # mean [CI]
     m = s / n
     if (n < 2) return sprintf("%.3f", m)
-    h = tq(n - 1) * sqrt((q - n * m * m) / (n - 1) / n)
+    h = half(n, s, q)
     return sprintf("%.3f [%.3f, %.3f]", m, m - h, m + h)
   }
   function gstats(n, s, q,   m, h) { # the same over logarithms, taken back
     m = s / n
     if (n < 2) return sprintf("%.3f", exp(m))
-    h = tq(n - 1) * sqrt((q - n * m * m) / (n - 1) / n)
+    h = half(n, s, q)
     return sprintf("%.3f [%.3f, %.3f]", exp(m), exp(m - h), exp(m + h))
   }
   # raw rows: protocol target clients round tps lat_ms failed aborted ...
