@@ -156,12 +156,18 @@ func move(dst, src *Event) {
 	*src = Event{ParamTypes: pt}
 }
 
-// emit encodes ev at the end of the batch and empties it (mu held).
-func (s *Session) emit(ev *Event) {
+// batch returns the session's batch, taking an empty one when it has
+// none (mu held).
+func (s *Session) batch() *batch {
 	if s.out == nil {
 		s.out = s.w.freeBatch()
 	}
-	s.w.encode(s.out, ev)
+	return s.out
+}
+
+// emit encodes ev at the end of the batch and empties it (mu held).
+func (s *Session) emit(ev *Event) {
+	s.w.encode(s.batch(), ev)
 	resetEvent(ev)
 	if s.out.n >= flushAt || len(s.out.b) >= flushBytes {
 		s.handOver()
@@ -266,10 +272,7 @@ func (s *Session) frontend(typ byte, body []byte, total int, batched bool) {
 // frequent kind, encoded straight from its bytes (appendDirect); it
 // reports false, having written nothing, for any other message (mu held).
 func (s *Session) direct(typ byte, body []byte, t int64) bool {
-	if s.out == nil {
-		s.out = s.w.freeBatch()
-	}
-	b := s.out
+	b := s.batch()
 	n0 := len(b.b)
 	out, ok := appendDirect(s.pre.appendPrefix(b.b, t, s.id, s.tx), typ, body)
 	if !ok {
@@ -343,17 +346,15 @@ func (s *Session) Backend(typ byte, body []byte) {
 	t := s.w.now()
 	s.lastT = t
 	if typ == 'Z' {
-		if s.out == nil {
-			s.out = s.w.freeBatch()
-		}
-		n0 := len(s.out.b)
-		if out, ok := appendReady(s.pre.appendPrefix(s.out.b, t, s.id, s.tx), body); ok {
-			s.out.b = out
-			s.out.n++
+		b := s.batch()
+		n0 := len(b.b)
+		if out, ok := appendReady(s.pre.appendPrefix(b.b, t, s.id, s.tx), body); ok {
+			b.b = out
+			b.n++
 			s.ready(body[0] == 'I', t)
 			return
 		}
-		s.out.b = s.out.b[:n0]
+		b.b = b.b[:n0]
 	}
 	ev := &s.back
 	if !decodeBackend(ev, typ, body) {
