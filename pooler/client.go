@@ -105,6 +105,9 @@ type clientConn struct {
 	// endReason is what its session end says (under mu).
 	rec       *capture.Session
 	endReason string
+	// recOff skips the capture for the client's current round trip, in
+	// measurement builds only (capturetoggle.go).
+	recOff atomic.Bool
 
 	// policyOn is set in transaction mode with a classifier; state is the
 	// session state the client created (under mu); rejectParse is the

@@ -50,6 +50,9 @@ func (c *clientConn) relay() bool {
 		var h []byte
 		// batched: the message came in the same read as the one before.
 		batched := c.r.Buffered() != 0
+		if captureToggle && !batched {
+			c.recOff.Store(captureOff.Load())
+		}
 		if !batched {
 			if p.loops != nil && c.loopable() && c.detached() {
 				// Between transactions: an event loop waits for the
@@ -740,6 +743,9 @@ var _ io.Reader = (*bufio.Reader)(nil)
 // forwarded: body when the relay read it already, else as much of it as
 // the read buffer holds.
 func (c *clientConn) recordFrontend(typ byte, n int, body []byte, batched bool) {
+	if captureToggle && c.recOff.Load() {
+		return
+	}
 	if body == nil && n > 0 {
 		b, _ := c.r.Peek(min(headerLen+n, c.r.Size()))
 		if len(b) > headerLen {
@@ -758,6 +764,9 @@ func (c *clientConn) recordFrontend(typ byte, n int, body []byte, batched bool) 
 // Once the client has gone, what the server answers is the pooler's own
 // clean-up and not recorded.
 func (c *clientConn) recordBackend(s *serverConn, typ byte, n int) {
+	if captureToggle && c.recOff.Load() {
+		return
+	}
 	if headerLen+n > s.r.Size() || c.vanished.Load() {
 		return
 	}
