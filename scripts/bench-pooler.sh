@@ -73,6 +73,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
+. scripts/servers.sh
 
 CLIENTS=${CLIENTS-"10 100 1000"}
 PROTOCOLS=${PROTOCOLS-"simple extended prepared"}
@@ -118,13 +119,6 @@ SIDS=()    # every session started, for cleanup
 # Each server runs under setsid, so the pid $! is also its session and
 # process group: SIGINT to the group shuts it down (the poolers stop,
 # PostgreSQL does a fast shutdown), SIGKILL after a grace time.
-alive() { local s; s=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ "$s" != Z ]; }
-stop_session() {
-  kill -INT -- "-$1" 2>/dev/null || return 0
-  for _ in $(seq 100); do alive "$1" || break; sleep 0.1; done
-  kill -KILL -- "-$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-}
 cleanup() {
   trap - EXIT
   local s
@@ -141,11 +135,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
-wait_ready() {  # port: until it answers a startup packet, 10 s at most
-  for _ in $(seq 100); do "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$1" -U postgres -d postgres && return 0; sleep 0.1; done
-  return 1
-}
 # The process that serves a target: the oldest one named $2 in session $1
 # (with runuser, $! is runuser's pid and the server is its child).
 server_pid() { pgrep -o -s "$1" -x "$2" || echo "$1"; }

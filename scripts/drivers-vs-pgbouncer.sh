@@ -42,6 +42,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
+. scripts/servers.sh
 
 PGBOUNCER_BIN=${PGBOUNCER_BIN-"/tmp/pgbouncer-1.25/bin/pgbouncer /usr/sbin/pgbouncer"}
 IGNORE_PARAMS=${IGNORE_PARAMS-"none extra_float_digits extra_float_digits,options"}
@@ -66,13 +67,6 @@ LOGS=${LOG_DIR:-$WORK/logs}
 mkdir -p "$LOGS"
 
 SIDS=()  # every session started, for cleanup
-alive() { local s; s=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ "$s" != Z ]; }
-stop_session() {  # session [signal]: the signal to its group, SIGKILL after 10 s
-  kill "-${2:-INT}" -- "-$1" 2>/dev/null || return 0
-  for _ in $(seq 100); do alive "$1" || break; sleep 0.1; done
-  kill -KILL -- "-$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-}
 cleanup() {
   trap - EXIT
   local s
@@ -82,11 +76,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
-wait_ready() {  # port: until it answers, 10 s at most
-  for _ in $(seq 100); do "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$1" -U postgres -d postgres && return 0; sleep 0.1; done
-  return 1
-}
 bouncer_version() { "$1" --version 2>/dev/null | awk 'NR == 1 {print $2}'; }
 version_ge() { [ "$(printf '%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]; }
 

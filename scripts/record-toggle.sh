@@ -47,12 +47,14 @@
 #   POOLER_REV (unset)               build from this git revision instead of the
 #                                    working tree
 #   PERF (0)                         1: perf record -a, per-process and per-symbol figures
+#   KEEP (0)                         1: keep the work directory (logs, pgbench's rows)
 #   PGBIN (/usr/lib/postgresql/<newest>/bin)  PostgreSQL server binaries
 # PostgreSQL and the proxy each run in their own session (setsid), as the
 # postgres OS user for PostgreSQL when run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
+. scripts/servers.sh
 
 CLIENTS=${CLIENTS-"10"}
 PROTOCOLS=${PROTOCOLS-"extended"}
@@ -75,13 +77,6 @@ if [ "$(id -u)" = 0 ]; then
   RUNAS=(runuser -u postgres --)
 fi
 SIDS=()
-alive() { local s; s=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ "$s" != Z ]; }
-stop_session() {
-  kill -INT -- "-$1" 2>/dev/null || return 0
-  for _ in $(seq 100); do alive "$1" || break; sleep 0.1; done
-  kill -KILL -- "-$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-}
 cleanup() {
   trap - EXIT
   local s
@@ -105,10 +100,6 @@ chmod 755 "$WORK/pgpoolcheck"
 echo "# pgpoolcheck, $DESC, built with -tags capturetoggle; capture on and off in turn every ${PERIOD}s"
 
 # --- PostgreSQL ----------------------------------------------------------------
-wait_ready() {
-  for _ in $(seq 100); do "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$1" -U postgres -d postgres && return 0; sleep 0.1; done
-  return 1
-}
 "${RUNAS[@]}" "$PGBIN/initdb" -D "$WORK/data" -U postgres -A trust -E UTF8 --locale=C --no-sync >/dev/null
 setsid "${RUNAS[@]}" "$PGBIN/postgres" -D "$WORK/data" -k "$WORK" -p "$PORT" \
   -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS + 20)) \

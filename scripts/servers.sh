@@ -1,0 +1,25 @@
+# servers.sh — helpers the benchmark scripts share (sourced, not run): the
+# servers they start each run in a session of their own (setsid), so that
+# the session id is also the process group to signal.
+
+# alive PID: the process exists and is not a zombie.
+alive() { local s; s=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ "$s" != Z ]; }
+
+# stop_session SID [SIGNAL]: SIGNAL (default INT: the poolers stop,
+# PostgreSQL does a fast shutdown) to the session's group, SIGKILL after 10 s.
+stop_session() {
+  kill "-${2:-INT}" -- "-$1" 2>/dev/null || return 0
+  for _ in $(seq 100); do alive "$1" || break; sleep 0.1; done
+  kill -KILL -- "-$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+# port_free PORT: nothing listens on it.
+port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+
+# wait_ready PORT: until a PostgreSQL server or pooler answers a startup
+# packet there, 10 s at most ($PGBIN/pg_isready).
+wait_ready() {
+  for _ in $(seq 100); do "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$1" -U postgres -d postgres && return 0; sleep 0.1; done
+  return 1
+}
