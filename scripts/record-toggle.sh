@@ -159,7 +159,7 @@ for proto in $PROTOCOLS; do
     echo "## pgbench -S -M $proto -c $clients -j $j -T $DURATION, capture on and off every ${PERIOD}s"
     sed 's/^# /# pgbench: /' "$WORK/pgbench.tail"
     echo "# capture: $bytes bytes; trailer: ${trailer:-none}"
-    awk -v P="$PERIOD" '
+    awk -v P="$PERIOD" -f scripts/stats.awk -f /dev/stdin "$WORK/tps" "$WORK/cpu" <<'AWK'
       # TPS per period (seconds wholly inside it, the first line left out)
       FNR == NR { t = $1; a = int((t - 1) / P); b = int(t / P); if (a != b || FNR == 1) next
         s[b] += $2; n[b]++; next }
@@ -176,12 +176,12 @@ for proto in $PROTOCOLS; do
         printf "periods: %d on, %d off; mean TPS on %.0f, off %.0f; ratio of means %.4f\n", cnt["on"], cnt["off"], on, off, on / off
         c = 0
         for (k in m) { if (k % 2 || !((k - 1) in m) || !((k + 1) in m)) continue
-          r = m[k] / ((m[k - 1] + m[k + 1]) / 2); x[++c] = r; sx += r; sl += log(r) }
-        if (c > 1) { mean = sx / c; for (i = 1; i <= c; i++) ss += (x[i] - mean) ^ 2; sd = sqrt(ss / (c - 1))
-          tq = c > 120 ? 1.98 : c > 60 ? 2.00 : c > 40 ? 2.02 : c > 30 ? 2.04 : c > 20 ? 2.09 : 2.26
-          printf "on ÷ the off periods around it: %d periods, mean %.4f [%.4f, %.4f], sd %.4f, geometric mean %.4f\n", c, mean, mean - tq * sd / sqrt(c), mean + tq * sd / sqrt(c), sd, exp(sl / c) }
+          r = m[k] / ((m[k - 1] + m[k + 1]) / 2); c++; sx += r; qx += r * r; sl += log(r) }
+        if (c > 1) { mean = sx / c; h = half(c, sx, qx)
+          printf "on ÷ the off periods around it: %d periods, mean %.4f [%.4f, %.4f], sd %.4f, geometric mean %.4f\n", c, mean, mean - h, mean + h, h / tq(c - 1) * sqrt(c), exp(sl / c) }
         for (st in TX) if (TX[st] > 0) printf "CPU µs per transaction, capture %-3s: proxy %.2f, machine busy %.2f, machine idle %.2f\n", st, PX[st] / TX[st], BX[st] / TX[st], IX[st] / TX[st]
-      }' "$WORK/tps" "$WORK/cpu"
+      }
+AWK
     if [ "$PERF" = 1 ] && [ -s "$WORK/perf.data" ]; then
       perf script -i "$WORK/perf.data" -F comm,time,ip,sym --ns 2>/dev/null | awk -v P="$PERIOD" -v F=999 '
         FNR == NR { t = $1; a = int((t - 1) / P); b = int(t / P); if (a != b || FNR == 1) next; s[b] += $2; n[b]++; next }
