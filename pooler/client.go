@@ -289,7 +289,11 @@ func (c *clientConn) run() {
 	relaying.Add(1)
 	ok := c.relay()
 	relaying.Add(-1)
-	if !ok && c.loopable() {
+	if !ok && c.loopable() && c.detached() {
+		// Between transactions: an event loop takes the client. One that
+		// still holds a server (inside a transaction, or pinned by
+		// session state) waits below with its pump running, and goes to
+		// a loop once it is between transactions again.
 		c.toLoop()
 		return
 	}

@@ -1,0 +1,332 @@
+package pooler_test
+
+// Clients that hold a server and go quiet: pinned by session state, idle
+// inside a transaction, or waiting for a long query while another
+// client's wait for a server times out. Each case runs on both relays and
+// with pools of 1 and 2 servers, with the real session-state classifier
+// (internal/sessionstate, which the package's own tests cannot import).
+//
+// A quiet client is one the pooler parks: after nudgeAfter without a
+// message it gives back its read buffer and waits elsewhere. The tests
+// lower nudgeAfter so that a quiet gap of quietGap is sure to be one.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/proxytest"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/sessionstate"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler"
+)
+
+// quietGap is longer than the lowered nudgeAfter plus one janitor tick.
+const quietGap = 1500 * time.Millisecond
+
+var quietKeys atomic.Int64
+
+type quietProxy struct {
+	*pooler.Proxy
+	// key is the advisory lock key of this test (tests run in parallel
+	// on one PostgreSQL).
+	key  int64
+	url  string
+	srv  *pgtest.Server
+	stop func() time.Duration
+}
+
+// startQuiet starts a proxy in transaction mode with the real classifier
+// on relay with pool size size; waitTimeout is query_wait_timeout.
+func startQuiet(t *testing.T, relay pooler.Relay, size int, waitTimeout time.Duration) *quietProxy {
+	t.Helper()
+	srv := pgtest.Shared(t)
+	level := slog.LevelWarn
+	var out io.Writer = io.Discard
+	if os.Getenv("POOLER_TEST_DEBUG") != "" {
+		out, level = os.Stderr, slog.LevelDebug
+	}
+	p, port := proxytest.Listen(t, pooler.Config{
+		Upstream:         srv.SocketURL(pgtest.SuperUser),
+		PoolSize:         size,
+		Relay:            relay,
+		QueryWaitTimeout: waitTimeout,
+		Classifier:       sessionstate.New(),
+		Logger:           slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level})),
+	})
+	pooler.SetNudgeAfter(p, 10*time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(context.Background()) }()
+	stopped := false
+	qp := &quietProxy{Proxy: p, srv: srv, key: 7000 + quietKeys.Add(1),
+		url: fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", pgtest.SuperUser, port, pgtest.Database)}
+	// stop shuts the proxy down and returns how long that took.
+	qp.stop = func() time.Duration {
+		if stopped {
+			return 0
+		}
+		stopped = true
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		p.Shutdown(ctx)
+		select {
+		case <-done:
+		case <-time.After(25 * time.Second):
+			t.Error("the proxy did not stop")
+		}
+		return time.Since(start)
+	}
+	t.Cleanup(func() { qp.stop() })
+	return qp
+}
+
+func (qp *quietProxy) conn(t *testing.T) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(qp.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// answered runs sql on c and fails the test unless it returns want within
+// a few seconds.
+func answered(t *testing.T, c *pgx.Conn, sql, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var got string
+	if err := c.QueryRow(ctx, sql).Scan(&got); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	if got != want {
+		t.Fatalf("%s = %q, want %q", sql, got, want)
+	}
+}
+
+func exec(t *testing.T, c *pgx.Conn, sql string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.Exec(ctx, sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// settled waits until no client is active or waiting and no server is
+// active, and fails the test with the pooler's state otherwise.
+func (qp *quietProxy) settled(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		snap := qp.Snapshot()
+		busy := 0
+		for _, pl := range snap.Pools {
+			busy += pl.ClientsActive + pl.ClientsWaiting + pl.ServersActive
+			if pl.ServersActive+pl.ServersIdle+pl.ServersUsed+pl.ServersLogin > pl.Size {
+				t.Fatalf("pool %s/%s has more servers than its size: %+v", pl.Database, pl.User, pl)
+			}
+		}
+		if busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pooler did not settle: %+v", snap.Pools)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// freshClientServed checks that a new client gets an answer at once and
+// that it finds no temp table t and no advisory lock qp.key held
+// elsewhere: whatever the quiet client left was cleaned.
+func (qp *quietProxy) freshClientServed(t *testing.T) {
+	t.Helper()
+	c := qp.conn(t)
+	answered(t, c, "SELECT 'served'", "served")
+	answered(t, c, "SELECT coalesce(to_regclass('pg_temp.t')::text, 'none')", "none")
+	answered(t, c, fmt.Sprintf("SELECT pg_try_advisory_lock(%d)::text", qp.key), "true")
+	answered(t, c, fmt.Sprintf("SELECT pg_advisory_unlock(%d)::text", qp.key), "true")
+	c.Close(context.Background())
+}
+
+var quietRelays = []pooler.Relay{pooler.RelayLoop, pooler.RelayGoroutine}
+
+func forQuiet(t *testing.T, f func(t *testing.T, relay pooler.Relay, size int)) {
+	for _, relay := range quietRelays {
+		for _, size := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/pool%d", relay, size), func(t *testing.T) {
+				t.Parallel()
+				f(t, relay, size)
+			})
+		}
+	}
+}
+
+// A client pinned by session state goes quiet, then asks again; after it
+// leaves, its server is clean and the next client is served at once.
+func TestQuietPinnedClient(t *testing.T) {
+	cases := []struct {
+		name, setup, check, want string
+	}{
+		{"temp table", "CREATE TEMP TABLE t(i int)", "SELECT count(*)::text FROM t", "0"},
+		{"advisory lock", "SELECT pg_advisory_lock(%d)", "SELECT count(*)::text FROM pg_locks WHERE locktype = 'advisory' AND objid = %d AND pid = pg_backend_pid()", "1"},
+		{"listen", "LISTEN ch", "SELECT 'answered'", "answered"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			forQuiet(t, func(t *testing.T, relay pooler.Relay, size int) {
+				qp := startQuiet(t, relay, size, 10*time.Second)
+				c := qp.conn(t)
+				setup, check := tc.setup, tc.check
+				if tc.name == "advisory lock" {
+					setup, check = fmt.Sprintf(setup, qp.key), fmt.Sprintf(check, qp.key)
+				}
+				exec(t, c, setup)
+				time.Sleep(quietGap)
+				answered(t, c, check, tc.want)
+				time.Sleep(quietGap)
+				answered(t, c, check, tc.want)
+				c.Close(context.Background())
+				qp.settled(t)
+				qp.freshClientServed(t)
+				if d := qp.stop(); d > 3*time.Second {
+					t.Fatalf("shutdown took %v", d)
+				}
+			})
+		})
+	}
+}
+
+// A LISTENing client that is quiet gets a notification sent meanwhile,
+// then its next query is answered.
+func TestQuietListenerGetsNotification(t *testing.T) {
+	forQuiet(t, func(t *testing.T, relay pooler.Relay, size int) {
+		qp := startQuiet(t, relay, size, 10*time.Second)
+		c := qp.conn(t)
+		exec(t, c, "LISTEN quiet_ch")
+		time.Sleep(quietGap)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := qp.srv.Exec(ctx, "NOTIFY quiet_ch, 'hello'"); err != nil {
+			t.Fatal(err)
+		}
+		wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer wcancel()
+		n, err := c.WaitForNotification(wctx)
+		if err != nil {
+			t.Fatalf("no notification: %v", err)
+		}
+		if n.Channel != "quiet_ch" || n.Payload != "hello" {
+			t.Fatalf("notification %+v", n)
+		}
+		time.Sleep(quietGap)
+		answered(t, c, "SELECT 'answered'", "answered")
+		exec(t, c, "UNLISTEN *")
+		c.Close(context.Background())
+		qp.settled(t)
+		qp.freshClientServed(t)
+	})
+}
+
+// A client goes quiet inside a transaction, then finishes it.
+func TestQuietInTransaction(t *testing.T) {
+	forQuiet(t, func(t *testing.T, relay pooler.Relay, size int) {
+		qp := startQuiet(t, relay, size, 10*time.Second)
+		c := qp.conn(t)
+		exec(t, c, "BEGIN")
+		time.Sleep(quietGap)
+		answered(t, c, "SELECT 'answered'", "answered")
+		time.Sleep(quietGap)
+		exec(t, c, "COMMIT")
+		answered(t, c, "SELECT 'after'", "after")
+		c.Close(context.Background())
+		qp.settled(t)
+		qp.freshClientServed(t)
+		if d := qp.stop(); d > 3*time.Second {
+			t.Fatalf("shutdown took %v", d)
+		}
+	})
+}
+
+// Clients hold every server in transactions with a long query while more
+// clients wait for a server and time out: the holders' COMMITs are
+// answered, the waiters get a clean query_wait_timeout, and a new client
+// is served at once afterwards.
+func TestLongQueryWhileWaitersTimeOut(t *testing.T) {
+	forQuiet(t, func(t *testing.T, relay pooler.Relay, size int) {
+		const clients = 10
+		qp := startQuiet(t, relay, size, time.Second)
+		// Every client logs in first (login needs no server once the
+		// pool knows the server's parameters).
+		warm := qp.conn(t)
+		answered(t, warm, "SELECT 'warm'", "warm")
+		warm.Close(context.Background())
+		conns := make([]*pgx.Conn, clients)
+		for i := range conns {
+			conns[i] = qp.conn(t)
+		}
+		var mu sync.Mutex
+		commits, timeouts := 0, 0
+		var other []error
+		var wg sync.WaitGroup
+		for _, c := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+				defer cancel()
+				_, err := c.Exec(ctx, "BEGIN")
+				if err == nil {
+					_, err = c.Exec(ctx, "SELECT pg_sleep(1.6)")
+				}
+				if err == nil {
+					_, err = c.Exec(ctx, "COMMIT")
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				var pe *pgconn.PgError
+				switch {
+				case err == nil:
+					commits++
+				case errors.As(err, &pe) && pe.Code == "08P01" && pe.Message == "query_wait_timeout":
+					timeouts++
+				default:
+					other = append(other, err)
+				}
+			}()
+		}
+		wg.Wait()
+		if len(other) > 0 || commits != size || timeouts != clients-size {
+			t.Fatalf("%d commits (want %d), %d query_wait_timeout (want %d), other errors: %v",
+				commits, size, timeouts, clients-size, other)
+		}
+		qp.settled(t)
+		start := time.Now()
+		qp.freshClientServed(t)
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("a new client waited %v", d)
+		}
+		if d := qp.stop(); d > 3*time.Second {
+			t.Fatalf("shutdown took %v", d)
+		}
+	})
+}
