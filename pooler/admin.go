@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/version"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 // The admin console: a client whose startup database is AdminDatabase and
@@ -89,7 +90,7 @@ func (c *clientConn) serveAdmin() {
 	for {
 		typ, body, err := c.readAdminMessage()
 		if err != nil {
-			var tl *tooLargeError
+			var tl *engine.TooLargeError
 			if errors.As(err, &tl) {
 				c.send(fatal(codeProtocolViolation, "%v", err))
 			} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !isClosed(err) {
@@ -151,13 +152,11 @@ func (c *clientConn) readAdminMessage() (byte, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	typ, n, err := parseHeader(h, maxAdminMessage)
-	if err == nil && !isFrontendType(typ) {
-		err = errors.New("invalid frontend message type " + quoteByte(typ))
+	f := (&engine.Client{MaxMessage: maxAdminMessage}).Frame(h)
+	if f.Act == engine.Violation {
+		return 0, nil, f.Err
 	}
-	if err != nil {
-		return 0, nil, err
-	}
+	typ, n := f.Type, f.Len
 	c.r.Discard(headerLen)
 	body := make([]byte, n)
 	if _, err := io.ReadFull(c.r, body); err != nil {

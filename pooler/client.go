@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 // clientReadBufSize is the read buffer size of a client connection (held
@@ -80,7 +81,7 @@ type clientConn struct {
 	// server is the attached server, or nil.
 	server *serverConn
 	// st is the protocol state of the attached server.
-	st relState
+	st engine.RelState
 	// pumps counts the client's running pump goroutine (at most one):
 	// attach and vanish, both on the client goroutine, wait for it.
 	pumps sync.WaitGroup
@@ -138,9 +139,9 @@ type clientConn struct {
 	unnamedGen uint64
 	// qseq counts the client's simple Queries (for DEALLOCATE ALL).
 	qseq uint64
-	// skipTillSync drops the client's messages up to its next Sync after
-	// the pooler refused one (as PostgreSQL does after an error).
-	skipTillSync bool
+	// eng is the client's I/O-free protocol state (package engine): the
+	// framing decisions, skip-till-Sync. Client goroutine or loop only.
+	eng engine.Client
 
 	// Event-loop state (evloop.go). inLoop is set while an event loop
 	// owns the client; lp is that loop, and the fields after it are used
@@ -210,7 +211,7 @@ func (c *clientConn) readAuthMessage() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	typ, n, err := parseHeader(h, maxStartupLen)
+	typ, n, err := engine.ParseHeader(h, maxStartupLen)
 	if err != nil {
 		return nil, err
 	}
@@ -235,6 +236,7 @@ func (p *Proxy) serveClient(nc net.Conn) {
 		conn:     nc,
 		polledFD: -1,
 		r:        clientReaders.Get().(*bufio.Reader),
+		eng:      engine.Client{MaxMessage: p.cfg.MaxMessageSize},
 	}
 	c.rio = newRawIO(nc)
 	if r, ok := c.rio.(*rawIO); ok {

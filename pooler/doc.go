@@ -5,25 +5,37 @@
 // relays their messages to server connections taken from a pool per
 // (database, user). In transaction mode a server is attached when a
 // client's transaction starts and goes back to the pool at ReadyForQuery
-// 'I' once nothing is outstanding (see mayRelease); in session and record
-// mode a client keeps one server for its whole session.
+// 'I' once nothing is outstanding (engine.MayRelease); in session and
+// record mode a client keeps one server for its whole session.
 //
-// The relay forwards raw bytes and decodes only the messages whose content
-// the pooler needs. Its per-client state machine is described on the
-// clientConn type. Files: client.go (login), auth.go, scram.go and
-// userlist.go (client authentication), relay.go (both directions of the
-// relay and clean-up of vanished clients), release.go (the pure release and
-// clean-up decisions), pool.go (pools and the wait queue), server.go
-// (server connections), cancel.go (cancel keys and forwarding), proxy.go
-// (listener, shutdown, janitor), startup.go and wire.go (framing),
-// stats.go (counters and Proxy.Snapshot), admin.go (the admin console on
-// the virtual database pgpoolcheck, PAUSE/RESUME, RELOAD) and
-// metricsserver.go (the HTTP server for package pooler/metrics).
+// Two drivers relay a logged-in client: the event loops (evloop.go, the
+// default in transaction mode) and the goroutine relay (relay.go). Both ask
+// the same code what each message means: package engine for framing and
+// the release decisions, and the functions of this package named below.
+// docs/design-event-loop.md describes the drivers, where a client can be,
+// and the hand-offs between them.
 //
-// Where later features fit: prepared-statement rewriting sees Parse, Bind,
-// Describe and Close in the client loop of relay (before countFrontend)
-// and prepares statements on a newly attached server in attach, next to
-// applyParams; the capture hook observes the same client loop and the
-// pump's server messages; session-state policies pin a server through
-// relState.Pinned and clean it in vanish and before release.
+// Files:
+//   - proxy.go: listener, shutdown, the janitor (idle servers, parking
+//     quiet clients); config.go: Config and its defaults.
+//   - client.go: a client's login and its life between the drivers (run,
+//     toLoop, parking); startup.go and wire.go: startup packets and
+//     message encoding.
+//   - auth.go, scram.go, userlist.go: client authentication.
+//   - relay.go: the goroutine relay (relay, pump) and what both drivers
+//     share: policyStep, forward, attach/setUp, serverMessage,
+//     readyForQuery, serverLost, vanish.
+//   - evloop.go (Linux): the event loops; evloop_other.go elsewhere;
+//     rawio.go: sockets taken out of the runtime's poller; idlepoll.go:
+//     the poller of parked clients.
+//   - track.go, prepared.go: prepared-statement tracking (protocol-level
+//     statements renamed per server, the pending-response queue).
+//   - state.go: session state in transaction mode (classification, the
+//     preserve/reset/reject/allow policies, pinning, cleaning a server).
+//   - pool.go: pools and their wait queue; server.go: server connections;
+//     cancel.go: cancel keys and forwarding.
+//   - stats.go: counters and Proxy.Snapshot; admin.go: the admin console
+//     (SHOW, PAUSE/RESUME, RELOAD, SHUTDOWN); metricsserver.go: the HTTP
+//     server of package pooler/metrics.
+//   - capturetoggle.go: a build tag for measuring the capture's cost.
 package pooler

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 // The event-loop relay (docs/design-event-loop.md). In transaction mode
@@ -385,8 +387,6 @@ func (c *clientConn) attached() bool {
 // false when the loop is done with the client for now (it waits for a
 // server, was handed to a goroutine, or left).
 func (l *evLoop) frontend(c *clientConn) bool {
-	p := l.p
-	max := p.cfg.MaxMessageSize
 	var locked *serverConn
 	defer func() {
 		if locked != nil {
@@ -406,24 +406,22 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			return true
 		}
 		h, _ := c.r.Peek(headerLen)
-		typ, n, err := parseHeader(h, max)
-		if err == nil && !isFrontendType(typ) {
-			err = errors.New("invalid frontend message type " + quoteByte(typ))
-		}
-		if err != nil {
+		f := c.eng.Frame(h)
+		typ, n, total := f.Type, f.Len, f.Total
+		switch f.Act {
+		case engine.Violation:
 			l.flushLocked(c, &locked)
-			c.protocolError(err)
+			c.protocolError(f.Err)
 			l.afterVanish(c)
 			return false
-		}
-		if typ == 'X' {
+		case engine.Terminate:
 			l.flushLocked(c, &locked)
 			c.vanish()
 			l.afterVanish(c)
 			return false
 		}
-		total := headerLen + n
 		if total > c.r.Size() {
+			// Streamed through the goroutine relay.
 			l.flushLocked(c, &locked)
 			l.eject(c, nil, false)
 			return false
@@ -431,12 +429,12 @@ func (l *evLoop) frontend(c *clientConn) bool {
 		if c.r.Buffered() < total {
 			return true
 		}
+		if f.Act == engine.Skip {
+			c.r.Discard(total)
+			continue
+		}
 		var body []byte
 		if c.tracked {
-			if c.skipTillSync && typ != 'S' {
-				c.r.Discard(total)
-				continue
-			}
 			if look, _ := needsBody(typ); look {
 				b, _ := c.r.Peek(total)
 				body = b[headerLen:]
@@ -462,8 +460,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 		if s == nil {
 			c.mu.Unlock()
 			l.flushLocked(c, &locked)
-			if typ == 'd' || typ == 'c' || typ == 'f' {
-				// Copy messages outside COPY are ignored by PostgreSQL too.
+			if engine.IgnoredDetached(typ) {
 				c.r.Discard(total)
 				continue
 			}
@@ -488,8 +485,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			locked = s
 			c.mu.Lock()
 		}
-		err = c.forward(s, typ, n, body, false, effs, replace)
-		if err != nil {
+		if err := c.forward(s, typ, n, body, false, effs, replace); err != nil {
 			if errors.Is(err, errWrite) {
 				l.flushLocked(c, &locked)
 				l.serverFailed(c, s)

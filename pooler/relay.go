@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"time"
+
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 // relay forwards the client's messages to servers until the client leaves
@@ -16,7 +18,6 @@ import (
 // states.
 func (c *clientConn) relay() bool {
 	p := c.proxy
-	max := p.cfg.MaxMessageSize
 	// locked is the server whose wmu this goroutine holds while a burst of
 	// client messages is written to it; it is flushed and unlocked before
 	// the goroutine blocks reading the client.
@@ -83,31 +84,28 @@ func (c *clientConn) relay() bool {
 			c.vanish()
 			return true
 		}
-		typ, n, err := parseHeader(h, max)
-		if err == nil && !isFrontendType(typ) {
-			err = errors.New("invalid frontend message type " + quoteByte(typ))
-		}
-		if err != nil {
+		f := c.eng.Frame(h)
+		typ, n := f.Type, f.Len
+		switch f.Act {
+		case engine.Violation:
 			unlock()
-			c.protocolError(err)
+			c.protocolError(f.Err)
 			return true
-		}
-		if typ == 'X' {
+		case engine.Terminate:
 			unlock()
 			c.vanish()
 			return true
+		case engine.Skip:
+			if _, err := c.r.Discard(f.Total); err != nil {
+				unlock()
+				c.vanish()
+				return true
+			}
+			continue
 		}
 		var body []byte
 		var consumed bool
 		if c.tracked {
-			if c.skipTillSync && typ != 'S' {
-				if _, err := c.r.Discard(headerLen + n); err != nil {
-					unlock()
-					c.vanish()
-					return true
-				}
-				continue
-			}
 			if look, whole := needsBody(typ); look {
 				if body, consumed, err = c.frontendBody(n, whole); err != nil {
 					unlock()
@@ -142,8 +140,7 @@ func (c *clientConn) relay() bool {
 		if s == nil {
 			c.mu.Unlock()
 			unlock()
-			if typ == 'd' || typ == 'c' || typ == 'f' {
-				// Copy messages outside COPY are ignored by PostgreSQL too.
+			if engine.IgnoredDetached(typ) {
 				if _, err := c.r.Discard(headerLen + n); err != nil {
 					c.vanish()
 					return true
@@ -231,7 +228,7 @@ func (c *clientConn) policyStep(typ byte, n int, body []byte, consumed bool) (ef
 // server's; any other is the client's (the message was cut short).
 func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consumed bool, effs []StateEffect, replace string) error {
 	p := c.proxy
-	countFrontend(&c.st, typ)
+	engine.CountFrontend(&c.st, typ)
 	c.noteFrontend(typ, n)
 	if typ == 'P' && c.tracked {
 		// A statement's effects happen when it runs: trackFrontend keeps
@@ -285,13 +282,6 @@ func (c *clientConn) detached() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.server == nil
-}
-
-func quoteByte(b byte) string {
-	if b >= 0x20 && b < 0x7f {
-		return "'" + string(b) + "'"
-	}
-	return "0x" + string("0123456789abcdef"[b>>4]) + string("0123456789abcdef"[b&15])
 }
 
 // errWrite marks a failed write in copyMessage.
@@ -393,7 +383,7 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 		c.sig = paramsSig(c.params)
 	}
 	c.server = s
-	c.st = relState{TxStatus: 'I', HeldForSession: p.cfg.Mode != ModeTransaction}
+	c.st = engine.RelState{TxStatus: 'I', HeldForSession: p.cfg.Mode != ModeTransaction}
 	s.q.reset()
 	s.synthHead.Store(false)
 	c.mu.Unlock()
@@ -583,7 +573,7 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 		c.st.PendingSyncs--
 	}
 	c.noteReady(status)
-	release := mayRelease(c.st)
+	release := engine.MayRelease(c.st)
 	if release && c.tracked && s.q.len() > 0 {
 		// Responses still owed: the bookkeeping is off. Keep the server
 		// with this client rather than hand it on.
@@ -652,7 +642,7 @@ func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
 // protocolError closes a client that sent a malformed message.
 func (c *clientConn) protocolError(err error) {
 	c.vanished.Store(true) // nothing more from the server after the FATAL
-	var tl *tooLargeError
+	var tl *engine.TooLargeError
 	if errors.As(err, &tl) {
 		c.send(fatal(codeProtocolViolation, "%v", err))
 	} else {
@@ -678,15 +668,15 @@ func (c *clientConn) vanish() {
 	c.mu.Lock()
 	c.gone = true
 	s := c.server
-	act := onVanish(s != nil, c.st)
+	act := engine.OnVanish(s != nil, c.st)
 	var queries []string
 	switch act {
-	case vanishNothing:
+	case engine.VanishNothing:
 		c.mu.Unlock()
 		return
-	case vanishReset, vanishRollback:
+	case engine.VanishReset, engine.VanishRollback:
 		c.st.Pinned = false // the server is cleaned at its release
-		if act == vanishRollback {
+		if act == engine.VanishRollback {
 			queries = append(queries, "ROLLBACK")
 		}
 		if c.st.HeldForSession {
@@ -707,7 +697,7 @@ func (c *clientConn) vanish() {
 	}
 	c.mu.Unlock()
 	switch act {
-	case vanishCancelClose:
+	case engine.VanishCancelClose:
 		// The server is closed at once and its query cancelled aside:
 		// the cancel dials PostgreSQL, which must not hold up an event
 		// loop.
@@ -717,7 +707,7 @@ func (c *clientConn) vanish() {
 				c.proxy.log.Warn("cancel of a vanished client's query failed", "user", c.user, "err", err)
 			}
 		}()
-	case vanishClose:
+	case engine.VanishClose:
 		s.close()
 	default:
 		s.wmu.Lock()

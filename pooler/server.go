@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 // trackedParams are the parameters kept per client and applied to
@@ -403,7 +404,7 @@ func readSmallMessage(r *bufio.Reader) (byte, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	typ, n, err := parseHeader(h, maxSmallMessage)
+	typ, n, err := engine.ParseHeader(h, maxSmallMessage)
 	if err != nil {
 		return 0, nil, err
 	}

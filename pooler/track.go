@@ -201,7 +201,7 @@ func (c *clientConn) planFrontend(s *serverConn, typ byte, body []byte, n int) p
 		if r := c.rejectParse; r != nil {
 			c.rejectParse = nil
 			s.pushSynth(r)
-			c.skipTillSync = true
+			c.eng.SkipTillSync()
 			pl.action = planDrop
 			return pl
 		}
@@ -237,7 +237,7 @@ func (c *clientConn) planFrontend(s *serverConn, typ byte, body []byte, n int) p
 		cname := string(name)
 		if _, dup := c.stmts[cname]; dup {
 			s.pushSynth(errorResponse("ERROR", codeDuplicatePreparedStatement, "prepared statement %q already exists", name))
-			c.skipTillSync = true
+			c.eng.SkipTillSync()
 			pl.action = planDrop
 			return pl
 		}
@@ -322,7 +322,7 @@ func (c *clientConn) planFrontend(s *serverConn, typ byte, body []byte, n int) p
 		c.qseq++
 		s.q.push(pend{kind: pkExecute, seq: s.qseq, cseq: c.qseq})
 	case 'S':
-		c.skipTillSync = false
+		c.eng.Synced()
 		s.skipping = false
 		s.q.push(pend{kind: pkSync})
 	case 'Q':

@@ -1,10 +1,10 @@
 package pooler
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 // SQLSTATE codes the pooler sends itself.
@@ -71,42 +71,4 @@ func encode(dst []byte, msgs ...pgproto3.Message) []byte {
 }
 
 // headerLen is the size of a regular message header: type and length.
-const headerLen = 5
-
-// parseHeader reads a regular (post-startup) message header and returns
-// the message type and the body length. It fails for a length field below
-// 4 and for bodies larger than max.
-func parseHeader(h []byte, max int) (typ byte, bodyLen int, err error) {
-	if len(h) < headerLen {
-		return 0, 0, fmt.Errorf("short message header (%d bytes)", len(h))
-	}
-	n := int64(int32(binary.BigEndian.Uint32(h[1:5])))
-	if n < 4 {
-		return 0, 0, fmt.Errorf("invalid message length %d", n)
-	}
-	if n-4 > int64(max) {
-		return 0, 0, &tooLargeError{typ: h[0], size: n - 4, max: max}
-	}
-	return h[0], int(n - 4), nil
-}
-
-// tooLargeError is a message over the configured maximum size.
-type tooLargeError struct {
-	typ  byte
-	size int64
-	max  int
-}
-
-func (e *tooLargeError) Error() string {
-	return fmt.Sprintf("message of type %q is %d bytes, more than the maximum of %d", e.typ, e.size, e.max)
-}
-
-// isFrontendType reports whether typ is a message type a client may send
-// after login (authentication messages are not among them).
-func isFrontendType(typ byte) bool {
-	switch typ {
-	case 'Q', 'P', 'B', 'D', 'E', 'C', 'S', 'H', 'X', 'd', 'c', 'f', 'F':
-		return true
-	}
-	return false
-}
+const headerLen = engine.HeaderLen

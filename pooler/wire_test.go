@@ -82,46 +82,6 @@ func FuzzReadStartup(f *testing.F) {
 	})
 }
 
-func TestParseHeader(t *testing.T) {
-	tests := []struct {
-		in      []byte
-		typ     byte
-		n       int
-		wantErr bool
-	}{
-		{[]byte{'Q', 0, 0, 0, 4}, 'Q', 0, false},
-		{[]byte{'Q', 0, 0, 0, 10}, 'Q', 6, false},
-		{[]byte{'Q', 0, 0, 0, 3}, 0, 0, true},
-		{[]byte{'Q', 0xff, 0xff, 0xff, 0xff}, 0, 0, true},
-		{[]byte{'d', 0, 0, 4, 5}, 'd', 1025, true}, // over a 1024-byte maximum
-		{[]byte{'Q', 0, 0}, 0, 0, true},
-	}
-	for _, tt := range tests {
-		typ, n, err := parseHeader(tt.in, 1024)
-		if (err != nil) != tt.wantErr || (err == nil && (typ != tt.typ || n != tt.n)) {
-			t.Errorf("parseHeader(%v) = %q, %d, %v", tt.in, typ, n, err)
-		}
-	}
-	var tl *tooLargeError
-	if _, _, err := parseHeader([]byte{'Q', 0x7f, 0, 0, 0}, 1024); !errors.As(err, &tl) {
-		t.Errorf("oversized: %v", err)
-	}
-}
-
-func FuzzParseHeader(f *testing.F) {
-	f.Add([]byte{'Q', 0, 0, 0, 4})
-	f.Add([]byte{'P', 0x80, 0, 0, 0})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		typ, n, err := parseHeader(b, 1<<20)
-		if err != nil {
-			return
-		}
-		if n < 0 || n > 1<<20 || typ != b[0] {
-			t.Fatalf("parseHeader(%v) = %q, %d", b, typ, n)
-		}
-	})
-}
-
 func TestParseErrorFieldsAndStatus(t *testing.T) {
 	b, _ := (&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "57P01", Message: "bye"}).Encode(nil)
 	f := parseErrorFields(b[5:])

@@ -1,10 +1,10 @@
-package pooler
+package engine
 
-// relState is what the relay knows about an attached server connection's
-// protocol state. Only the client goroutine raises the counters (before the
-// bytes reach the server) and only the server pump lowers them, both under
-// clientConn.mu.
-type relState struct {
+// RelState is what the relay knows about an attached server connection's
+// protocol state. The client's messages raise the counters before their
+// bytes reach the server and the server's answers lower them; the driver
+// guards it with the client's lock.
+type RelState struct {
 	// TxStatus is the status of the last ReadyForQuery: 'I' idle, 'T' in a
 	// transaction, 'E' in a failed transaction.
 	TxStatus byte
@@ -20,60 +20,60 @@ type relState struct {
 	// connected.
 	HeldForSession bool
 	// Pinned keeps the server for session state the pooler cannot move
-	// (set by the session-state policies; never set by the core yet).
+	// (set by the preserve policy).
 	Pinned bool
 	// Broken marks a server whose stream can no longer be trusted.
 	Broken bool
 }
 
-// mayRelease reports whether a server in state s may go back to the pool:
+// MayRelease reports whether a server in state s may go back to the pool:
 // it must be outside any transaction, owe the client nothing and hold
 // nothing of the client's.
-func mayRelease(s relState) bool {
+func MayRelease(s RelState) bool {
 	return !s.Broken && !s.HeldForSession && !s.Pinned &&
 		s.TxStatus == 'I' && s.PendingSyncs == 0 && !s.Unsynced
 }
 
-// vanishAction is what to do with a server whose client went away.
-type vanishAction int
+// VanishAction is what to do with a server whose client went away.
+type VanishAction int
 
 const (
-	// vanishNothing: no server attached.
-	vanishNothing vanishAction = iota
-	// vanishReset: idle between transactions; send the reset (DISCARD ALL
+	// VanishNothing: no server attached.
+	VanishNothing VanishAction = iota
+	// VanishReset: idle between transactions; send the reset (DISCARD ALL
 	// in session mode, nothing in transaction mode) and release.
-	vanishReset
-	// vanishRollback: idle inside a transaction; ROLLBACK, then release.
-	vanishRollback
-	// vanishCancelClose: a query is running; cancel it and close the
+	VanishReset
+	// VanishRollback: idle inside a transaction; ROLLBACK, then release.
+	VanishRollback
+	// VanishCancelClose: a query is running; cancel it and close the
 	// server, since PostgreSQL would otherwise run it to the end.
-	vanishCancelClose
-	// vanishClose: an unfinished extended query or a broken stream; close.
-	vanishClose
+	VanishCancelClose
+	// VanishClose: an unfinished extended query or a broken stream; close.
+	VanishClose
 )
 
-// onVanish decides what happens to the attached server (attached tells
+// OnVanish decides what happens to the attached server (attached tells
 // whether there is one) when its client disconnects in state s.
-func onVanish(attached bool, s relState) vanishAction {
+func OnVanish(attached bool, s RelState) VanishAction {
 	switch {
 	case !attached:
-		return vanishNothing
+		return VanishNothing
 	case s.Broken:
-		return vanishClose
+		return VanishClose
 	case s.PendingSyncs > 0:
-		return vanishCancelClose
+		return VanishCancelClose
 	case s.Unsynced:
-		return vanishClose
+		return VanishClose
 	case s.TxStatus == 'I':
-		return vanishReset
+		return VanishReset
 	default:
-		return vanishRollback
+		return VanishRollback
 	}
 }
 
-// countFrontend updates s for a client message of type typ about to be sent
+// CountFrontend updates s for a client message of type typ about to be sent
 // to the server.
-func countFrontend(s *relState, typ byte) {
+func CountFrontend(s *RelState, typ byte) {
 	switch typ {
 	case 'Q', 'F':
 		s.PendingSyncs++

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// HeaderLen is the size of a regular message header: type and length.
+const HeaderLen = 5
+
+// ParseHeader reads a regular (post-startup) message header and returns
+// the message type and the body length. It fails for a length field below
+// 4 and, with a *TooLargeError, for bodies larger than max.
+func ParseHeader(h []byte, max int) (typ byte, bodyLen int, err error) {
+	if len(h) < HeaderLen {
+		return 0, 0, fmt.Errorf("short message header (%d bytes)", len(h))
+	}
+	n := int64(int32(binary.BigEndian.Uint32(h[1:5])))
+	if n < 4 {
+		return 0, 0, fmt.Errorf("invalid message length %d", n)
+	}
+	if n-4 > int64(max) {
+		return 0, 0, &TooLargeError{Type: h[0], Size: n - 4, Max: max}
+	}
+	return h[0], int(n - 4), nil
+}
+
+// TooLargeError is a message over the configured maximum size.
+type TooLargeError struct {
+	Type byte
+	Size int64
+	Max  int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("message of type %q is %d bytes, more than the maximum of %d", e.Type, e.Size, e.Max)
+}
+
+// IsFrontendType reports whether typ is a message type a client may send
+// after login (authentication messages are not among them).
+func IsFrontendType(typ byte) bool {
+	switch typ {
+	case 'Q', 'P', 'B', 'D', 'E', 'C', 'S', 'H', 'X', 'd', 'c', 'f', 'F':
+		return true
+	}
+	return false
+}
+
+// Act is what a driver does with the client message a Frame describes.
+type Act uint8
+
+const (
+	// Relay: the message goes on (to the policy step and the server).
+	Relay Act = iota
+	// Skip: drop the message's Frame.Total bytes and go on.
+	Skip
+	// Terminate: the client said goodbye; clean up after it.
+	Terminate
+	// Violation: close the client with an ErrorResponse for Frame.Err.
+	Violation
+)
+
+// Frame is the engine's decision on one client message, made from its
+// header alone.
+type Frame struct {
+	Act  Act
+	Type byte
+	// Len is the body length; Total the whole message with its header.
+	Len, Total int
+	// Err is the protocol violation (Act Violation).
+	Err error
+}
+
+// Client is the protocol state of one client that the framing decisions
+// need. It owns no socket, goroutine, timer or lock: a driver feeds it
+// headers and does what it answers, under whatever lock guards the client.
+type Client struct {
+	// MaxMessage is the largest message body the client may send.
+	MaxMessage int
+	// skipTillSync drops the client's messages up to its next Sync after
+	// the pooler refused one, as PostgreSQL does after an error in an
+	// extended query.
+	skipTillSync bool
+}
+
+// ErrInvalidType is the violation of a message type a client may not send.
+var ErrInvalidType = errors.New("invalid frontend message type")
+
+// Frame decides what to do with the client message whose header is h
+// (HeaderLen bytes).
+func (c *Client) Frame(h []byte) Frame {
+	typ, n, err := ParseHeader(h, c.MaxMessage)
+	if err != nil {
+		return Frame{Act: Violation, Err: err}
+	}
+	f := Frame{Type: typ, Len: n, Total: HeaderLen + n}
+	switch {
+	case !IsFrontendType(typ):
+		f.Act, f.Err = Violation, fmt.Errorf("%w %s", ErrInvalidType, QuoteByte(typ))
+	case typ == 'X':
+		f.Act = Terminate
+	case c.skipTillSync && typ != 'S':
+		f.Act = Skip
+	}
+	return f
+}
+
+// SkipTillSync makes Frame skip the client's messages up to its next Sync
+// (the pooler answered an error for one of them).
+func (c *Client) SkipTillSync() { c.skipTillSync = true }
+
+// Synced notes a Sync going to the server: skipping ends.
+func (c *Client) Synced() { c.skipTillSync = false }
+
+// Skipping reports whether messages are being skipped till the next Sync.
+func (c *Client) Skipping() bool { return c.skipTillSync }
+
+// IgnoredDetached reports whether a message of type typ is dropped when
+// no server is attached: COPY messages outside a COPY, which PostgreSQL
+// ignores too. Any other message needs a server.
+func IgnoredDetached(typ byte) bool { return typ == 'd' || typ == 'c' || typ == 'f' }
+
+// QuoteByte shows a message type byte in an error message.
+func QuoteByte(b byte) string {
+	if b >= 0x20 && b < 0x7f {
+		return "'" + string(b) + "'"
+	}
+	return "0x" + string("0123456789abcdef"[b>>4]) + string("0123456789abcdef"[b&15])
+}
