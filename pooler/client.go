@@ -114,11 +114,11 @@ type clientConn struct {
 	// session state the client created (under mu); rejectParse is the
 	// refusal trackFrontend answers the next Parse with (reject policy).
 	policyOn    bool
-	state       sessionState
+	state       engine.Session
 	rejectParse []byte
 	// startupSets are startup parameters beyond the tracked ones, set on
 	// the client's server in session and record mode.
-	startupSets []setting
+	startupSets []engine.Setting
 	// parseEffs are the effects of the Parse trackFrontend is given next;
 	// unnamedEffs those of the unnamed statement.
 	parseEffs   []StateEffect
@@ -542,7 +542,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 			// Session and record mode: the client has a server of its
 			// own, which gets the setting at attach (DISCARD ALL resets
 			// it when the client leaves).
-			c.startupSets = append(c.startupSets, setting{k, v})
+			c.startupSets = append(c.startupSets, engine.Setting{Name: k, Value: v})
 		case p.cfg.Mode != ModeTransaction && k == "options":
 			// PGOPTIONS / options=-c name=value: the same settings.
 			sets, err := parseStartupOptions(v)
@@ -551,8 +551,8 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 				return false
 			}
 			for _, st := range sets {
-				if isTracked(st.name) {
-					c.params[canonicalParam(st.name)] = st.value
+				if isTracked(st.Name) {
+					c.params[canonicalParam(st.Name)] = st.Value
 				} else {
 					c.startupSets = append(c.startupSets, st)
 				}
@@ -669,7 +669,7 @@ func randomKey() cancelKey {
 // with dashes in the name read as underscores. Other command-line switches
 // are refused: a pooler cannot give them to a server it shares or has
 // already started.
-func parseStartupOptions(v string) ([]setting, error) {
+func parseStartupOptions(v string) ([]engine.Setting, error) {
 	var words []string
 	var cur []byte
 	in := false
@@ -691,7 +691,7 @@ func parseStartupOptions(v string) ([]setting, error) {
 	if in {
 		words = append(words, string(cur))
 	}
-	var sets []setting
+	var sets []engine.Setting
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		var opt string
@@ -714,7 +714,7 @@ func parseStartupOptions(v string) ([]setting, error) {
 		if !ok || !validParamName(name) {
 			return nil, fmt.Errorf("invalid setting %q", opt)
 		}
-		sets = append(sets, setting{name, value})
+		sets = append(sets, engine.Setting{Name: name, Value: value})
 	}
 	return sets, nil
 }

@@ -612,7 +612,7 @@ func (l *evLoop) bind(c *clientConn, s *serverConn) bool {
 	c.waiter.loop, c.waiter.c = nil, nil
 	rio := s.lrio()
 	c.mu.Lock()
-	simple := rio != nil && s.sig == c.sig && len(c.startupSets) == 0 && len(c.state.settings) == 0
+	simple := rio != nil && s.sig == c.sig && len(c.startupSets) == 0 && len(c.state.Settings) == 0
 	c.mu.Unlock()
 	if !simple {
 		l.eject(c, s, false)
@@ -754,7 +754,7 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 func (c *clientConn) stateDirty() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.state.dirty()
+	return c.state.Dirty()
 }
 
 // released runs after serverMessage gave s back to the pool.

@@ -236,9 +236,9 @@ func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consum
 		c.parseEffs, effs = effs, nil
 	}
 	if effs != nil && p.cfg.OnSessionState != PolicyAllow {
-		c.state.apply(effs)
+		c.state.Apply(effs, isTracked)
 		if p.cfg.OnSessionState == PolicyPreserve {
-			c.st.Pinned = c.state.held()
+			c.st.Pinned = c.state.Held()
 		}
 	}
 	if c.tracked {
@@ -352,10 +352,10 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 	// mode its startup parameters beyond the tracked ones, in transaction
 	// mode the settings that follow it (preserve); one query either way.
 	c.mu.Lock()
-	settings := c.state.settings
+	settings := c.state.Settings
 	c.mu.Unlock()
 	if sets := append(c.startupSets[:len(c.startupSets):len(c.startupSets)], settings...); len(sets) > 0 {
-		if _, err := s.runInternal(restoreSQL(sets)); err != nil {
+		if _, err := s.runInternal(engine.RestoreSQL(sets)); err != nil {
 			c.pool.giveBack(s, err)
 			return nil, err
 		}
@@ -363,7 +363,7 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 		// back and reset when it goes back to the pool.
 		c.mu.Lock()
 		for _, st := range settings {
-			setAdd(&c.state.touched, st.name)
+			engine.SetAdd(&c.state.Touched, st.Name)
 		}
 		c.mu.Unlock()
 	}

@@ -249,15 +249,6 @@ func (s *serverConn) sendCancel() error {
 	return nil
 }
 
-// quoteLiteral quotes v as an SQL string literal valid whatever
-// standard_conforming_strings says.
-func quoteLiteral(v string) string {
-	if strings.ContainsRune(v, '\\') {
-		return "E'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), "'", "''") + "'"
-	}
-	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
-}
-
 // applyParams makes the server's tracked parameters equal to want, with
 // one simple Query of SET commands when they differ. It consumes the
 // responses itself. The server must be idle and owned by the caller.
@@ -268,7 +259,7 @@ func (s *serverConn) applyParams(want map[string]string) error {
 		if !ok || s.params[k] == v {
 			continue
 		}
-		fmt.Fprintf(&q, "SET %s TO %s;", k, quoteLiteral(v))
+		fmt.Fprintf(&q, "SET %s TO %s;", k, engine.QuoteLiteral(v))
 	}
 	if q.Len() == 0 {
 		return nil

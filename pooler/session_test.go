@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 // TestSessionMode: a client keeps one server for its session, session
@@ -273,14 +274,14 @@ func TestStartupOptions(t *testing.T) {
 func TestParseStartupOptions(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want []setting
+		want []engine.Setting
 		err  bool
 	}{
 		{"", nil, false},
-		{"-c a=1", []setting{{"a", "1"}}, false},
-		{"  -cb=2\t--c-d=3 ", []setting{{"b", "2"}, {"c_d", "3"}}, false},
-		{`-c search_path=a\ b`, []setting{{"search_path", "a b"}}, false},
-		{"-c x=", []setting{{"x", ""}}, false},
+		{"-c a=1", []engine.Setting{{Name: "a", Value: "1"}}, false},
+		{"  -cb=2\t--c-d=3 ", []engine.Setting{{Name: "b", Value: "2"}, {Name: "c_d", Value: "3"}}, false},
+		{`-c search_path=a\ b`, []engine.Setting{{Name: "search_path", Value: "a b"}}, false},
+		{"-c x=", []engine.Setting{{Name: "x", Value: ""}}, false},
 		{"-c", nil, true},
 		{"-B 100", nil, true},
 		{"-c novalue", nil, true},

@@ -3,10 +3,11 @@ package pooler
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 // Session state in transaction mode (--on-session-state).
@@ -43,48 +44,37 @@ const (
 	PolicyAllow    Policy = "allow"
 )
 
-// StateKind is what a statement does to session state.
-type StateKind uint8
+// StateKind is what a statement does to session state (engine.StateKind).
+type StateKind = engine.StateKind
+
+// StateEffect is one effect of a statement on session state
+// (engine.StateEffect).
+type StateEffect = engine.StateEffect
 
 // State kinds (see rules/classify for their exact scope).
 const (
-	StateSet StateKind = iota + 1 // a run-time parameter set (Name)
-	StateReset
-	StateResetAll
-	StateRole // SET ROLE, SET SESSION AUTHORIZATION and their resets
-	StateLock
-	StateUnlock
-	StateUnlockAll
-	StateListen
-	StateUnlisten
-	StateUnlistenAll
-	StateCreateTemp
-	StateDropTemp
-	StateDiscardTemp
-	StateDeclareHold
-	StateCloseCursor
-	StateCloseAll
-	StatePrepare
-	StateDeallocate
-	StateDeallocateAll
-	StateLoad
-	StateDiscardAll
+	StateSet           = engine.StateSet
+	StateReset         = engine.StateReset
+	StateResetAll      = engine.StateResetAll
+	StateRole          = engine.StateRole
+	StateLock          = engine.StateLock
+	StateUnlock        = engine.StateUnlock
+	StateUnlockAll     = engine.StateUnlockAll
+	StateListen        = engine.StateListen
+	StateUnlisten      = engine.StateUnlisten
+	StateUnlistenAll   = engine.StateUnlistenAll
+	StateCreateTemp    = engine.StateCreateTemp
+	StateDropTemp      = engine.StateDropTemp
+	StateDiscardTemp   = engine.StateDiscardTemp
+	StateDeclareHold   = engine.StateDeclareHold
+	StateCloseCursor   = engine.StateCloseCursor
+	StateCloseAll      = engine.StateCloseAll
+	StatePrepare       = engine.StatePrepare
+	StateDeallocate    = engine.StateDeallocate
+	StateDeallocateAll = engine.StateDeallocateAll
+	StateLoad          = engine.StateLoad
+	StateDiscardAll    = engine.StateDiscardAll
 )
-
-// StateEffect is one effect of a statement on session state.
-type StateEffect struct {
-	Kind StateKind
-	// Name is the parameter, channel, cursor, statement or object.
-	Name string
-	// Key identifies an advisory lock (KeyKnown); Shared and Pair are part
-	// of its identity.
-	Key              int64
-	KeyKnown         bool
-	Shared, Pair     bool
-	SessionAuthority bool // StateRole: SET SESSION AUTHORIZATION
-	// Rule is the catalogue rule and Fix its advice, for messages.
-	Rule, Fix string
-}
 
 // StateClassifier tells the pooler what a statement does to session
 // state. Classify must be safe for concurrent use and must not keep sql
@@ -93,138 +83,6 @@ type StateEffect struct {
 // identifies the statement in logs.
 type StateClassifier interface {
 	Classify(sql string) (effects []StateEffect, fingerprint string)
-}
-
-// lockID is an advisory lock's identity.
-type lockID struct {
-	key          int64
-	shared, pair bool
-}
-
-// sessionState is what the pooler knows of the session state a client
-// created on its server (client goroutine and pump, under clientConn.mu).
-type sessionState struct {
-	// touched are the parameters (and "role", "session_authorization")
-	// the client set or reset since it last left a server; settings are
-	// the values it had there (preserve), restored on the next server.
-	touched  map[string]bool
-	resetAll bool
-	// dynamicSet is a SET whose parameter name the pooler cannot know.
-	dynamicSet bool
-	settings   []setting
-	// What pins the client (preserve) or must be cleaned (reset).
-	locks        map[lockID]int
-	unknownLocks int
-	listens      map[string]bool
-	temps        map[string]bool
-	cursors      map[string]bool
-	prepared     map[string]bool
-	loaded       bool
-	// logged are the rules already logged for this client.
-	logged map[string]bool
-}
-
-type setting struct{ name, value string }
-
-// held reports whether the client holds state that pins it (preserve).
-func (st *sessionState) held() bool {
-	return len(st.locks) > 0 || st.unknownLocks > 0 || len(st.listens) > 0 || len(st.temps) > 0 ||
-		len(st.cursors) > 0 || len(st.prepared) > 0 || st.loaded || st.dynamicSet
-}
-
-// dirty reports whether the server needs cleaning before reuse.
-func (st *sessionState) dirty() bool { return st.held() || len(st.touched) > 0 || st.resetAll }
-
-func setAdd(m *map[string]bool, k string) {
-	if *m == nil {
-		*m = make(map[string]bool)
-	}
-	(*m)[k] = true
-}
-
-// apply records effs, sent to the server by the client.
-func (st *sessionState) apply(effs []StateEffect) {
-	for _, e := range effs {
-		switch e.Kind {
-		case StateSet, StateReset:
-			if e.Name == "" {
-				// set_config($1, …): which parameter is known only to
-				// the server, so it cannot be read back and moved: the
-				// client keeps its server (and RESET ALL cleans it).
-				st.dynamicSet, st.resetAll = true, true
-				continue
-			}
-			if isTracked(e.Name) {
-				// The tracked parameters follow the client anyway
-				// (varcache).
-				continue
-			}
-			setAdd(&st.touched, strings.ToLower(e.Name))
-		case StateResetAll:
-			st.resetAll = true
-		case StateRole:
-			if e.SessionAuthority {
-				setAdd(&st.touched, "session_authorization")
-			}
-			setAdd(&st.touched, "role")
-		case StateLock:
-			if !e.KeyKnown {
-				st.unknownLocks++
-				continue
-			}
-			if st.locks == nil {
-				st.locks = make(map[lockID]int)
-			}
-			st.locks[lockID{e.Key, e.Shared, e.Pair}]++
-		case StateUnlock:
-			if !e.KeyKnown {
-				// Which lock is unknown: assume the last unknown one.
-				if st.unknownLocks > 0 {
-					st.unknownLocks--
-				}
-				continue
-			}
-			id := lockID{e.Key, e.Shared, e.Pair}
-			if st.locks[id] > 1 {
-				st.locks[id]--
-			} else {
-				delete(st.locks, id)
-			}
-		case StateUnlockAll:
-			st.locks, st.unknownLocks = nil, 0
-		case StateListen:
-			setAdd(&st.listens, e.Name)
-		case StateUnlisten:
-			delete(st.listens, e.Name)
-		case StateUnlistenAll:
-			st.listens = nil
-		case StateCreateTemp:
-			setAdd(&st.temps, e.Name)
-		case StateDropTemp:
-			delete(st.temps, e.Name)
-		case StateDiscardTemp:
-			st.temps = nil
-		case StateDeclareHold:
-			setAdd(&st.cursors, e.Name)
-		case StateCloseCursor:
-			delete(st.cursors, e.Name)
-		case StateCloseAll:
-			st.cursors = nil
-		case StatePrepare:
-			setAdd(&st.prepared, e.Name)
-		case StateDeallocate:
-			delete(st.prepared, e.Name)
-		case StateDeallocateAll:
-			st.prepared = nil
-		case StateLoad:
-			st.loaded = true
-		case StateDiscardAll:
-			st.locks, st.unknownLocks, st.listens, st.temps, st.cursors, st.prepared = nil, 0, nil, nil, nil, nil
-			st.resetAll = true
-			setAdd(&st.touched, "role")
-			setAdd(&st.touched, "session_authorization")
-		}
-	}
 }
 
 // hazardKey is one rule under one action.
@@ -339,9 +197,9 @@ func (c *clientConn) classifyText(text []byte) ([]StateEffect, string) {
 	for _, e := range effs {
 		action := actionOf(policy, e)
 		c.mu.Lock()
-		first := !c.state.logged[e.Rule]
+		first := !c.state.Logged[e.Rule]
 		if first {
-			setAdd(&c.state.logged, e.Rule)
+			engine.SetAdd(&c.state.Logged, e.Rule)
 		}
 		c.mu.Unlock()
 		p.hazards.add(e.Rule, action, first, c.appName, fp)
@@ -372,108 +230,11 @@ func rejection(effs []StateEffect) []byte {
 func raiseQuery(effs []StateEffect) string {
 	e := effs[0]
 	msg := fmt.Sprintf("pgpoolcheck refuses this statement in transaction pooling: it changes session state that would leak to other clients (rule %s)", e.Rule)
-	q := "DO $pgpoolcheck$BEGIN RAISE EXCEPTION USING ERRCODE = '0A000', MESSAGE = " + quoteLiteral(msg)
+	q := "DO $pgpoolcheck$BEGIN RAISE EXCEPTION USING ERRCODE = '0A000', MESSAGE = " + engine.QuoteLiteral(msg)
 	if e.Fix != "" {
-		q += ", HINT = " + quoteLiteral(e.Fix)
+		q += ", HINT = " + engine.QuoteLiteral(e.Fix)
 	}
 	return q + "; END$pgpoolcheck$"
-}
-
-// cleanupSQL is the statement that leaves a server as clean as a fresh
-// one of what st created on it, or "" when there is nothing to clean.
-// With discard set it cleans everything (DISCARD ALL).
-func cleanupSQL(st *sessionState) string {
-	if !st.dirty() {
-		return ""
-	}
-	var q []string
-	if st.resetAll || st.touched["session_authorization"] {
-		q = append(q, "SET SESSION AUTHORIZATION DEFAULT")
-	}
-	if st.touched["role"] {
-		q = append(q, "RESET ROLE")
-	}
-	if st.resetAll {
-		q = append(q, "RESET ALL")
-	} else {
-		names := make([]string, 0, len(st.touched))
-		for n := range st.touched {
-			if n != "role" && n != "session_authorization" {
-				names = append(names, n)
-			}
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			q = append(q, "RESET "+quoteIdent(n))
-		}
-	}
-	if len(st.locks) > 0 || st.unknownLocks > 0 {
-		q = append(q, "SELECT pg_advisory_unlock_all()")
-	}
-	if len(st.listens) > 0 {
-		q = append(q, "UNLISTEN *")
-	}
-	if len(st.temps) > 0 {
-		q = append(q, "DISCARD TEMP")
-	}
-	if len(st.cursors) > 0 {
-		q = append(q, "CLOSE ALL")
-	}
-	for n := range st.prepared {
-		q = append(q, "DEALLOCATE "+quoteIdent(n))
-	}
-	return strings.Join(q, "; ")
-}
-
-// quoteIdent quotes a name as an SQL identifier when it needs quoting;
-// dotted custom parameter names (app.tenant) are quoted part by part.
-func quoteIdent(s string) string {
-	parts := strings.Split(s, ".")
-	for i, p := range parts {
-		plain := p != ""
-		for j := 0; j < len(p); j++ {
-			ch := p[j]
-			if !(ch == '_' || ch >= 'a' && ch <= 'z' || j > 0 && ch >= '0' && ch <= '9') {
-				plain = false
-				break
-			}
-		}
-		if !plain {
-			parts[i] = `"` + strings.ReplaceAll(p, `"`, `""`) + `"`
-		}
-	}
-	return strings.Join(parts, ".")
-}
-
-// readbackSQL is the query that reads the values of the parameters the
-// client touched, in the order of names.
-func readbackSQL(names []string) string {
-	cols := make([]string, len(names))
-	for i, n := range names {
-		cols[i] = "current_setting(" + quoteLiteral(n) + ")"
-	}
-	return "SELECT " + strings.Join(cols, ", ")
-}
-
-// restoreSQL sets the client's settings on a server: the session
-// authorization first, then the role, then the rest.
-func restoreSQL(settings []setting) string {
-	order := func(n string) int {
-		switch n {
-		case "session_authorization":
-			return 0
-		case "role":
-			return 1
-		}
-		return 2
-	}
-	s := append([]setting(nil), settings...)
-	sort.SliceStable(s, func(i, j int) bool { return order(s[i].name) < order(s[j].name) })
-	cols := make([]string, len(s))
-	for i, st := range s {
-		cols[i] = "set_config(" + quoteLiteral(st.name) + ", " + quoteLiteral(st.value) + ", false)"
-	}
-	return "SELECT " + strings.Join(cols, ", ")
 }
 
 // maxClassifiedQuery is the largest simple Query the relay reads whole to
@@ -518,33 +279,33 @@ func (c *clientConn) classifyMessage(typ byte, n int, body []byte) []StateEffect
 func (c *clientConn) cleanServer(s *serverConn, gone bool) bool {
 	c.mu.Lock()
 	st := &c.state
-	if !st.dirty() {
+	if !st.Dirty() {
 		c.mu.Unlock()
 		return true
 	}
-	if st.loaded {
-		st.loaded = false
-		*st = sessionState{logged: st.logged, settings: st.settings}
+	if st.Loaded {
+		st.Loaded = false
+		*st = st.Cleaned(st.Settings)
 		c.mu.Unlock()
 		return false
 	}
 	preserve := c.proxy.cfg.OnSessionState == PolicyPreserve && !gone
 	var names []string
 	if preserve {
-		for n := range st.touched {
+		for n := range st.Touched {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		if st.resetAll {
-			st.settings = nil
+		if st.ResetAll {
+			st.Settings = nil
 		}
 	}
-	cleanup := cleanupSQL(st)
+	cleanup := engine.CleanupSQL(st)
 	c.mu.Unlock()
 	var vals []string
 	if len(names) > 0 {
 		var err error
-		if vals, err = s.runInternal(readbackSQL(names)); err != nil || len(vals) != len(names) {
+		if vals, err = s.runInternal(engine.ReadbackSQL(names)); err != nil || len(vals) != len(names) {
 			c.proxy.log.Warn("could not read a client's settings back; server closed", "user", c.user, "err", err)
 			return false
 		}
@@ -556,19 +317,19 @@ func (c *clientConn) cleanServer(s *serverConn, gone bool) bool {
 		}
 	}
 	c.mu.Lock()
-	settings := st.settings
+	settings := st.Settings
 	for i, n := range names {
 		found := false
 		for j := range settings {
-			if settings[j].name == n {
-				settings[j].value, found = vals[i], true
+			if settings[j].Name == n {
+				settings[j].Value, found = vals[i], true
 			}
 		}
 		if !found {
-			settings = append(settings, setting{n, vals[i]})
+			settings = append(settings, engine.Setting{Name: n, Value: vals[i]})
 		}
 	}
-	*st = sessionState{logged: st.logged, settings: settings}
+	*st = st.Cleaned(settings)
 	c.mu.Unlock()
 	return true
 }

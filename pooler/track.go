@@ -274,9 +274,9 @@ func (c *clientConn) planFrontend(s *serverConn, typ byte, body []byte, n int) p
 				effs = st.effs
 			}
 			if effs != nil && c.proxy.cfg.OnSessionState != PolicyAllow {
-				c.state.apply(effs)
+				c.state.Apply(effs, isTracked)
 				if c.proxy.cfg.OnSessionState == PolicyPreserve {
-					c.st.Pinned = c.state.held()
+					c.st.Pinned = c.state.Held()
 				}
 			}
 		}

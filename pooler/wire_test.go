@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 func startupBytes(version uint32, params ...string) []byte {
@@ -102,8 +103,8 @@ func TestParseErrorFieldsAndStatus(t *testing.T) {
 
 func TestQuoteLiteral(t *testing.T) {
 	for in, want := range map[string]string{"UTC": "'UTC'", "it's": "'it''s'", `a\b'`: `E'a\\b'''`} {
-		if got := quoteLiteral(in); got != want {
-			t.Errorf("quoteLiteral(%q) = %s, want %s", in, got, want)
+		if got := engine.QuoteLiteral(in); got != want {
+			t.Errorf("engine.QuoteLiteral(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -8,11 +8,14 @@
 // Terminate, skip-till-Sync after a refused message, the maximum message
 // size), COPY messages outside a COPY (IgnoredDetached), the relay state of
 // an attached server (RelState, CountFrontend) and the decisions made on
-// it (MayRelease at a ReadyForQuery, OnVanish when the client leaves).
+// it (MayRelease at a ReadyForQuery, OnVanish when the client leaves), and
+// the session state a client made on its server (Session: what pins it,
+// what must be cleaned, and the SQL that cleans, reads back and restores
+// it).
 //
 // Not here yet, still in package pooler and called by both drivers: the
 // pending-response queue and prepared-statement tracking (track.go,
-// prepared.go), the session-state policy step and pinning (state.go), and
-// where a client is (logging in, idle, waiting, attached, pinned, closing),
-// which is spread over clientConn's fields.
+// prepared.go), the policy step that classifies a statement and refuses or
+// records it (state.go), and where a client is (logging in, idle, waiting,
+// attached, pinned, closing), which is spread over clientConn's fields.
 package engine

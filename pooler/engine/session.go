@@ -1,0 +1,296 @@
+package engine
+
+import (
+	"sort"
+	"strings"
+)
+
+// StateKind is what a statement does to session state.
+type StateKind uint8
+
+// State kinds (see rules/classify for their exact scope).
+const (
+	StateSet StateKind = iota + 1 // a run-time parameter set (Name)
+	StateReset
+	StateResetAll
+	StateRole // SET ROLE, SET SESSION AUTHORIZATION and their resets
+	StateLock
+	StateUnlock
+	StateUnlockAll
+	StateListen
+	StateUnlisten
+	StateUnlistenAll
+	StateCreateTemp
+	StateDropTemp
+	StateDiscardTemp
+	StateDeclareHold
+	StateCloseCursor
+	StateCloseAll
+	StatePrepare
+	StateDeallocate
+	StateDeallocateAll
+	StateLoad
+	StateDiscardAll
+)
+
+// StateEffect is one effect of a statement on session state.
+type StateEffect struct {
+	Kind StateKind
+	// Name is the parameter, channel, cursor, statement or object.
+	Name string
+	// Key identifies an advisory lock (KeyKnown); Shared and Pair are part
+	// of its identity.
+	Key              int64
+	KeyKnown         bool
+	Shared, Pair     bool
+	SessionAuthority bool // StateRole: SET SESSION AUTHORIZATION
+	// Rule is the catalogue rule and Fix its advice, for messages.
+	Rule, Fix string
+}
+
+// lockID is an advisory lock's identity.
+type lockID struct {
+	key          int64
+	shared, pair bool
+}
+
+// Session is what the pooler knows of the session state a client created
+// on its server. The driver guards it with the client's lock.
+type Session struct {
+	// touched are the parameters (and "role", "session_authorization")
+	// the client set or reset since it last left a server; settings are
+	// the values it had there (preserve), restored on the next server.
+	Touched  map[string]bool
+	ResetAll bool
+	// dynamicSet is a SET whose parameter name the pooler cannot know.
+	DynamicSet bool
+	Settings   []Setting
+	// What pins the client (preserve) or must be cleaned (reset).
+	locks        map[lockID]int
+	unknownLocks int
+	listens      map[string]bool
+	temps        map[string]bool
+	cursors      map[string]bool
+	prepared     map[string]bool
+	Loaded       bool
+	// logged are the rules already logged for this client.
+	Logged map[string]bool
+}
+
+// Setting is a run-time parameter and its value.
+type Setting struct{ Name, Value string }
+
+// Held reports whether the client holds state that pins it (preserve).
+func (st *Session) Held() bool {
+	return len(st.locks) > 0 || st.unknownLocks > 0 || len(st.listens) > 0 || len(st.temps) > 0 ||
+		len(st.cursors) > 0 || len(st.prepared) > 0 || st.Loaded || st.DynamicSet
+}
+
+// Dirty reports whether the server needs cleaning before reuse.
+func (st *Session) Dirty() bool { return st.Held() || len(st.Touched) > 0 || st.ResetAll }
+
+// SetAdd adds k to the set *m, making it when needed.
+func SetAdd(m *map[string]bool, k string) {
+	if *m == nil {
+		*m = make(map[string]bool)
+	}
+	(*m)[k] = true
+}
+
+// Apply records effs, sent to the server by the client. tracked names the
+// parameters that follow the client anyway (the pooler's varcache).
+func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
+	for _, e := range effs {
+		switch e.Kind {
+		case StateSet, StateReset:
+			if e.Name == "" {
+				// set_config($1, …): which parameter is known only to
+				// the server, so it cannot be read back and moved: the
+				// client keeps its server (and RESET ALL cleans it).
+				st.DynamicSet, st.ResetAll = true, true
+				continue
+			}
+			if tracked(e.Name) {
+				// The tracked parameters follow the client anyway
+				// (varcache).
+				continue
+			}
+			SetAdd(&st.Touched, strings.ToLower(e.Name))
+		case StateResetAll:
+			st.ResetAll = true
+		case StateRole:
+			if e.SessionAuthority {
+				SetAdd(&st.Touched, "session_authorization")
+			}
+			SetAdd(&st.Touched, "role")
+		case StateLock:
+			if !e.KeyKnown {
+				st.unknownLocks++
+				continue
+			}
+			if st.locks == nil {
+				st.locks = make(map[lockID]int)
+			}
+			st.locks[lockID{e.Key, e.Shared, e.Pair}]++
+		case StateUnlock:
+			if !e.KeyKnown {
+				// Which lock is unknown: assume the last unknown one.
+				if st.unknownLocks > 0 {
+					st.unknownLocks--
+				}
+				continue
+			}
+			id := lockID{e.Key, e.Shared, e.Pair}
+			if st.locks[id] > 1 {
+				st.locks[id]--
+			} else {
+				delete(st.locks, id)
+			}
+		case StateUnlockAll:
+			st.locks, st.unknownLocks = nil, 0
+		case StateListen:
+			SetAdd(&st.listens, e.Name)
+		case StateUnlisten:
+			delete(st.listens, e.Name)
+		case StateUnlistenAll:
+			st.listens = nil
+		case StateCreateTemp:
+			SetAdd(&st.temps, e.Name)
+		case StateDropTemp:
+			delete(st.temps, e.Name)
+		case StateDiscardTemp:
+			st.temps = nil
+		case StateDeclareHold:
+			SetAdd(&st.cursors, e.Name)
+		case StateCloseCursor:
+			delete(st.cursors, e.Name)
+		case StateCloseAll:
+			st.cursors = nil
+		case StatePrepare:
+			SetAdd(&st.prepared, e.Name)
+		case StateDeallocate:
+			delete(st.prepared, e.Name)
+		case StateDeallocateAll:
+			st.prepared = nil
+		case StateLoad:
+			st.Loaded = true
+		case StateDiscardAll:
+			st.locks, st.unknownLocks, st.listens, st.temps, st.cursors, st.prepared = nil, 0, nil, nil, nil, nil
+			st.ResetAll = true
+			SetAdd(&st.Touched, "role")
+			SetAdd(&st.Touched, "session_authorization")
+		}
+	}
+}
+
+// CleanupSQL is the statement that leaves a server as clean as a fresh
+// one of what st created on it, or "" when there is nothing to clean.
+// With discard set it cleans everything (DISCARD ALL).
+func CleanupSQL(st *Session) string {
+	if !st.Dirty() {
+		return ""
+	}
+	var q []string
+	if st.ResetAll || st.Touched["session_authorization"] {
+		q = append(q, "SET SESSION AUTHORIZATION DEFAULT")
+	}
+	if st.Touched["role"] {
+		q = append(q, "RESET ROLE")
+	}
+	if st.ResetAll {
+		q = append(q, "RESET ALL")
+	} else {
+		names := make([]string, 0, len(st.Touched))
+		for n := range st.Touched {
+			if n != "role" && n != "session_authorization" {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			q = append(q, "RESET "+QuoteIdent(n))
+		}
+	}
+	if len(st.locks) > 0 || st.unknownLocks > 0 {
+		q = append(q, "SELECT pg_advisory_unlock_all()")
+	}
+	if len(st.listens) > 0 {
+		q = append(q, "UNLISTEN *")
+	}
+	if len(st.temps) > 0 {
+		q = append(q, "DISCARD TEMP")
+	}
+	if len(st.cursors) > 0 {
+		q = append(q, "CLOSE ALL")
+	}
+	for n := range st.prepared {
+		q = append(q, "DEALLOCATE "+QuoteIdent(n))
+	}
+	return strings.Join(q, "; ")
+}
+
+// QuoteIdent quotes a name as an SQL identifier when it needs quoting;
+// dotted custom parameter names (app.tenant) are quoted part by part.
+func QuoteIdent(s string) string {
+	parts := strings.Split(s, ".")
+	for i, p := range parts {
+		plain := p != ""
+		for j := 0; j < len(p); j++ {
+			ch := p[j]
+			if !(ch == '_' || ch >= 'a' && ch <= 'z' || j > 0 && ch >= '0' && ch <= '9') {
+				plain = false
+				break
+			}
+		}
+		if !plain {
+			parts[i] = `"` + strings.ReplaceAll(p, `"`, `""`) + `"`
+		}
+	}
+	return strings.Join(parts, ".")
+}
+
+// ReadbackSQL is the query that reads the values of the parameters the
+// client touched, in the order of names.
+func ReadbackSQL(names []string) string {
+	cols := make([]string, len(names))
+	for i, n := range names {
+		cols[i] = "current_setting(" + QuoteLiteral(n) + ")"
+	}
+	return "SELECT " + strings.Join(cols, ", ")
+}
+
+// RestoreSQL sets the client's settings on a server: the session
+// authorization first, then the role, then the rest.
+func RestoreSQL(settings []Setting) string {
+	order := func(n string) int {
+		switch n {
+		case "session_authorization":
+			return 0
+		case "role":
+			return 1
+		}
+		return 2
+	}
+	s := append([]Setting(nil), settings...)
+	sort.SliceStable(s, func(i, j int) bool { return order(s[i].Name) < order(s[j].Name) })
+	cols := make([]string, len(s))
+	for i, st := range s {
+		cols[i] = "set_config(" + QuoteLiteral(st.Name) + ", " + QuoteLiteral(st.Value) + ", false)"
+	}
+	return "SELECT " + strings.Join(cols, ", ")
+}
+
+// Cleaned is the session after its server was cleaned: what was logged
+// stays, and so do the settings that follow the client.
+func (st *Session) Cleaned(settings []Setting) Session {
+	return Session{Logged: st.Logged, Settings: settings}
+}
+
+// QuoteLiteral quotes v as an SQL string literal valid whatever
+// standard_conforming_strings says.
+func QuoteLiteral(v string) string {
+	if strings.ContainsRune(v, '\\') {
+		return "E'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), "'", "''") + "'"
+	}
+	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+}
