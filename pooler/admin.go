@@ -78,7 +78,7 @@ func (c *clientConn) adminLogin(out []byte) bool {
 		return false
 	}
 	c.mu.Lock()
-	c.loggedIn = true
+	c.moveLocked(engine.Idle)
 	c.mu.Unlock()
 	p.log.Info("admin console login", "user", c.user, "addr", c.conn.RemoteAddr().String())
 	return true

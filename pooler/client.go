@@ -85,12 +85,14 @@ type clientConn struct {
 	// pumps counts the client's running pump goroutine (at most one):
 	// attach and vanish, both on the client goroutine, wait for it.
 	pumps sync.WaitGroup
-	// gone is set once the client has disconnected.
+	// place is where the client is (engine.Place), changed only by
+	// moveLocked.
+	place engine.Place
+	// gone is set once vanish ran (the client disconnected or is being
+	// closed).
 	gone bool
 	// vanished is gone for the pump's hot path: it drops server output.
 	vanished atomic.Bool
-	// loggedIn is set after the welcome was sent.
-	loggedIn bool
 	// params are the client's tracked parameters (varcache): what it asked
 	// for at startup, updated by every ParameterStatus it was sent; sig is
 	// paramsSig(params).
@@ -165,6 +167,28 @@ type clientConn struct {
 	// of the admin console (admin.go).
 	ctr   clientCounters
 	admin bool
+}
+
+// moveLocked moves the client to another place (c.mu held). A move the
+// engine refuses is a pooler bug: it is logged and counted
+// (Snapshot.InvalidMoves), and the client stays where it was.
+func (c *clientConn) moveLocked(to engine.Place) {
+	from := c.place
+	if err := engine.Move(&c.place, to); err != nil {
+		c.proxy.stats.invalidMoves.Add(1)
+		c.proxy.log.Error("client state machine: invalid move", "from", from.String(), "to", to.String(), "user", c.user, "database", c.database)
+	}
+}
+
+// setPinnedLocked pins the attached client's server, or ends the pin
+// (c.mu held).
+func (c *clientConn) setPinnedLocked(pinned bool) {
+	c.st.Pinned = pinned
+	if pinned {
+		c.moveLocked(engine.Pinned)
+	} else if c.place == engine.Pinned {
+		c.moveLocked(engine.Attached)
+	}
 }
 
 // writer returns the client's write buffer, taking one from the pool if
@@ -616,7 +640,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	c.sig = paramsSig(c.params)
 	c.key = p.registerCancelKey(c)
 	defer func() {
-		if !c.loggedIn {
+		if c.place == engine.LoggingIn {
 			p.unregisterCancelKey(c.key)
 		}
 	}()
@@ -627,7 +651,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		return false
 	}
 	c.mu.Lock()
-	c.loggedIn = true
+	c.moveLocked(engine.Idle)
 	c.mu.Unlock()
 	p.log.Debug("client logged in", "user", c.user, "database", c.database, "application_name", c.appName, "addr", c.conn.RemoteAddr().String())
 	return true

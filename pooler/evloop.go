@@ -568,6 +568,9 @@ func (l *evLoop) attach(c *clientConn) bool {
 		l.eject(c, nil, false)
 		return false
 	}
+	c.mu.Lock()
+	c.moveLocked(engine.Waiting)
+	c.mu.Unlock()
 	pl := c.pool
 	for {
 		pl.lock()

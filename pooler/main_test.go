@@ -79,6 +79,9 @@ func startProxy(t testing.TB, srv *pgtest.Server, cfg Config) *testProxy {
 			case <-time.After(15 * time.Second):
 				t.Error("proxy did not stop")
 			}
+			if n := p.Snapshot().InvalidMoves; n != 0 {
+				t.Errorf("%d client moves refused by the engine's state machine (see the log)", n)
+			}
 		})
 		return tp
 	}

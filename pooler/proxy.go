@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 // Proxy is a running pooler: a listener, its clients and its pools.
@@ -59,6 +60,8 @@ type Proxy struct {
 
 	stats struct {
 		serversOpened, serversLost, attaches atomic.Int64
+		// invalidMoves counts refused client moves (clientConn.moveLocked).
+		invalidMoves atomic.Int64
 		// bufferless counts clients waiting without a read buffer on a
 		// goroutine of their own; polledIdle those in the idle poller.
 		bufferless, polledIdle atomic.Int64
@@ -219,7 +222,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 			continue // its loop closes it
 		}
 		c.mu.Lock()
-		idle := c.server == nil && c.loggedIn
+		idle := c.place == engine.Idle
 		c.mu.Unlock()
 		if idle {
 			c.closeForShutdown()

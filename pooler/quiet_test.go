@@ -84,6 +84,9 @@ func startQuiet(t *testing.T, relay pooler.Relay, size int, waitTimeout time.Dur
 		case <-time.After(25 * time.Second):
 			t.Error("the proxy did not stop")
 		}
+		if n := p.Snapshot().InvalidMoves; n != 0 {
+			t.Errorf("%d client moves refused by the engine's state machine", n)
+		}
 		return time.Since(start)
 	}
 	t.Cleanup(func() { qp.stop() })
@@ -144,6 +147,9 @@ func (qp *quietProxy) settled(t *testing.T) {
 			if pl.ServersActive+pl.ServersIdle+pl.ServersUsed+pl.ServersLogin > pl.Size {
 				t.Fatalf("pool %s/%s has more servers than its size: %+v", pl.Database, pl.User, pl)
 			}
+		}
+		if snap.InvalidMoves != 0 {
+			t.Fatalf("%d client moves refused by the engine's state machine", snap.InvalidMoves)
 		}
 		if busy == 0 {
 			return

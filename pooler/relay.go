@@ -238,7 +238,7 @@ func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consum
 	if effs != nil && p.cfg.OnSessionState != PolicyAllow {
 		c.state.Apply(effs, isTracked)
 		if p.cfg.OnSessionState == PolicyPreserve {
-			c.st.Pinned = c.state.Held()
+			c.setPinnedLocked(c.state.Held())
 		}
 	}
 	if c.tracked {
@@ -332,6 +332,9 @@ func (c *clientConn) attach() (*serverConn, error) {
 	// The last pump may still be cleaning its server and reading the
 	// client's settings back (preserve): wait for it.
 	c.pumps.Wait()
+	c.mu.Lock()
+	c.moveLocked(engine.Waiting)
+	c.mu.Unlock()
 	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.queryWaitTimeout()), c.params, &c.waiter)
 	if err != nil {
 		return nil, err
@@ -383,6 +386,7 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 		c.sig = paramsSig(c.params)
 	}
 	c.server = s
+	c.moveLocked(engine.Attached)
 	c.st = engine.RelState{TxStatus: 'I', HeldForSession: p.cfg.Mode != ModeTransaction}
 	s.q.reset()
 	s.synthHead.Store(false)
@@ -580,10 +584,13 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 		c.proxy.log.Warn("responses pending at release; server kept", "user", c.user, "pending", s.q.len())
 		release = false
 	}
+	gone := c.gone
 	if release {
 		c.server = nil
+		if !gone {
+			c.moveLocked(engine.Idle)
+		}
 	}
-	gone := c.gone
 	c.mu.Unlock()
 	if !release {
 		return false
@@ -617,10 +624,14 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 // gone, gets an error (unless the server sent its own FATAL) and is closed.
 func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
 	c.mu.Lock()
+	gone := c.gone
 	if c.server == s {
 		c.server = nil
+		if !gone {
+			// The client is closed below.
+			c.moveLocked(engine.Closing)
+		}
 	}
-	gone := c.gone
 	c.mu.Unlock()
 	c.pool.discard(s)
 	c.proxy.stats.serversLost.Add(1)
@@ -667,6 +678,7 @@ func (c *clientConn) vanish() {
 	c.vanished.Store(true)
 	c.mu.Lock()
 	c.gone = true
+	c.moveLocked(engine.Closing)
 	s := c.server
 	act := engine.OnVanish(s != nil, c.st)
 	var queries []string

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 // Statistics (SHOW POOLS, SHOW STATS, SHOW CLIENTS, SHOW SERVERS and the
@@ -153,6 +155,9 @@ type Snapshot struct {
 	ServersLost     int64
 	// AdminClients counts clients of the admin console.
 	AdminClients int
+	// InvalidMoves counts moves of a client between places that the
+	// engine's state machine refused (engine.Move): pooler bugs, logged.
+	InvalidMoves int64
 }
 
 // PoolStats are one pool's figures.
@@ -299,7 +304,7 @@ func (p *Proxy) Snapshot() Snapshot {
 	sort.Slice(clients, func(i, j int) bool { return clients[i].ctr.connected.Before(clients[j].ctr.connected) })
 	for _, c := range clients {
 		c.mu.Lock()
-		if !c.loggedIn {
+		if c.place == engine.LoggingIn {
 			c.mu.Unlock()
 			continue
 		}
@@ -372,6 +377,7 @@ func (p *Proxy) Snapshot() Snapshot {
 	snap.Hazards = p.Hazards()
 	snap.ServersOpened = p.stats.serversOpened.Load()
 	snap.ServersLost = p.stats.serversLost.Load()
+	snap.InvalidMoves = p.stats.invalidMoves.Load()
 	return snap
 }
 

@@ -276,7 +276,7 @@ func (c *clientConn) planFrontend(s *serverConn, typ byte, body []byte, n int) p
 			if effs != nil && c.proxy.cfg.OnSessionState != PolicyAllow {
 				c.state.Apply(effs, isTracked)
 				if c.proxy.cfg.OnSessionState == PolicyPreserve {
-					c.st.Pinned = c.state.Held()
+					c.setPinnedLocked(c.state.Held())
 				}
 			}
 		}

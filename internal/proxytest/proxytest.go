@@ -63,6 +63,9 @@ func Start(t testing.TB, cfg pooler.Config, stop time.Duration) (*pooler.Proxy, 
 		case <-time.After(stop + 5*time.Second):
 			t.Error("the proxy did not stop")
 		}
+		if n := p.Snapshot().InvalidMoves; n != 0 {
+			t.Errorf("%d client moves refused by the pooler's state machine (see its log)", n)
+		}
 	})
 	return p, port
 }

@@ -11,11 +11,11 @@
 // it (MayRelease at a ReadyForQuery, OnVanish when the client leaves), and
 // the session state a client made on its server (Session: what pins it,
 // what must be cleaned, and the SQL that cleans, reads back and restores
-// it).
+// it), and where a client is (Place: logging in, idle, waiting, attached,
+// pinned, closing) with the moves allowed between places (Move).
 //
 // Not here yet, still in package pooler and called by both drivers: the
 // pending-response queue and prepared-statement tracking (track.go,
 // prepared.go), the policy step that classifies a statement and refuses or
-// records it (state.go), and where a client is (logging in, idle, waiting,
-// attached, pinned, closing), which is spread over clientConn's fields.
+// records it (state.go).
 package engine
