@@ -113,36 +113,22 @@ type clientConn struct {
 	recOff atomic.Bool
 
 	// policyOn is set in transaction mode with a classifier; state is the
-	// session state the client created (under mu); rejectParse is the
-	// refusal trackFrontend answers the next Parse with (reject policy).
-	policyOn    bool
-	state       engine.Session
-	rejectParse []byte
+	// session state the client created (under mu).
+	policyOn bool
+	state    engine.Session
 	// startupSets are startup parameters beyond the tracked ones, set on
 	// the client's server in session and record mode.
 	startupSets []engine.Setting
-	// parseEffs are the effects of the Parse trackFrontend is given next;
-	// unnamedEffs those of the unnamed statement.
-	parseEffs   []StateEffect
-	unnamedEffs []StateEffect
 	nmu         sync.Mutex
 	nudged      bool
 
 	// tracked is set in transaction mode with prepared-statement support:
-	// the relay looks at every message (track.go). The fields below are
-	// the client's protocol statements, used by the client goroutine and,
-	// on failures, the pump, under mu.
+	// the relay looks at every message (track.go).
 	tracked bool
-	// stmts are the client's named statements.
-	stmts map[string]*stmt
-	// unnamed is the body after the name of the client's latest unnamed
-	// Parse (nil when it has none), unnamedGen counts its unnamed Parses.
-	unnamed    []byte
-	unnamedGen uint64
-	// qseq counts the client's simple Queries (for DEALLOCATE ALL).
-	qseq uint64
-	// eng is the client's I/O-free protocol state (package engine): the
-	// framing decisions, skip-till-Sync. Client goroutine or loop only.
+	// eng is the client's I/O-free protocol state (package engine):
+	// framing, the relay state of its server (eng.St), its protocol
+	// statements. Under mu, except the framing (client goroutine or loop
+	// only).
 	eng engine.Client
 
 	// Event-loop state (evloop.go). inLoop is set while an event loop
@@ -183,7 +169,7 @@ func (c *clientConn) moveLocked(to engine.Place) {
 // setPinnedLocked pins the attached client's server, or ends the pin
 // (c.mu held).
 func (c *clientConn) setPinnedLocked(pinned bool) {
-	c.st.Pinned = pinned
+	c.eng.St.Pinned = pinned
 	if pinned {
 		c.moveLocked(engine.Pinned)
 	} else if c.place == engine.Pinned {
@@ -608,6 +594,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	}
 	c.pool = p.poolFor(c.database, c.user)
 	c.tracked = p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0
+	c.eng.MaxPrepared = p.cfg.MaxPreparedStatements
 	c.policyOn = p.cfg.Mode == ModeTransaction && p.cfg.Classifier != nil
 	ctx, cancel := context.WithTimeout(p.ctx, p.live.queryWaitTimeout())
 	defer cancel()
@@ -700,7 +687,7 @@ func parseStartupOptions(v string) ([]engine.Setting, error) {
 	for i := 0; i < len(v); i++ {
 		ch := v[i]
 		switch {
-		case isSpace(ch):
+		case engine.IsSpace(ch):
 			if in {
 				words = append(words, string(cur))
 				cur, in = cur[:0], false

@@ -28,8 +28,8 @@
 //   - evloop.go (Linux): the event loops; evloop_other.go elsewhere;
 //     rawio.go: sockets taken out of the runtime's poller; idlepoll.go:
 //     the poller of parked clients.
-//   - track.go, prepared.go: prepared-statement tracking (protocol-level
-//     statements renamed per server, the pending-response queue).
+//   - track.go: the driver of the engine's prepared-statement tracking
+//     (writing the planned messages, relaying or swallowing the answers).
 //   - state.go: session state in transaction mode (classification, the
 //     preserve/reset/reject/allow policies, pinning, cleaning a server).
 //   - pool.go: pools and their wait queue; server.go: server connections;

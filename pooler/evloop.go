@@ -492,7 +492,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 				return false
 			}
 			c.mu.Lock()
-			c.st.Broken = true
+			c.eng.St.Broken = true
 			c.mu.Unlock()
 			l.flushLocked(c, &locked)
 			c.vanish()

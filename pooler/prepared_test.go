@@ -629,31 +629,3 @@ func TestPreparedRawProtocol(t *testing.T) {
 	}
 	expectTypes(t, fe, "ReadyForQuery")
 }
-
-func TestDeallocateTarget(t *testing.T) {
-	for _, tc := range []struct {
-		q, name string
-		ok      bool
-	}{
-		{"DEALLOCATE _pg3_1", "_pg3_1", true},
-		{"  deallocate\tPREPARE S_12 ;  ", "s_12", true},
-		{`DEALLOCATE "Mixed ""q"" Name"`, `Mixed "q" Name`, true},
-		{`DEALLOCATE"x"`, "x", true},
-		{"DEALLOCATE stmt$1", "stmt$1", true},
-		{"DEALLOCATE ALL", "", false},
-		{"DEALLOCATE PREPARE ALL", "", false},
-		{`DEALLOCATE "all"`, "all", true},
-		{"DEALLOCATE a; DEALLOCATE b", "", false},
-		{"DEALLOCATE", "", false},
-		{"DEALLOCATEx y", "", false},
-		{"DEALLOCATE 1x", "", false},
-		{`DEALLOCATE "unterminated`, "", false},
-		{"SELECT 1", "", false},
-		{"", "", false},
-	} {
-		name, ok := deallocateTarget([]byte(tc.q))
-		if name != tc.name || ok != tc.ok {
-			t.Errorf("deallocateTarget(%q) = %q, %v; want %q, %v", tc.q, name, ok, tc.name, tc.ok)
-		}
-	}
-}

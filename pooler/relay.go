@@ -181,7 +181,7 @@ func (c *clientConn) relay() bool {
 			// The client went away in the middle of a message: the
 			// server has half of it and cannot be reused.
 			c.mu.Lock()
-			c.st.Broken = true
+			c.eng.St.Broken = true
 			c.mu.Unlock()
 			unlock()
 			c.vanish()
@@ -204,7 +204,7 @@ func (c *clientConn) policyStep(typ byte, n int, body []byte, consumed bool) (ef
 	}
 	if typ == 'P' {
 		if c.tracked {
-			c.rejectParse = rejection(effs)
+			c.eng.RejectNextParse(rejection(effs))
 		}
 		return nil, "", false, nil
 	}
@@ -228,12 +228,13 @@ func (c *clientConn) policyStep(typ byte, n int, body []byte, consumed bool) (ef
 // server's; any other is the client's (the message was cut short).
 func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consumed bool, effs []StateEffect, replace string) error {
 	p := c.proxy
-	engine.CountFrontend(&c.st, typ)
+	engine.CountFrontend(&c.eng.St, typ)
 	c.noteFrontend(typ, n)
 	if typ == 'P' && c.tracked {
 		// A statement's effects happen when it runs: trackFrontend keeps
 		// them with the statement and applies them at Bind.
-		c.parseEffs, effs = effs, nil
+		c.eng.SetParseEffects(effs)
+		effs = nil
 	}
 	if effs != nil && p.cfg.OnSessionState != PolicyAllow {
 		c.state.Apply(effs, isTracked)
@@ -245,7 +246,7 @@ func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consum
 		pl := c.trackFrontend(s, typ, body, n)
 		c.mu.Unlock()
 		if replace != "" {
-			pl.action, pl.replace = planReplace, replace
+			pl.Action, pl.Replace = engine.PlanReplace, replace
 		}
 		return c.writePlan(s.w, typ, n, body, consumed, &pl)
 	}
@@ -262,7 +263,7 @@ func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consum
 		}
 	case consumed:
 		var h [headerLen]byte
-		s.w.Write(putHeader(h[:0], typ, n))
+		s.w.Write(engine.PutHeader(h[:0], typ, n))
 		if _, werr := s.w.Write(body); werr != nil {
 			return errWrite
 		}
@@ -387,8 +388,8 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 	}
 	c.server = s
 	c.moveLocked(engine.Attached)
-	c.st = engine.RelState{TxStatus: 'I', HeldForSession: p.cfg.Mode != ModeTransaction}
-	s.q.reset()
+	c.eng.St = engine.RelState{TxStatus: 'I', HeldForSession: p.cfg.Mode != ModeTransaction}
+	s.eng.ResetQueue()
 	s.synthHead.Store(false)
 	c.mu.Unlock()
 	p.stats.attaches.Add(1)
@@ -478,7 +479,7 @@ func (c *clientConn) serverMessage(s *serverConn, typ byte, n int, fatalSeen *bo
 		if s.synthHead.Load() {
 			c.emitDueSynths(s, false)
 		}
-		if mayComplete(typ) {
+		if engine.MayComplete(typ) {
 			var body []byte
 			var status byte
 			switch typ {
@@ -572,16 +573,16 @@ func isFatal(body []byte) bool {
 // so. It reports whether the server was released (the pump ends).
 func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 	c.mu.Lock()
-	c.st.TxStatus = status
-	if c.st.PendingSyncs > 0 {
-		c.st.PendingSyncs--
+	c.eng.St.TxStatus = status
+	if c.eng.St.PendingSyncs > 0 {
+		c.eng.St.PendingSyncs--
 	}
 	c.noteReady(status)
-	release := engine.MayRelease(c.st)
-	if release && c.tracked && s.q.len() > 0 {
+	release := engine.MayRelease(c.eng.St)
+	if release && c.tracked && s.eng.Pending() > 0 {
 		// Responses still owed: the bookkeeping is off. Keep the server
 		// with this client rather than hand it on.
-		c.proxy.log.Warn("responses pending at release; server kept", "user", c.user, "pending", s.q.len())
+		c.proxy.log.Warn("responses pending at release; server kept", "user", c.user, "pending", s.eng.Pending())
 		release = false
 	}
 	gone := c.gone
@@ -680,32 +681,32 @@ func (c *clientConn) vanish() {
 	c.gone = true
 	c.moveLocked(engine.Closing)
 	s := c.server
-	act := engine.OnVanish(s != nil, c.st)
+	act := engine.OnVanish(s != nil, c.eng.St)
 	var queries []string
 	switch act {
 	case engine.VanishNothing:
 		c.mu.Unlock()
 		return
 	case engine.VanishReset, engine.VanishRollback:
-		c.st.Pinned = false // the server is cleaned at its release
+		c.eng.St.Pinned = false // the server is cleaned at its release
 		if act == engine.VanishRollback {
 			queries = append(queries, "ROLLBACK")
 		}
-		if c.st.HeldForSession {
+		if c.eng.St.HeldForSession {
 			queries = append(queries, "DISCARD ALL")
 		}
 		if len(queries) == 0 {
 			queries = append(queries, "") // an empty query, for a ReadyForQuery
 		}
-		c.st.HeldForSession = false
-		c.st.PendingSyncs += len(queries)
+		c.eng.St.HeldForSession = false
+		c.eng.St.PendingSyncs += len(queries)
 		if c.tracked {
 			for range queries {
-				s.q.push(pend{kind: pkQuery})
+				s.eng.ExpectQuery()
 			}
 		}
 	default:
-		c.st.Broken = true
+		c.eng.St.Broken = true
 	}
 	c.mu.Unlock()
 	switch act {

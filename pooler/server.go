@@ -82,16 +82,13 @@ type serverConn struct {
 	created   time.Time
 	idleSince time.Time
 
-	// Prepared-statement state (prepared.go), used under the attached
-	// client's mu: the statements the server holds, the responses it
-	// owes, whose unnamed statement it has, and its count of simple
-	// Queries.
-	lru          stmtLRU
-	q            pendQueue
-	synthHead    atomic.Bool
-	unnamedOwner *clientConn
-	unnamedGen   uint64
-	qseq         uint64
+	// eng is the server's prepared-statement state (package engine),
+	// used under the attached client's mu: the statements it holds, the
+	// responses it owes, whose unnamed statement it has. synthHead is
+	// set while an answer of the pooler's own is due (eng.SynthDue), for
+	// the pump and the client goroutine to look at without the lock.
+	eng       engine.Server
+	synthHead atomic.Bool
 	// rio is the socket under r and w: a *rawIO, except behind TLS.
 	rio io.ReadWriter
 	// Event-loop state (evloop.go). loop is the loop whose epoll set has
@@ -104,10 +101,6 @@ type serverConn struct {
 	lfd                    int32
 	lclient                *clientConn
 	lfatal, lblocked, lout bool
-	// skipping is set when an extended-protocol message failed and no
-	// Sync was pending: the server ignores what follows up to the next
-	// Sync (see clientConn.trackFrontend).
-	skipping bool
 }
 
 // serverBufSize is the read and write buffer size of a server connection.

@@ -257,11 +257,11 @@ func (c *clientConn) classifyMessage(typ byte, n int, body []byte) []StateEffect
 		body = b[headerLen:]
 	}
 	if typ == 'P' {
-		_, rest, ok := cstring(body)
+		_, rest, ok := engine.CString(body)
 		if !ok {
 			return nil
 		}
-		q, _, ok := cstring(rest)
+		q, _, ok := engine.CString(rest)
 		if !ok {
 			return nil
 		}

@@ -94,7 +94,7 @@ func (k *clientCounters) startRoundTrip() {
 }
 
 // noteReady adds what the client's relay counted to its pool at a
-// ReadyForQuery with the given status, after c.st was updated. c.mu is
+// ReadyForQuery with the given status, after c.eng.St was updated. c.mu is
 // held, and the caller is the pump.
 func (c *clientConn) noteReady(status byte) {
 	k := &c.ctr
@@ -111,7 +111,7 @@ func (c *clientConn) noteReady(status byte) {
 		pc.queries.Add(k.queries)
 		k.queries = 0
 	}
-	idle := c.st.PendingSyncs == 0 && !c.st.Unsynced
+	idle := c.eng.St.PendingSyncs == 0 && !c.eng.St.Unsynced
 	roundTrip := idle && k.qStart != 0
 	if status != 'I' && !roundTrip {
 		return
@@ -311,10 +311,10 @@ func (p *Proxy) Snapshot() Snapshot {
 		ci := ClientInfo{
 			Database: c.database, User: c.user, ApplicationName: c.appName,
 			State: "idle", ConnectTime: c.ctr.connected, Admin: c.admin, Key: c.key.pid,
-			PreparedStatements: len(c.stmts),
+			PreparedStatements: c.eng.Statements(),
 		}
 		s := c.server
-		pinned := s != nil && c.st.Pinned
+		pinned := s != nil && c.eng.St.Pinned
 		if s != nil {
 			ci.State = "active"
 			ci.ServerPID = s.pid
@@ -390,7 +390,7 @@ func serverInfo(pl *pool, s *serverConn, state string) ServerInfo {
 		si.IdleSince = s.idleSince
 		// Attached servers' maps are the client's to change.
 		si.ApplicationName = s.params["application_name"]
-		si.PreparedStatements = s.lru.len()
+		si.PreparedStatements = s.eng.Statements()
 	}
 	si.Addr, si.Port = splitAddr(s.conn.RemoteAddr())
 	si.LocalAddr, si.LocalPort = splitAddr(s.conn.LocalAddr())

@@ -2,20 +2,27 @@
 // I/O: it owns no socket, goroutine, timer or lock. The two relays of
 // package pooler (the event loops and the goroutine relay) are drivers:
 // they move bytes, wait for readiness and run timers, and ask the engine
-// what each message means.
+// what each message means, under whatever lock guards the client.
 //
-// What is here: framing of client messages (Client.Frame: header checks,
-// Terminate, skip-till-Sync after a refused message, the maximum message
-// size), COPY messages outside a COPY (IgnoredDetached), the relay state of
-// an attached server (RelState, CountFrontend) and the decisions made on
-// it (MayRelease at a ReadyForQuery, OnVanish when the client leaves), and
-// the session state a client made on its server (Session: what pins it,
-// what must be cleaned, and the SQL that cleans, reads back and restores
-// it), and where a client is (Place: logging in, idle, waiting, attached,
-// pinned, closing) with the moves allowed between places (Move).
+// What is here:
+//   - framing of client messages (Client.Frame: header checks, Terminate,
+//     skip-till-Sync after a refused message, the maximum message size)
+//     and COPY messages outside a COPY (IgnoredDetached);
+//   - the relay state of an attached server (RelState, CountFrontend) and
+//     the decisions made on it: MayRelease at a ReadyForQuery, OnVanish
+//     when the client leaves;
+//   - prepared-statement tracking (Client.Frontend plans how a client's
+//     Parse, Bind, Describe, Close, Execute, Sync or Query is sent;
+//     Client.Backend matches the server's answers against the queue of
+//     responses it owes; Server holds the statements a server has) and the
+//     answers the pooler gives itself (Server.PopSynth);
+//   - the session state a client made on its server (Session: what pins
+//     it, what must be cleaned, and the SQL that cleans, reads back and
+//     restores it);
+//   - where a client is (Place: logging in, idle, waiting, attached,
+//     pinned, closing) and the moves allowed between places (Move).
 //
-// Not here yet, still in package pooler and called by both drivers: the
-// pending-response queue and prepared-statement tracking (track.go,
-// prepared.go), the policy step that classifies a statement and refuses or
-// records it (state.go).
+// Not here yet: the policy step that classifies a client's statement and
+// refuses, counts and logs it (package pooler, state.go and policyStep),
+// and the parameter tracking of servers (varcache, server.go).
 package engine

@@ -82,6 +82,29 @@ type Client struct {
 	// the pooler refused one, as PostgreSQL does after an error in an
 	// extended query.
 	skipTillSync bool
+
+	// St is the relay state of the attached server.
+	St RelState
+
+	// Prepared-statement tracking (track.go). MaxPrepared is how many
+	// statements a server keeps; Counts are counted for the driver.
+	MaxPrepared int
+	Counts      Counters
+	// stmts are the client's named statements.
+	stmts map[string]*stmt
+	// unnamed is the body after the name of the client's latest unnamed
+	// Parse (nil when it has none), unnamedGen counts its unnamed Parses.
+	unnamed    []byte
+	unnamedGen uint64
+	// qseq counts the client's simple Queries and Executes (for
+	// DEALLOCATE ALL).
+	qseq uint64
+	// rejectParse is the refusal Frontend answers the next Parse with
+	// (reject policy); parseEffs are the effects of the Parse it is given
+	// next, unnamedEffs those of the unnamed statement.
+	rejectParse []byte
+	parseEffs   []StateEffect
+	unnamedEffs []StateEffect
 }
 
 // ErrInvalidType is the violation of a message type a client may not send.

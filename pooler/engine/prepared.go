@@ -1,4 +1,4 @@
-package pooler
+package engine
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ import (
 // has, a CloseComplete) must reach the client in order. So in this mode
 // every message sent to the server that produces a response has an entry
 // in the server's pending queue, and the pump matches each response
-// against the head of that queue (see serverConn.q and clientConn.track).
+// against the head of that queue (see Server.q, Client.Frontend and Client.Backend).
 
 // stmt is one of a client's named statements.
 type stmt struct {
@@ -213,9 +213,9 @@ func (l *stmtLRU) pushFront(n *lruNode) {
 	}
 }
 
-// cstring splits b at its first NUL: the string before it and the rest
+// CString splits b at its first NUL: the string before it and the rest
 // after it.
-func cstring(b []byte) (s, rest []byte, ok bool) {
+func CString(b []byte) (s, rest []byte, ok bool) {
 	i := bytes.IndexByte(b, 0)
 	if i < 0 {
 		return nil, nil, false
@@ -223,8 +223,8 @@ func cstring(b []byte) (s, rest []byte, ok bool) {
 	return b[:i], b[i+1:], true
 }
 
-// putHeader appends a message header for a body of n bytes.
-func putHeader(dst []byte, typ byte, n int) []byte {
+// PutHeader appends a message header for a body of n bytes.
+func PutHeader(dst []byte, typ byte, n int) []byte {
 	dst = append(dst, typ, 0, 0, 0, 0)
 	binary.BigEndian.PutUint32(dst[len(dst)-4:], uint32(4+n))
 	return dst
@@ -253,7 +253,7 @@ func deallocateTarget(q []byte) (string, bool) {
 				return false
 			}
 		}
-		if !isSpace(q[i+len(word)]) && q[i+len(word)] != '"' {
+		if !IsSpace(q[i+len(word)]) && q[i+len(word)] != '"' {
 			return false
 		}
 		i = skipSpace(q, i+len(word))
@@ -306,12 +306,12 @@ func deallocateTarget(q []byte) (string, bool) {
 	return string(name), true
 }
 
-func isSpace(b byte) bool {
+func IsSpace(b byte) bool {
 	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v'
 }
 
 func skipSpace(q []byte, i int) int {
-	for i < len(q) && isSpace(q[i]) {
+	for i < len(q) && IsSpace(q[i]) {
 		i++
 	}
 	return i
@@ -320,7 +320,7 @@ func skipSpace(q []byte, i int) int {
 // isDeallocateAllTag reports whether a CommandComplete body is the tag of
 // a command that dropped every prepared statement of the session.
 func isDeallocateAllTag(body []byte) bool {
-	tag, _, ok := cstring(body)
+	tag, _, ok := CString(body)
 	return ok && (string(tag) == "DEALLOCATE ALL" || string(tag) == "DISCARD ALL")
 }
 
@@ -352,10 +352,10 @@ func completes(k pendKind, typ byte) (done, failed bool) {
 	return false, false
 }
 
-// mayComplete reports whether a server message of type typ can complete
+// MayComplete reports whether a server message of type typ can complete
 // any pending entry; the pump skips the queue for the others (data rows,
 // notices, parameter status, COPY data and the like).
-func mayComplete(typ byte) bool {
+func MayComplete(typ byte) bool {
 	switch typ {
 	case '1', '2', '3', 'T', 'n', 'C', 'I', 's', 'E', 'Z':
 		return true

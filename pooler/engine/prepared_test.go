@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+func TestDeallocateTarget(t *testing.T) {
+	for _, tc := range []struct {
+		q, name string
+		ok      bool
+	}{
+		{"DEALLOCATE _pg3_1", "_pg3_1", true},
+		{"  deallocate\tPREPARE S_12 ;  ", "s_12", true},
+		{`DEALLOCATE "Mixed ""q"" Name"`, `Mixed "q" Name`, true},
+		{`DEALLOCATE"x"`, "x", true},
+		{"DEALLOCATE stmt$1", "stmt$1", true},
+		{"DEALLOCATE ALL", "", false},
+		{"DEALLOCATE PREPARE ALL", "", false},
+		{`DEALLOCATE "all"`, "all", true},
+		{"DEALLOCATE a; DEALLOCATE b", "", false},
+		{"DEALLOCATE", "", false},
+		{"DEALLOCATEx y", "", false},
+		{"DEALLOCATE 1x", "", false},
+		{`DEALLOCATE "unterminated`, "", false},
+		{"SELECT 1", "", false},
+		{"", "", false},
+	} {
+		name, ok := deallocateTarget([]byte(tc.q))
+		if name != tc.name || ok != tc.ok {
+			t.Errorf("deallocateTarget(%q) = %q, %v; want %q, %v", tc.q, name, ok, tc.name, tc.ok)
+		}
+	}
+}
+
+// FuzzFrontend feeds client messages of the kinds the prepared-statement
+// tracking decodes (Parse, Bind, Describe, Close, Execute, Sync, Query)
+// with arbitrary bodies to Client.Frontend, as one client on one server,
+// and answers each with a server message picked by the fuzzer through
+// Client.Backend: whatever the bytes, it must not panic, the server's
+// cache must stay within its bound, every planned rename must fit its
+// message, and the pooler's own answers must be whole messages.
+func FuzzFrontend(f *testing.F) {
+	f.Add([]byte("P"), []byte("s1\x00SELECT $1\x00\x00\x01\x00\x00\x00\x17"), []byte("1"))
+	f.Add([]byte("B"), []byte("\x00s1\x00\x00\x00\x00\x01\x00\x00\x00\x015\x00\x00"), []byte("2"))
+	f.Add([]byte("D"), []byte("Ss1\x00"), []byte("tT"))
+	f.Add([]byte("C"), []byte("Ss1\x00"), []byte("3"))
+	f.Add([]byte("PBDCESQ"), []byte("\x00"), []byte("12TnCZ"))
+	f.Add([]byte("PP"), []byte("s1\x00SELECT 1\x00\x00\x00"), []byte("EZ"))
+	f.Fuzz(func(t *testing.T, types, body, answers []byte) {
+		c := &Client{MaxMessage: 1 << 20, MaxPrepared: 2}
+		s := &Server{}
+		if len(types) > 16 {
+			types = types[:16]
+		}
+		for i, typ := range types {
+			// Vary the body a little per message so names differ.
+			b := body
+			if i%2 == 1 && len(b) > 0 {
+				b = b[1:]
+			}
+			pl := c.Frontend(s, typ, b, len(b))
+			if s.Statements() > 2+1 {
+				t.Fatalf("cache holds %d statements, bound 2", s.Statements())
+			}
+			if pl.Action == PlanRename && pl.Skip > len(b) {
+				t.Fatalf("rename skips %d bytes of a %d-byte body", pl.Skip, len(b))
+			}
+			for m := s.PopSynth(); m != nil; m = s.PopSynth() {
+				if _, n, err := ParseHeader(m, 1<<20); err != nil || len(m) != HeaderLen+n {
+					t.Fatalf("the pooler's answer %q is not one whole message", m)
+				}
+			}
+			if i < len(answers) && MayComplete(answers[i]) {
+				var tag []byte
+				if answers[i] == 'C' {
+					tag = []byte("DEALLOCATE ALL\x00")
+				}
+				c.Backend(s, answers[i], tag)
+			}
+			if s.Pending() < 0 || c.St.PendingSyncs < 0 {
+				t.Fatal("negative count")
+			}
+		}
+	})
+}
+
+// TestErrorMessage checks the engine's own ErrorResponse encoding with
+// pgproto3's decoder.
+func TestErrorMessage(t *testing.T) {
+	b := errorMessage("42P05", `prepared statement "s1" already exists`)
+	var e pgproto3.ErrorResponse
+	if b[0] != 'E' {
+		t.Fatalf("type %q", b[0])
+	}
+	if _, n, err := ParseHeader(b, 1<<10); err != nil || n != len(b)-HeaderLen {
+		t.Fatalf("header: %d, %v", n, err)
+	}
+	if err := e.Decode(b[HeaderLen:]); err != nil {
+		t.Fatal(err)
+	}
+	if e.Severity != "ERROR" || e.SeverityUnlocalized != "ERROR" || e.Code != "42P05" || e.Message != `prepared statement "s1" already exists` {
+		t.Fatalf("%+v", e)
+	}
+}

@@ -1,0 +1,472 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// PlanAction is what happens to the client's message itself.
+type PlanAction uint8
+
+const (
+	PlanRaw     PlanAction = iota // forward unchanged
+	PlanDrop                      // answered or refused by the pooler: not sent
+	PlanRename                    // sent with the statement name replaced
+	PlanReplace                   // a simple Query sent with other text (replace)
+)
+
+// Plan is what the driver sends to the server for one client message.
+type Plan struct {
+	// CloseName, when set, is a statement evicted from the server's
+	// cache: a Close is sent first.
+	CloseName string
+	// Inject is set for a Parse the pooler sends before the message
+	// (InjName, InjRest).
+	Inject  bool
+	InjName string
+	InjRest []byte
+	Action  PlanAction
+	// NewName replaces the statement name (Parse, Bind, Describe); Skip
+	// is how many body bytes of the original the replacement covers
+	// (for Bind: portal and statement name with their NULs).
+	NewName string
+	Head    []byte // Bind: the portal name; Describe: the kind byte
+	Tail    []byte // Parse: the rest of the body after the name
+	Skip    int
+	Replace string
+	// Effects are what a Bind's statement does to session state when it
+	// runs: the driver applies them under its policy.
+	Effects []StateEffect
+}
+
+// Server is the protocol state of one server connection that prepared-
+// statement tracking keeps: the statements it holds, the responses it
+// owes, whose unnamed statement it has. Like Client it has no lock; the
+// driver guards it with the lock of the client the server is attached to.
+type Server struct {
+	lru          stmtLRU
+	q            pendQueue
+	unnamedOwner *Client
+	unnamedGen   uint64
+	// qseq counts the simple Queries and Executes sent (for DEALLOCATE
+	// ALL and DISCARD ALL).
+	qseq uint64
+	// skipping is set when an extended-protocol message failed and no
+	// Sync has been sent since: the server skips every message up to the
+	// next Sync.
+	skipping bool
+}
+
+// Counters are what tracking counted since the driver last took them.
+type Counters struct {
+	ClientParses, ServerParses, Binds, Evictions int64
+}
+
+// TakeCounts returns the counts and starts again from zero.
+func (c *Client) TakeCounts() Counters {
+	n := c.Counts
+	c.Counts = Counters{}
+	return n
+}
+
+// Statements is the number of the client's named protocol statements.
+func (c *Client) Statements() int { return len(c.stmts) }
+
+// SetParseEffects gives the effects of the Parse that Frontend sees next:
+// they happen when the statement runs (at Bind).
+func (c *Client) SetParseEffects(effs []StateEffect) { c.parseEffs = effs }
+
+// RejectNextParse makes Frontend answer the client's next Parse with msg
+// (an ErrorResponse) instead of sending it (the reject policy).
+func (c *Client) RejectNextParse(msg []byte) { c.rejectParse = msg }
+
+// Statements is the number of server-side statements the server holds.
+func (s *Server) Statements() int { return s.lru.len() }
+
+// Pending is the number of responses the server still owes.
+func (s *Server) Pending() int { return s.q.len() }
+
+// ResetQueue forgets the pending responses (a server newly attached owes
+// none).
+func (s *Server) ResetQueue() { s.q.reset() }
+
+// ExpectQuery notes a simple Query the pooler sends itself (the clean-up
+// after a client left): everything up to its ReadyForQuery is owed.
+func (s *Server) ExpectQuery() { s.q.push(pend{kind: pkQuery}) }
+
+// SynthDue reports whether an answer of the pooler's own is at the head of
+// the queue: due now, with nothing before it.
+func (s *Server) SynthDue() bool {
+	f := s.q.front()
+	return f != nil && f.kind == pkSynth
+}
+
+// PopSynth returns the next due answer of the pooler's own, or nil.
+func (s *Server) PopSynth() []byte {
+	if !s.SynthDue() {
+		return nil
+	}
+	return s.q.pop().msg
+}
+
+// Backend matches a server message of type typ that may complete a
+// pending entry (MayComplete) against the queue. It reports whether the
+// message goes on to the client: not when it answers a Parse or Close the
+// pooler sent itself. body is the message body when the driver has it
+// (small CommandComplete messages), else nil.
+func (c *Client) Backend(s *Server, typ byte, body []byte) (forward bool) {
+	forward = true
+	e := s.q.front()
+	if e == nil {
+		return true
+	}
+	if (e.kind == pkQuery || e.kind == pkExecute) && typ == 'C' && body != nil && isDeallocateAllTag(body) {
+		s.lru.removeBefore(e.seq)
+		for name, st := range c.stmts {
+			if st.seq < e.cseq {
+				delete(c.stmts, name)
+			}
+		}
+	}
+	if done, failed := completes(e.kind, typ); done {
+		ent := s.q.pop()
+		if ent.kind == pkInjParse || ent.kind == pkInjClose {
+			forward = failed
+		}
+		if failed {
+			c.entryFailed(s, &ent)
+			for f := s.q.front(); f != nil && f.kind != pkSync; f = s.q.front() {
+				dropped := s.q.pop()
+				c.entryDropped(s, &dropped)
+			}
+			// No Sync sent yet: the messages still to come up to it
+			// are skipped too.
+			s.skipping = s.q.front() == nil
+		}
+	}
+	return forward
+}
+
+// errorMessage encodes an ErrorResponse of severity ERROR.
+func errorMessage(code, msg string) []byte {
+	b := []byte{'E', 0, 0, 0, 0}
+	for _, f := range [][2]string{{"S", "ERROR"}, {"V", "ERROR"}, {"C", code}, {"M", msg}} {
+		b = append(b, f[0][0])
+		b = append(b, f[1]...)
+		b = append(b, 0)
+	}
+	b = append(b, 0)
+	binary.BigEndian.PutUint32(b[1:5], uint32(len(b)-1))
+	return b
+}
+
+// pushSynth queues an answer of the pooler's own. When nothing is pending
+// before it, it is due at once (SynthDue).
+func (s *Server) pushSynth(msg []byte) {
+	s.q.push(pend{kind: pkSynth, msg: msg})
+}
+
+// makeRoom evicts the least recently used statement of a full cache and
+// returns its name for a Close ("" when there is room).
+func (c *Client) makeRoom(s *Server) string {
+	if s.lru.len() < c.MaxPrepared {
+		return ""
+	}
+	name := s.lru.oldest()
+	s.lru.remove(name)
+	s.q.push(pend{kind: pkInjClose, name: name})
+	c.Counts.Evictions++
+	return name
+}
+
+// ensureNamed makes sure the server will hold st when the next message
+// reaches it, planning a Parse (and an eviction) if it does not. c.mu is
+// held.
+func (c *Client) ensureNamed(s *Server, st *stmt, pl *Plan) {
+	if s.lru.touch(st.srv) {
+		return
+	}
+	pl.CloseName = c.makeRoom(s)
+	pl.Inject, pl.InjName, pl.InjRest = true, st.srv, st.rest
+	s.lru.add(st.srv, s.qseq)
+	s.q.push(pend{kind: pkInjParse, name: st.srv})
+	c.Counts.ServerParses++
+}
+
+// ensureUnnamed makes the server's unnamed statement the client's current
+// one, or makes sure the server has none when the client has none.
+func (c *Client) ensureUnnamed(s *Server, pl *Plan) {
+	if s.unnamedOwner == c && s.unnamedGen == c.unnamedGen {
+		return
+	}
+	if c.unnamed == nil {
+		if s.unnamedOwner != nil {
+			pl.CloseName = "\x00unnamed" // see writePlan
+			s.q.push(pend{kind: pkInjClose, name: "\x00unnamed"})
+			s.unnamedOwner = nil
+		}
+		return
+	}
+	pl.Inject, pl.InjName, pl.InjRest = true, "", c.unnamed
+	s.q.push(pend{kind: pkInjParse, seq: c.unnamedGen})
+	s.unnamedOwner, s.unnamedGen = c, c.unnamedGen
+	c.Counts.ServerParses++
+}
+
+// sqlDeallocate handles a query that is `DEALLOCATE name` for one of the
+// client's protocol statements (the server knows it by another name):
+// the statement leaves the client's map, the server is made to hold it
+// (so that the command succeeds there) and drops it from its cache, and
+// the caller sends the command with srv, the server's name. It reports
+// false for any other query, which goes to the server unchanged. c.mu is
+// held.
+func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan) (ok bool, srv string) {
+	if len(c.stmts) == 0 {
+		return false, "" // nothing of the client's to deallocate: no parse
+	}
+	name, ok := deallocateTarget(query)
+	if !ok {
+		return false, ""
+	}
+	st := c.stmts[name]
+	if st == nil {
+		return false, "" // an SQL-level statement, or an error from the server
+	}
+	c.ensureNamed(s, st, pl)
+	s.lru.remove(st.srv)
+	delete(c.stmts, name)
+	return true, st.srv
+}
+
+// Frontend records what client message typ does and plans how it is
+// sent; s is the attached server. body is the message body (for a Bind or
+// a Query, at least its start), n the body's length.
+//
+// After an extended-protocol message failed, PostgreSQL ignores every
+// message up to the next Sync, including those the client sends after
+// the error reached the pooler (a pipelining client such as psycopg 3
+// sends the rest of its pipeline later): while s.skipping, what such a
+// message would have done is undone at once and no response is expected
+// for it.
+func (c *Client) Frontend(s *Server, typ byte, body []byte, n int) Plan {
+	if !s.skipping || typ == 'S' {
+		return c.planFrontend(s, typ, body, n)
+	}
+	mark := len(s.q.buf)
+	pl := c.planFrontend(s, typ, body, n)
+	for i := mark; i < len(s.q.buf); i++ {
+		c.entryDropped(s, &s.q.buf[i])
+	}
+	clear(s.q.buf[mark:])
+	s.q.buf = s.q.buf[:mark]
+	return pl
+}
+
+// planFrontend is Frontend for a server that is not skipping.
+func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int) Plan {
+	var pl Plan
+	switch typ {
+	case 'P':
+		if r := c.rejectParse; r != nil {
+			c.rejectParse = nil
+			s.pushSynth(r)
+			c.skipTillSync = true
+			pl.Action = PlanDrop
+			return pl
+		}
+		effs := c.parseEffs
+		c.parseEffs = nil
+		name, rest, ok := CString(body)
+		if !ok {
+			s.q.push(pend{kind: pkParse, name: "\x00invalid"})
+			return pl
+		}
+		c.Counts.ClientParses++
+		if len(name) == 0 {
+			if text, after, ok := CString(rest); ok {
+				if st, srv := c.sqlDeallocate(s, text, &pl); st {
+					// The unnamed statement deallocates one of the
+					// client's protocol statements: sent as its server
+					// name.
+					rest = append(append([]byte("DEALLOCATE "+srv), 0), after...)
+					pl.Action, pl.NewName, pl.Tail, pl.Skip = PlanRename, "", rest, len(body)
+				}
+			}
+			c.unnamedEffs = effs
+			c.unnamed = append(c.unnamed[:0], rest...)
+			c.unnamedGen++
+			s.unnamedOwner, s.unnamedGen = c, c.unnamedGen
+			s.q.push(pend{kind: pkParse, seq: c.unnamedGen})
+			c.Counts.ServerParses++
+			return pl
+		}
+		if c.stmts == nil {
+			c.stmts = make(map[string]*stmt)
+		}
+		cname := string(name)
+		if _, dup := c.stmts[cname]; dup {
+			s.pushSynth(errorMessage("42P05", fmt.Sprintf("prepared statement %q already exists", name)))
+			c.skipTillSync = true
+			pl.Action = PlanDrop
+			return pl
+		}
+		st := &stmt{srv: serverStmtName(rest), rest: append([]byte(nil), rest...), seq: c.qseq, effs: effs}
+		c.stmts[cname] = st
+		pl.Action = PlanRename
+		pl.NewName, pl.Tail, pl.Skip = st.srv, st.rest, len(body)
+		if s.lru.touch(st.srv) {
+			s.pushSynth(msgParseComplete)
+			s.q.buf[len(s.q.buf)-1].name, s.q.buf[len(s.q.buf)-1].cname = st.srv, cname
+			pl.Action = PlanDrop
+			return pl
+		}
+		pl.CloseName = c.makeRoom(s)
+		s.lru.add(st.srv, s.qseq)
+		s.q.push(pend{kind: pkParse, name: st.srv, cname: cname})
+		c.Counts.ServerParses++
+	case 'B':
+		c.Counts.Binds++
+		portal, rest, ok := CString(body)
+		var name []byte
+		if ok {
+			name, _, ok = CString(rest)
+		}
+		if ok {
+			var effs []StateEffect
+			if len(name) == 0 {
+				c.ensureUnnamed(s, &pl)
+				effs = c.unnamedEffs
+			} else if st := c.stmts[string(name)]; st != nil {
+				c.ensureNamed(s, st, &pl)
+				pl.Action = PlanRename
+				pl.NewName, pl.Head, pl.Skip = st.srv, portal, len(portal)+1+len(name)+1
+				effs = st.effs
+			}
+			pl.Effects = effs
+		}
+		s.q.push(pend{kind: pkBind})
+	case 'D':
+		if len(body) < 2 || body[0] != 'S' {
+			s.q.push(pend{kind: pkDescribeP})
+			return pl
+		}
+		if name, _, ok := CString(body[1:]); ok {
+			if len(name) == 0 {
+				c.ensureUnnamed(s, &pl)
+			} else if st := c.stmts[string(name)]; st != nil {
+				c.ensureNamed(s, st, &pl)
+				pl.Action = PlanRename
+				pl.NewName, pl.Head, pl.Skip = st.srv, body[:1], len(body)
+			}
+		}
+		s.q.push(pend{kind: pkDescribeS})
+	case 'C':
+		if len(body) >= 2 && body[0] == 'S' {
+			if name, _, ok := CString(body[1:]); ok {
+				if len(name) == 0 {
+					c.unnamed = nil
+					s.unnamedOwner = nil
+				} else {
+					// The client's statement only: others may share the
+					// server's statement, which stays cached.
+					st := c.stmts[string(name)]
+					delete(c.stmts, string(name))
+					s.pushSynth(msgCloseComplete)
+					s.q.buf[len(s.q.buf)-1].cname, s.q.buf[len(s.q.buf)-1].undo = string(name), st
+					pl.Action = PlanDrop
+					return pl
+				}
+			}
+		}
+		s.q.push(pend{kind: pkClose})
+	case 'E':
+		// Numbered like a simple Query: it may run DEALLOCATE ALL or
+		// DISCARD ALL (see trackBackend).
+		s.qseq++
+		c.qseq++
+		s.q.push(pend{kind: pkExecute, seq: s.qseq, cseq: c.qseq})
+	case 'S':
+		c.skipTillSync = false
+		s.skipping = false
+		s.q.push(pend{kind: pkSync})
+	case 'Q':
+		// A simple Query drops the unnamed statement.
+		s.qseq++
+		c.qseq++
+		c.unnamed, c.unnamedEffs = nil, nil
+		s.unnamedOwner = nil
+		if len(body) == n && n > 0 {
+			if st, srv := c.sqlDeallocate(s, body[:n-1], &pl); st {
+				pl.Action, pl.Replace = PlanReplace, "DEALLOCATE "+srv
+			}
+		}
+		s.q.push(pend{kind: pkQuery, seq: s.qseq, cseq: c.qseq})
+	case 'F':
+		s.q.push(pend{kind: pkQuery})
+	}
+	return pl
+}
+
+// entryFailed undoes the bookkeeping of a Parse or Close that failed on
+// the server.
+func (c *Client) entryFailed(s *Server, e *pend) {
+	switch e.kind {
+	case pkParse:
+		if e.name == "" {
+			if c.unnamedGen == e.seq {
+				c.unnamed = nil
+			}
+			if s.unnamedOwner == c && s.unnamedGen == e.seq {
+				s.unnamedOwner = nil
+			}
+			return
+		}
+		s.lru.remove(e.name)
+		if st := c.stmts[e.cname]; st != nil && st.srv == e.name {
+			delete(c.stmts, e.cname)
+		}
+	case pkInjParse:
+		if e.name == "" {
+			if s.unnamedOwner == c && s.unnamedGen == e.seq {
+				s.unnamedOwner = nil
+			}
+			return
+		}
+		s.lru.remove(e.name)
+	case pkInjClose:
+		if e.name != "\x00unnamed" {
+			s.lru.add(e.name, 0) // still there
+		}
+	}
+}
+
+// entryDropped undoes the bookkeeping of a message the server skipped
+// after an error (everything up to the next Sync).
+func (c *Client) entryDropped(s *Server, e *pend) {
+	switch e.kind {
+	case pkParse, pkInjParse, pkInjClose:
+		c.entryFailed(s, e)
+	case pkSynth:
+		// The pooler's own answer to a Parse or Close the server would
+		// have skipped: the client's statement is as before.
+		switch {
+		case e.undo != nil:
+			if c.stmts == nil {
+				c.stmts = make(map[string]*stmt)
+			}
+			if _, ok := c.stmts[e.cname]; !ok {
+				c.stmts[e.cname] = e.undo
+			}
+		case e.cname != "":
+			if st := c.stmts[e.cname]; st != nil && st.srv == e.name {
+				delete(c.stmts, e.cname)
+			}
+		}
+	case pkQuery:
+		// A simple Query after a failed extended message is skipped as
+		// well: no ReadyForQuery will come for it.
+		if c.St.PendingSyncs > 0 {
+			c.St.PendingSyncs--
+		}
+	}
+}
