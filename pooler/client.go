@@ -112,10 +112,9 @@ type clientConn struct {
 	// measurement builds only (capturetoggle.go).
 	recOff atomic.Bool
 
-	// policyOn is set in transaction mode with a classifier; state is the
-	// session state the client created (under mu).
+	// policyOn is set in transaction mode with a classifier (the session
+	// state the client made is eng.Session).
 	policyOn bool
-	state    engine.Session
 	// startupSets are startup parameters beyond the tracked ones, set on
 	// the client's server in session and record mode.
 	startupSets []engine.Setting
@@ -134,18 +133,15 @@ type clientConn struct {
 	// Event-loop state (evloop.go). inLoop is set while an event loop
 	// owns the client; lp is that loop, and the fields after it are used
 	// by the loop alone: lfd is the socket's descriptor, lwait is set while
-	// the client waits in its pool's queue, lheld while its first
-	// unrelayed message was classified already (leffs, lreplace), lout
+	// the client waits in its pool's queue (its first unrelayed message
+	// was judged already: eng.Hold), lout
 	// while the loop watches the socket for writing.
-	inLoop   atomic.Bool
-	lp       *evLoop
-	lfd      int32
-	lwait    bool
-	lmore    bool // the socket may hold bytes the loop has not read
-	lheld    bool
-	leffs    []StateEffect
-	lreplace string
-	lout     bool
+	inLoop atomic.Bool
+	lp     *evLoop
+	lfd    int32
+	lwait  bool
+	lmore  bool // the socket may hold bytes the loop has not read
+	lout   bool
 	// finished is set by done.
 	finished atomic.Bool
 

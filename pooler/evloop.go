@@ -443,12 +443,8 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			b, _ := c.r.Peek(total)
 			body = b[headerLen:]
 		}
-		var effs []StateEffect
-		var replace string
-		if c.lheld {
-			// Classified already, before the loop waited for a server.
-			effs, replace, c.lheld, c.leffs, c.lreplace = c.leffs, c.lreplace, false, nil, ""
-		} else {
+		effs, replace, held := c.eng.TakeHeld()
+		if !held {
 			var refused bool
 			effs, replace, refused, _ = c.policyStep(typ, n, body, false)
 			if refused {
@@ -464,11 +460,13 @@ func (l *evLoop) frontend(c *clientConn) bool {
 				c.r.Discard(total)
 				continue
 			}
-			c.lheld, c.leffs, c.lreplace = true, effs, replace
+			// The verdict waits with the message; whichever driver
+			// sends it takes it (TakeHeld).
+			c.eng.Hold(effs, replace)
 			if !l.attach(c) {
 				return false
 			}
-			c.lheld, c.leffs, c.lreplace = false, nil, ""
+			c.eng.TakeHeld()
 			c.mu.Lock()
 			s = c.server
 		}
@@ -478,7 +476,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			if rio := s.lrio(); rio != nil && len(rio.pend) > loopOut {
 				// The server does not keep up: go on when it drains
 				// (serverWritable).
-				c.lheld, c.leffs, c.lreplace = true, effs, replace
+				c.eng.Hold(effs, replace)
 				return false
 			}
 			s.wmu.Lock()
@@ -615,7 +613,7 @@ func (l *evLoop) bind(c *clientConn, s *serverConn) bool {
 	c.waiter.loop, c.waiter.c = nil, nil
 	rio := s.lrio()
 	c.mu.Lock()
-	simple := rio != nil && s.sig == c.sig && len(c.startupSets) == 0 && len(c.state.Settings) == 0
+	simple := rio != nil && s.sig == c.sig && len(c.startupSets) == 0 && len(c.eng.Session.Settings) == 0
 	c.mu.Unlock()
 	if !simple {
 		l.eject(c, s, false)
@@ -757,7 +755,7 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 func (c *clientConn) stateDirty() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.state.Dirty()
+	return c.eng.Session.Dirty()
 }
 
 // released runs after serverMessage gave s back to the pool.
@@ -928,7 +926,7 @@ func (l *evLoop) serverWritable(s *serverConn) {
 		s.lout = false
 		l.modify(s.lfd, false)
 	}
-	if c := s.lclient; c != nil && small && c.lheld && !c.lwait {
+	if c := s.lclient; c != nil && small && c.eng.Holding() && !c.lwait {
 		l.clientReadable(c)
 	}
 }

@@ -48,6 +48,12 @@ type quietProxy struct {
 // startQuiet starts a proxy in transaction mode with the real classifier
 // on relay with pool size size; waitTimeout is query_wait_timeout.
 func startQuiet(t *testing.T, relay pooler.Relay, size int, waitTimeout time.Duration) *quietProxy {
+	return startWith(t, pooler.Config{Relay: relay, PoolSize: size, QueryWaitTimeout: waitTimeout})
+}
+
+// startWith starts a proxy with cfg, the real classifier and a lowered
+// nudgeAfter.
+func startWith(t *testing.T, cfg pooler.Config) *quietProxy {
 	t.Helper()
 	srv := pgtest.Shared(t)
 	level := slog.LevelWarn
@@ -55,14 +61,10 @@ func startQuiet(t *testing.T, relay pooler.Relay, size int, waitTimeout time.Dur
 	if os.Getenv("POOLER_TEST_DEBUG") != "" {
 		out, level = os.Stderr, slog.LevelDebug
 	}
-	p, port := proxytest.Listen(t, pooler.Config{
-		Upstream:         srv.SocketURL(pgtest.SuperUser),
-		PoolSize:         size,
-		Relay:            relay,
-		QueryWaitTimeout: waitTimeout,
-		Classifier:       sessionstate.New(),
-		Logger:           slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level})),
-	})
+	cfg.Upstream = srv.SocketURL(pgtest.SuperUser)
+	cfg.Classifier = sessionstate.New()
+	cfg.Logger = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level}))
+	p, port := proxytest.Listen(t, cfg)
 	pooler.SetNudgeAfter(p, 10*time.Millisecond)
 	done := make(chan error, 1)
 	go func() { done <- p.Serve(context.Background()) }()
@@ -95,19 +97,7 @@ func startQuiet(t *testing.T, relay pooler.Relay, size int, waitTimeout time.Dur
 
 func (qp *quietProxy) conn(t *testing.T) *pgx.Conn {
 	t.Helper()
-	cfg, err := pgx.ParseConfig(qp.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(context.Background()) })
-	return c
+	return qp.connApp(t, "", pgx.QueryExecModeSimpleProtocol)
 }
 
 // answered runs sql on c and fails the test unless it returns want within

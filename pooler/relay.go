@@ -126,14 +126,20 @@ func (c *clientConn) relay() bool {
 		if c.rec != nil && typ != 'd' {
 			c.recordFrontend(typ, n, body, batched)
 		}
-		effs, replace, refused, err := c.policyStep(typ, n, body, consumed)
-		if err != nil {
-			unlock()
-			c.vanish()
-			return true
-		}
-		if refused {
-			continue
+		// A message an event loop judged already, before it handed the
+		// client over, is not judged again.
+		effs, replace, held := c.eng.TakeHeld()
+		if !held {
+			var refused bool
+			effs, replace, refused, err = c.policyStep(typ, n, body, consumed)
+			if err != nil {
+				unlock()
+				c.vanish()
+				return true
+			}
+			if refused {
+				continue
+			}
 		}
 		c.mu.Lock()
 		s := c.server
@@ -199,19 +205,21 @@ func (c *clientConn) policyStep(typ byte, n int, body []byte, consumed bool) (ef
 		return nil, "", false, nil
 	}
 	effs = c.classifyMessage(typ, n, body)
-	if effs == nil || c.proxy.cfg.OnSessionState != PolicyReject {
-		return effs, "", false, nil
+	policy := c.proxy.cfg.OnSessionState
+	attached := false
+	if len(effs) > 0 && policy == PolicyReject {
+		attached = !c.detached()
 	}
-	if typ == 'P' {
+	switch engine.Judge(policy, typ, effs, attached) {
+	case engine.Pass:
+		return effs, "", false, nil
+	case engine.RefuseParse:
 		if c.tracked {
-			c.eng.RejectNextParse(rejection(effs))
+			c.eng.RejectNextParse(engine.Refusal(effs))
 		}
 		return nil, "", false, nil
-	}
-	if !c.detached() {
-		// Inside a transaction the server raises the refusal, so that the
-		// transaction fails as it would.
-		return nil, raiseQuery(effs), false, nil
+	case engine.RaiseOnServer:
+		return nil, engine.RaiseQuery(effs), false, nil
 	}
 	// Refused outright: the client stays usable.
 	if !consumed {
@@ -219,7 +227,7 @@ func (c *clientConn) policyStep(typ byte, n int, body []byte, consumed bool) (ef
 			return nil, "", true, err
 		}
 	}
-	c.send(append(rejection(effs), 'Z', 0, 0, 0, 5, 'I'))
+	c.send(append(engine.Refusal(effs), 'Z', 0, 0, 0, 5, 'I'))
 	return nil, "", true, nil
 }
 
@@ -236,11 +244,8 @@ func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consum
 		c.eng.SetParseEffects(effs)
 		effs = nil
 	}
-	if effs != nil && p.cfg.OnSessionState != PolicyAllow {
-		c.state.Apply(effs, isTracked)
-		if p.cfg.OnSessionState == PolicyPreserve {
-			c.setPinnedLocked(c.state.Held())
-		}
+	if pinned, ok := c.eng.ApplyEffects(p.cfg.OnSessionState, effs, isTracked); ok {
+		c.setPinnedLocked(pinned)
 	}
 	if c.tracked {
 		pl := c.trackFrontend(s, typ, body, n)
@@ -356,7 +361,7 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 	// mode its startup parameters beyond the tracked ones, in transaction
 	// mode the settings that follow it (preserve); one query either way.
 	c.mu.Lock()
-	settings := c.state.Settings
+	settings := c.eng.Session.Settings
 	c.mu.Unlock()
 	if sets := append(c.startupSets[:len(c.startupSets):len(c.startupSets)], settings...); len(sets) > 0 {
 		if _, err := s.runInternal(engine.RestoreSQL(sets)); err != nil {
@@ -367,7 +372,7 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 		// back and reset when it goes back to the pool.
 		c.mu.Lock()
 		for _, st := range settings {
-			engine.SetAdd(&c.state.Touched, st.Name)
+			engine.SetAdd(&c.eng.Session.Touched, st.Name)
 		}
 		c.mu.Unlock()
 	}

@@ -257,6 +257,7 @@ func (s *serverConn) applyParams(want map[string]string) error {
 	if q.Len() == 0 {
 		return nil
 	}
+	s.eng.SimpleQuery()
 	if err := writeQuery(s.w, q.String()); err != nil {
 		return err
 	}
@@ -290,6 +291,7 @@ func (s *serverConn) applyParams(want map[string]string) error {
 // first row as text (NULL as ""), keeps the server's parameters current,
 // and returns the first error the server sent.
 func (s *serverConn) runInternal(sql string) ([]string, error) {
+	s.eng.SimpleQuery()
 	if err := writeQuery(s.w, sql); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package pooler
 
 import (
-	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -33,15 +32,16 @@ import (
 // Every hazard is counted per rule and action and logged once per client
 // and rule.
 
-// Policy is what the pooler does with session state in transaction mode.
-type Policy string
+// Policy is what the pooler does with session state in transaction mode
+// (engine.Policy).
+type Policy = engine.Policy
 
 // Policies.
 const (
-	PolicyPreserve Policy = "preserve"
-	PolicyReset    Policy = "reset"
-	PolicyReject   Policy = "reject"
-	PolicyAllow    Policy = "allow"
+	PolicyPreserve = engine.PolicyPreserve
+	PolicyReset    = engine.PolicyReset
+	PolicyReject   = engine.PolicyReject
+	PolicyAllow    = engine.PolicyAllow
 )
 
 // StateKind is what a statement does to session state (engine.StateKind).
@@ -197,9 +197,9 @@ func (c *clientConn) classifyText(text []byte) ([]StateEffect, string) {
 	for _, e := range effs {
 		action := actionOf(policy, e)
 		c.mu.Lock()
-		first := !c.state.Logged[e.Rule]
+		first := !c.eng.Session.Logged[e.Rule]
 		if first {
-			engine.SetAdd(&c.state.Logged, e.Rule)
+			engine.SetAdd(&c.eng.Session.Logged, e.Rule)
 		}
 		c.mu.Unlock()
 		p.hazards.add(e.Rule, action, first, c.appName, fp)
@@ -210,31 +210,6 @@ func (c *clientConn) classifyText(text []byte) ([]StateEffect, string) {
 		}
 	}
 	return effs, fp
-}
-
-// rejection is the ErrorResponse that refuses a statement (reject).
-func rejection(effs []StateEffect) []byte {
-	e := effs[0]
-	msg := fmt.Sprintf("pgpoolcheck refuses this statement in transaction pooling: it changes session state that would leak to other clients (rule %s)", e.Rule)
-	b := errorResponse("ERROR", codeFeatureNotSupported, "%s", msg)
-	if e.Fix != "" {
-		// Re-encode with the fix as the hint.
-		return errorResponseHint("ERROR", codeFeatureNotSupported, msg, e.Fix)
-	}
-	return b
-}
-
-// raiseQuery is a simple Query that makes the server raise the refusal
-// itself, so that a transaction in progress fails as PostgreSQL would fail
-// it.
-func raiseQuery(effs []StateEffect) string {
-	e := effs[0]
-	msg := fmt.Sprintf("pgpoolcheck refuses this statement in transaction pooling: it changes session state that would leak to other clients (rule %s)", e.Rule)
-	q := "DO $pgpoolcheck$BEGIN RAISE EXCEPTION USING ERRCODE = '0A000', MESSAGE = " + engine.QuoteLiteral(msg)
-	if e.Fix != "" {
-		q += ", HINT = " + engine.QuoteLiteral(e.Fix)
-	}
-	return q + "; END$pgpoolcheck$"
 }
 
 // maxClassifiedQuery is the largest simple Query the relay reads whole to
@@ -278,7 +253,7 @@ func (c *clientConn) classifyMessage(typ byte, n int, body []byte) []StateEffect
 // be closed instead (it failed, or a library was LOADed into it).
 func (c *clientConn) cleanServer(s *serverConn, gone bool) bool {
 	c.mu.Lock()
-	st := &c.state
+	st := &c.eng.Session
 	if !st.Dirty() {
 		c.mu.Unlock()
 		return true
@@ -307,12 +282,14 @@ func (c *clientConn) cleanServer(s *serverConn, gone bool) bool {
 		var err error
 		if vals, err = s.runInternal(engine.ReadbackSQL(names)); err != nil || len(vals) != len(names) {
 			c.proxy.log.Warn("could not read a client's settings back; server closed", "user", c.user, "err", err)
+			c.dropServerState()
 			return false
 		}
 	}
 	if cleanup != "" {
 		if _, err := s.runInternal(cleanup); err != nil {
 			c.proxy.log.Warn("could not clean a server of session state; server closed", "user", c.user, "err", err)
+			c.dropServerState()
 			return false
 		}
 	}
@@ -332,4 +309,14 @@ func (c *clientConn) cleanServer(s *serverConn, gone bool) bool {
 	*st = st.Cleaned(settings)
 	c.mu.Unlock()
 	return true
+}
+
+// dropServerState forgets the session state the client made on a server
+// that is being closed: it goes with the server, so the next release must
+// not try to clean it again. The settings that follow the client stay.
+func (c *clientConn) dropServerState() {
+	c.mu.Lock()
+	st := &c.eng.Session
+	*st = st.Cleaned(st.Settings)
+	c.mu.Unlock()
 }

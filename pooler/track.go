@@ -28,11 +28,8 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 		st.binds.Add(k.Binds)
 		st.evictions.Add(k.Evictions)
 	}
-	if pl.Effects != nil && c.proxy.cfg.OnSessionState != PolicyAllow {
-		c.state.Apply(pl.Effects, isTracked)
-		if c.proxy.cfg.OnSessionState == PolicyPreserve {
-			c.setPinnedLocked(c.state.Held())
-		}
+	if pinned, ok := c.eng.ApplyEffects(c.proxy.cfg.OnSessionState, pl.Effects, isTracked); ok {
+		c.setPinnedLocked(pinned)
 	}
 	return pl
 }

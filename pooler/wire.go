@@ -37,22 +37,6 @@ func errorResponse(severity, code, format string, args ...any) []byte {
 	return b
 }
 
-// errorResponseHint encodes an ErrorResponse with a hint.
-func errorResponseHint(severity, code, message, hint string) []byte {
-	msg := &pgproto3.ErrorResponse{
-		Severity:            severity,
-		SeverityUnlocalized: severity,
-		Code:                code,
-		Message:             message,
-		Hint:                hint,
-	}
-	b, err := msg.Encode(nil)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
 // fatal encodes a FATAL ErrorResponse.
 func fatal(code, format string, args ...any) []byte {
 	return errorResponse("FATAL", code, format, args...)

@@ -16,13 +16,15 @@
 //     Client.Backend matches the server's answers against the queue of
 //     responses it owes; Server holds the statements a server has) and the
 //     answers the pooler gives itself (Server.PopSynth);
-//   - the session state a client made on its server (Session: what pins
-//     it, what must be cleaned, and the SQL that cleans, reads back and
-//     restores it);
+//   - the session-state policy (Judge: pass, refuse or raise a statement;
+//     Client.ApplyEffects: record what it did and whether that pins the
+//     client) and the session state a client made on its server (Session:
+//     what pins it, what must be cleaned, and the SQL that cleans, reads
+//     back and restores it);
 //   - where a client is (Place: logging in, idle, waiting, attached,
 //     pinned, closing) and the moves allowed between places (Move).
 //
-// Not here yet: the policy step that classifies a client's statement and
-// refuses, counts and logs it (package pooler, state.go and policyStep),
-// and the parameter tracking of servers (varcache, server.go).
+// Not here: calling the classifier and counting and logging the hazards it
+// finds (package pooler, state.go), and the parameter tracking of servers
+// (varcache, server.go).
 package engine

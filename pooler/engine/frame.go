@@ -85,6 +85,8 @@ type Client struct {
 
 	// St is the relay state of the attached server.
 	St RelState
+	// Session is the session state the client made on its servers.
+	Session Session
 
 	// Prepared-statement tracking (track.go). MaxPrepared is how many
 	// statements a server keeps; Counts are counted for the driver.
@@ -99,6 +101,12 @@ type Client struct {
 	// qseq counts the client's simple Queries and Executes (for
 	// DEALLOCATE ALL).
 	qseq uint64
+	// held is set while the verdict on the client's next message waits
+	// with it (Hold): heldEffs are its effects, heldReplace the query
+	// that replaces it.
+	held        bool
+	heldEffs    []StateEffect
+	heldReplace string
 	// rejectParse is the refusal Frontend answers the next Parse with
 	// (reject policy); parseEffs are the effects of the Parse it is given
 	// next, unnamedEffs those of the unnamed statement.
@@ -128,6 +136,29 @@ func (c *Client) Frame(h []byte) Frame {
 	}
 	return f
 }
+
+// Hold keeps the policy's verdict on the client's next message (its
+// effects, or the query that replaces it) while the message waits to be
+// sent: for a server, or for the server's socket to drain. Whichever
+// driver sends the message takes the verdict with TakeHeld instead of
+// judging the message again.
+func (c *Client) Hold(effs []StateEffect, replace string) {
+	c.held, c.heldEffs, c.heldReplace = true, effs, replace
+}
+
+// TakeHeld returns the verdict Hold kept, once; ok is false when none is
+// held.
+func (c *Client) TakeHeld() (effs []StateEffect, replace string, ok bool) {
+	if !c.held {
+		return nil, "", false
+	}
+	effs, replace = c.heldEffs, c.heldReplace
+	c.held, c.heldEffs, c.heldReplace = false, nil, ""
+	return effs, replace, true
+}
+
+// Holding reports whether a verdict is held.
+func (c *Client) Holding() bool { return c.held }
 
 // SkipTillSync makes Frame skip the client's messages up to its next Sync
 // (the pooler answered an error for one of them).

@@ -89,7 +89,7 @@ func FuzzFrontend(f *testing.F) {
 // TestErrorMessage checks the engine's own ErrorResponse encoding with
 // pgproto3's decoder.
 func TestErrorMessage(t *testing.T) {
-	b := errorMessage("42P05", `prepared statement "s1" already exists`)
+	b := errorMessage("42P05", `prepared statement "s1" already exists`, "")
 	var e pgproto3.ErrorResponse
 	if b[0] != 'E' {
 		t.Fatalf("type %q", b[0])

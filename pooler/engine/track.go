@@ -90,9 +90,18 @@ func (s *Server) Pending() int { return s.q.len() }
 // none).
 func (s *Server) ResetQueue() { s.q.reset() }
 
-// ExpectQuery notes a simple Query the pooler sends itself (the clean-up
-// after a client left): everything up to its ReadyForQuery is owed.
-func (s *Server) ExpectQuery() { s.q.push(pend{kind: pkQuery}) }
+// ExpectQuery notes a simple Query the pooler sends itself in the
+// client's stream (the clean-up after a client left): everything up to its
+// ReadyForQuery is owed.
+func (s *Server) ExpectQuery() {
+	s.SimpleQuery()
+	s.q.push(pend{kind: pkQuery})
+}
+
+// SimpleQuery notes a simple Query the pooler sends on the server (to set
+// it up or clean it): PostgreSQL drops the unnamed statement then, so no
+// client's unnamed statement is there any more.
+func (s *Server) SimpleQuery() { s.unnamedOwner = nil }
 
 // SynthDue reports whether an answer of the pooler's own is at the head of
 // the queue: due now, with nothing before it.
@@ -147,10 +156,14 @@ func (c *Client) Backend(s *Server, typ byte, body []byte) (forward bool) {
 	return forward
 }
 
-// errorMessage encodes an ErrorResponse of severity ERROR.
-func errorMessage(code, msg string) []byte {
+// errorMessage encodes an ErrorResponse of severity ERROR, with a hint
+// unless hint is "".
+func errorMessage(code, msg, hint string) []byte {
 	b := []byte{'E', 0, 0, 0, 0}
-	for _, f := range [][2]string{{"S", "ERROR"}, {"V", "ERROR"}, {"C", code}, {"M", msg}} {
+	for _, f := range [][2]string{{"S", "ERROR"}, {"V", "ERROR"}, {"C", code}, {"M", msg}, {"H", hint}} {
+		if f[1] == "" {
+			continue
+		}
 		b = append(b, f[0][0])
 		b = append(b, f[1]...)
 		b = append(b, 0)
@@ -305,7 +318,7 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int) Plan {
 		}
 		cname := string(name)
 		if _, dup := c.stmts[cname]; dup {
-			s.pushSynth(errorMessage("42P05", fmt.Sprintf("prepared statement %q already exists", name)))
+			s.pushSynth(errorMessage("42P05", fmt.Sprintf("prepared statement %q already exists", name), ""))
 			c.skipTillSync = true
 			pl.Action = PlanDrop
 			return pl

@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+func TestJudge(t *testing.T) {
+	set := []StateEffect{{Kind: StateSet, Name: "work_mem", Rule: "session-set", Fix: "use SET LOCAL"}}
+	tests := []struct {
+		policy   Policy
+		typ      byte
+		effs     []StateEffect
+		attached bool
+		want     Verdict
+	}{
+		{PolicyReject, 'Q', set, false, RefuseNow},
+		{PolicyReject, 'Q', set, true, RaiseOnServer},
+		{PolicyReject, 'P', set, false, RefuseParse},
+		{PolicyReject, 'P', set, true, RefuseParse},
+		{PolicyReject, 'Q', nil, false, Pass},
+		{PolicyPreserve, 'Q', set, false, Pass},
+		{PolicyReset, 'Q', set, true, Pass},
+		{PolicyAllow, 'P', set, false, Pass},
+	}
+	for _, tt := range tests {
+		if got := Judge(tt.policy, tt.typ, tt.effs, tt.attached); got != tt.want {
+			t.Errorf("Judge(%s, %q, %d effects, attached %v) = %d, want %d", tt.policy, tt.typ, len(tt.effs), tt.attached, got, tt.want)
+		}
+	}
+}
+
+func TestApplyEffects(t *testing.T) {
+	listen := []StateEffect{{Kind: StateListen, Name: "ch"}}
+	unlisten := []StateEffect{{Kind: StateUnlistenAll}}
+	none := func(string) bool { return false }
+	var c Client
+	if pinned, ok := c.ApplyEffects(PolicyPreserve, listen, none); !ok || !pinned {
+		t.Fatalf("preserve, LISTEN: pinned %v, kept %v", pinned, ok)
+	}
+	if pinned, ok := c.ApplyEffects(PolicyPreserve, unlisten, none); !ok || pinned {
+		t.Fatalf("preserve, UNLISTEN *: pinned %v, kept %v", pinned, ok)
+	}
+	var r Client
+	if pinned, ok := r.ApplyEffects(PolicyReset, listen, none); ok || pinned || !r.Session.Dirty() {
+		t.Fatalf("reset, LISTEN: pinned %v, kept %v, dirty %v", pinned, ok, r.Session.Dirty())
+	}
+	var a Client
+	if _, ok := a.ApplyEffects(PolicyAllow, listen, none); ok || a.Session.Dirty() {
+		t.Fatal("allow records state")
+	}
+}
+
+func TestRefusal(t *testing.T) {
+	effs := []StateEffect{{Kind: StateSet, Rule: "session-set", Fix: "use SET LOCAL, or it's a leak"}}
+	var e pgproto3.ErrorResponse
+	b := Refusal(effs)
+	if err := e.Decode(b[HeaderLen:]); err != nil {
+		t.Fatal(err)
+	}
+	if e.Code != "0A000" || e.Severity != "ERROR" || !strings.Contains(e.Message, "rule session-set") || e.Hint != effs[0].Fix {
+		t.Fatalf("%+v", e)
+	}
+	q := RaiseQuery(effs)
+	if !strings.HasPrefix(q, "DO $pgpoolcheck$BEGIN RAISE EXCEPTION USING ERRCODE = '0A000'") || !strings.Contains(q, "HINT = 'use SET LOCAL, or it''s a leak'") {
+		t.Fatal(q)
+	}
+	effs[0].Fix = ""
+	if err := e.Decode(Refusal(effs)[HeaderLen:]); err != nil || e.Hint != "" {
+		t.Fatalf("no fix: %+v %v", e, err)
+	}
+}
