@@ -1,11 +1,13 @@
 // Package sessionstate connects the pooler to the rules package: it
-// implements pooler.StateClassifier with rules/classify.
+// implements pooler.StateClassifier with rules/classify. It uses the
+// effect types of package pooler/engine (which pooler aliases), so that
+// the pooler's own tests can use the real classifier.
 package sessionstate
 
 import (
 	"fmt"
 
-	"github.com/pgpoolcheck/pgpoolcheck/pooler"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 	"github.com/pgpoolcheck/pgpoolcheck/rules/classify"
 )
@@ -19,42 +21,42 @@ func New() Classifier {
 	return Classifier{classify.New(classify.Options{})}
 }
 
-var stateKinds = map[classify.Kind]pooler.StateKind{
-	classify.SetParam:          pooler.StateSet,
-	classify.ResetParam:        pooler.StateReset,
-	classify.ResetAll:          pooler.StateResetAll,
-	classify.SetRole:           pooler.StateRole,
-	classify.ResetRole:         pooler.StateRole,
-	classify.SessionAuth:       pooler.StateRole,
-	classify.ResetSessionAuth:  pooler.StateRole,
-	classify.AdvisoryLock:      pooler.StateLock,
-	classify.AdvisoryUnlock:    pooler.StateUnlock,
-	classify.AdvisoryUnlockAll: pooler.StateUnlockAll,
-	classify.Listen:            pooler.StateListen,
-	classify.Unlisten:          pooler.StateUnlisten,
-	classify.UnlistenAll:       pooler.StateUnlistenAll,
-	classify.CreateTemp:        pooler.StateCreateTemp,
-	classify.DropTemp:          pooler.StateDropTemp,
-	classify.DeclareHold:       pooler.StateDeclareHold,
-	classify.CloseCursor:       pooler.StateCloseCursor,
-	classify.CloseAll:          pooler.StateCloseAll,
-	classify.Prepare:           pooler.StatePrepare,
-	classify.Deallocate:        pooler.StateDeallocate,
-	classify.DeallocateAll:     pooler.StateDeallocateAll,
-	classify.Load:              pooler.StateLoad,
-	classify.DiscardAll:        pooler.StateDiscardAll,
-	classify.DiscardTemp:       pooler.StateDiscardTemp,
+var stateKinds = map[classify.Kind]engine.StateKind{
+	classify.SetParam:          engine.StateSet,
+	classify.ResetParam:        engine.StateReset,
+	classify.ResetAll:          engine.StateResetAll,
+	classify.SetRole:           engine.StateRole,
+	classify.ResetRole:         engine.StateRole,
+	classify.SessionAuth:       engine.StateRole,
+	classify.ResetSessionAuth:  engine.StateRole,
+	classify.AdvisoryLock:      engine.StateLock,
+	classify.AdvisoryUnlock:    engine.StateUnlock,
+	classify.AdvisoryUnlockAll: engine.StateUnlockAll,
+	classify.Listen:            engine.StateListen,
+	classify.Unlisten:          engine.StateUnlisten,
+	classify.UnlistenAll:       engine.StateUnlistenAll,
+	classify.CreateTemp:        engine.StateCreateTemp,
+	classify.DropTemp:          engine.StateDropTemp,
+	classify.DeclareHold:       engine.StateDeclareHold,
+	classify.CloseCursor:       engine.StateCloseCursor,
+	classify.CloseAll:          engine.StateCloseAll,
+	classify.Prepare:           engine.StatePrepare,
+	classify.Deallocate:        engine.StateDeallocate,
+	classify.DeallocateAll:     engine.StateDeallocateAll,
+	classify.Load:              engine.StateLoad,
+	classify.DiscardAll:        engine.StateDiscardAll,
+	classify.DiscardTemp:       engine.StateDiscardTemp,
 }
 
 // Classify implements pooler.StateClassifier. Transaction-scoped effects
 // (SET LOCAL, ON COMMIT DROP) are left out; statements with no effect
 // cost the classifier's pre-filter and no allocation.
-func (a Classifier) Classify(sql string) ([]pooler.StateEffect, string) {
+func (a Classifier) Classify(sql string) ([]engine.StateEffect, string) {
 	r := a.c.Classify(sql)
 	if len(r.Effects) == 0 {
 		return nil, ""
 	}
-	var out []pooler.StateEffect
+	var out []engine.StateEffect
 	for _, e := range r.Effects {
 		k, ok := stateKinds[e.Kind]
 		if !ok || e.Local {
@@ -64,7 +66,7 @@ func (a Classifier) Classify(sql string) ([]pooler.StateEffect, string) {
 		if rule := rules.Lookup(e.Rule); rule != nil {
 			fix = rule.Fix
 		}
-		out = append(out, pooler.StateEffect{
+		out = append(out, engine.StateEffect{
 			Kind: k, Name: e.Name,
 			Key: e.Key, KeyKnown: e.KeyKnown, Shared: e.Shared, Pair: e.Pair,
 			SessionAuthority: e.Kind == classify.SessionAuth || e.Kind == classify.ResetSessionAuth,
