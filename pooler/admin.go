@@ -35,6 +35,9 @@ const AdminDatabase = "pgpoolcheck"
 // maxAdminMessage is the largest message the console reads.
 const maxAdminMessage = 1 << 20
 
+// adminLimits frame the console's messages.
+var adminLimits = engine.Limits{MaxMessage: maxAdminMessage}
+
 // Type OIDs of the console's columns, as PgBouncer's.
 const (
 	oidInt8 = 20
@@ -152,7 +155,7 @@ func (c *clientConn) readAdminMessage() (byte, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	f := (&engine.Client{MaxMessage: maxAdminMessage}).Frame(h)
+	f := (&engine.Client{Limits: &adminLimits}).Frame(h)
 	if f.Act == engine.Violation {
 		return 0, nil, f.Err
 	}

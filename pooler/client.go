@@ -242,7 +242,7 @@ func (p *Proxy) serveClient(nc net.Conn) {
 		conn:     nc,
 		polledFD: -1,
 		r:        clientReaders.Get().(*bufio.Reader),
-		eng:      engine.Client{MaxMessage: p.cfg.MaxMessageSize},
+		eng:      engine.Client{Limits: &p.limits},
 	}
 	c.rio = newRawIO(nc)
 	if r, ok := c.rio.(*rawIO); ok {
@@ -590,7 +590,6 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	}
 	c.pool = p.poolFor(c.database, c.user)
 	c.tracked = p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0
-	c.eng.MaxPrepared = p.cfg.MaxPreparedStatements
 	c.policyOn = p.cfg.Mode == ModeTransaction && p.cfg.Classifier != nil
 	ctx, cancel := context.WithTimeout(p.ctx, p.live.queryWaitTimeout())
 	defer cancel()

@@ -443,13 +443,9 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			b, _ := c.r.Peek(total)
 			body = b[headerLen:]
 		}
-		effs, replace, held := c.eng.TakeHeld()
-		if !held {
-			var refused bool
-			effs, replace, refused, _ = c.policyStep(typ, n, body, false)
-			if refused {
-				continue
-			}
+		effs, replace, refused, _ := c.judge(typ, n, body, false)
+		if refused {
+			continue
 		}
 		c.mu.Lock()
 		s := c.server

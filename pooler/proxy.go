@@ -19,7 +19,9 @@ import (
 
 // Proxy is a running pooler: a listener, its clients and its pools.
 type Proxy struct {
-	cfg      Config
+	cfg Config
+	// limits are cfg's limits for the engine, shared by the clients.
+	limits   engine.Limits
 	upstream *pgconn.Config
 	auth     *authenticator
 	log      *slog.Logger
@@ -113,6 +115,7 @@ func New(cfg Config) (*Proxy, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{
 		cfg:      c,
+		limits:   engine.Limits{MaxMessage: c.MaxMessageSize, MaxPrepared: c.MaxPreparedStatements},
 		upstream: up,
 		auth:     newAuthenticator(c.AuthType, c.Users),
 		log:      c.Logger,

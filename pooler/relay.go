@@ -126,20 +126,14 @@ func (c *clientConn) relay() bool {
 		if c.rec != nil && typ != 'd' {
 			c.recordFrontend(typ, n, body, batched)
 		}
-		// A message an event loop judged already, before it handed the
-		// client over, is not judged again.
-		effs, replace, held := c.eng.TakeHeld()
-		if !held {
-			var refused bool
-			effs, replace, refused, err = c.policyStep(typ, n, body, consumed)
-			if err != nil {
-				unlock()
-				c.vanish()
-				return true
-			}
-			if refused {
-				continue
-			}
+		effs, replace, refused, err := c.judge(typ, n, body, consumed)
+		if err != nil {
+			unlock()
+			c.vanish()
+			return true
+		}
+		if refused {
+			continue
 		}
 		c.mu.Lock()
 		s := c.server
@@ -194,6 +188,16 @@ func (c *clientConn) relay() bool {
 			return true
 		}
 	}
+}
+
+// judge returns the policy's verdict on the client's next message: the
+// one held for it (a driver judged it before the message had to wait),
+// else a fresh one from policyStep, whose results it returns.
+func (c *clientConn) judge(typ byte, n int, body []byte, consumed bool) (effs []StateEffect, replace string, refused bool, err error) {
+	if effs, replace, held := c.eng.TakeHeld(); held {
+		return effs, replace, false, nil
+	}
+	return c.policyStep(typ, n, body, consumed)
 }
 
 // policyStep runs the session-state policy on a client's Query or Parse

@@ -19,9 +19,10 @@ import (
 // sent to s, the attached server, and applies the session-state effects
 // of a Bind's statement. c.mu is held.
 func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) engine.Plan {
-	pl := c.eng.Frontend(&s.eng, typ, body, n)
+	var k engine.Counters
+	pl := c.eng.Frontend(&s.eng, typ, body, n, &k)
 	s.synthHead.Store(s.eng.SynthDue())
-	if k := c.eng.TakeCounts(); k != (engine.Counters{}) {
+	if k != (engine.Counters{}) {
 		st := &c.pool.stats
 		st.clientParses.Add(k.ClientParses)
 		st.serverParses.Add(k.ServerParses)

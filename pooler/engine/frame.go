@@ -76,22 +76,15 @@ type Frame struct {
 // need. It owns no socket, goroutine, timer or lock: a driver feeds it
 // headers and does what it answers, under whatever lock guards the client.
 type Client struct {
-	// MaxMessage is the largest message body the client may send.
-	MaxMessage int
-	// skipTillSync drops the client's messages up to its next Sync after
-	// the pooler refused one, as PostgreSQL does after an error in an
-	// extended query.
-	skipTillSync bool
+	// Limits are the proxy's, shared by its clients.
+	Limits *Limits
 
 	// St is the relay state of the attached server.
 	St RelState
 	// Session is the session state the client made on its servers.
 	Session Session
 
-	// Prepared-statement tracking (track.go). MaxPrepared is how many
-	// statements a server keeps; Counts are counted for the driver.
-	MaxPrepared int
-	Counts      Counters
+	// Prepared-statement tracking (track.go).
 	// stmts are the client's named statements.
 	stmts map[string]*stmt
 	// unnamed is the body after the name of the client's latest unnamed
@@ -101,10 +94,8 @@ type Client struct {
 	// qseq counts the client's simple Queries and Executes (for
 	// DEALLOCATE ALL).
 	qseq uint64
-	// held is set while the verdict on the client's next message waits
-	// with it (Hold): heldEffs are its effects, heldReplace the query
-	// that replaces it.
-	held        bool
+	// heldEffs and heldReplace are the verdict on the client's next
+	// message while it waits with it (Hold; held).
 	heldEffs    []StateEffect
 	heldReplace string
 	// rejectParse is the refusal Frontend answers the next Parse with
@@ -113,6 +104,20 @@ type Client struct {
 	rejectParse []byte
 	parseEffs   []StateEffect
 	unnamedEffs []StateEffect
+	// skipTillSync drops the client's messages up to its next Sync after
+	// the pooler refused one, as PostgreSQL does after an error in an
+	// extended query.
+	skipTillSync bool
+	// held is set while a verdict is held.
+	held bool
+}
+
+// Limits are what a client may do.
+type Limits struct {
+	// MaxMessage is the largest message body a client may send.
+	MaxMessage int
+	// MaxPrepared is how many protocol statements a server keeps.
+	MaxPrepared int
 }
 
 // ErrInvalidType is the violation of a message type a client may not send.
@@ -121,7 +126,7 @@ var ErrInvalidType = errors.New("invalid frontend message type")
 // Frame decides what to do with the client message whose header is h
 // (HeaderLen bytes).
 func (c *Client) Frame(h []byte) Frame {
-	typ, n, err := ParseHeader(h, c.MaxMessage)
+	typ, n, err := ParseHeader(h, c.Limits.MaxMessage)
 	if err != nil {
 		return Frame{Act: Violation, Err: err}
 	}

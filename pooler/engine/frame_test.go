@@ -69,7 +69,7 @@ func TestFrame(t *testing.T) {
 		{name: "short header", h: []byte{'Q', 0, 0}, act: Violation},
 		{name: "Terminate while skipping", h: header('X', 0), before: (*Client).SkipTillSync, act: Terminate, typ: 'X', total: 5},
 	}
-	c := &Client{MaxMessage: 1024}
+	c := &Client{Limits: &Limits{MaxMessage: 1024}}
 	for _, st := range steps {
 		if st.before != nil {
 			st.before(c)
@@ -115,7 +115,7 @@ func FuzzFrame(f *testing.F) {
 	f.Add([]byte{'X', 0, 0, 0, 4}, true)
 	f.Add([]byte{'d', 0, 1, 0, 4}, false)
 	f.Fuzz(func(t *testing.T, h []byte, skipping bool) {
-		c := &Client{MaxMessage: 1 << 20}
+		c := &Client{Limits: &Limits{MaxMessage: 1 << 20}}
 		if skipping {
 			c.SkipTillSync()
 		}

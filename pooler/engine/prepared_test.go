@@ -49,7 +49,7 @@ func FuzzFrontend(f *testing.F) {
 	f.Add([]byte("PBDCESQ"), []byte("\x00"), []byte("12TnCZ"))
 	f.Add([]byte("PP"), []byte("s1\x00SELECT 1\x00\x00\x00"), []byte("EZ"))
 	f.Fuzz(func(t *testing.T, types, body, answers []byte) {
-		c := &Client{MaxMessage: 1 << 20, MaxPrepared: 2}
+		c := &Client{Limits: &Limits{MaxMessage: 1 << 20, MaxPrepared: 2}}
 		s := &Server{}
 		if len(types) > 16 {
 			types = types[:16]
@@ -60,7 +60,8 @@ func FuzzFrontend(f *testing.F) {
 			if i%2 == 1 && len(b) > 0 {
 				b = b[1:]
 			}
-			pl := c.Frontend(s, typ, b, len(b))
+			var ctr Counters
+			pl := c.Frontend(s, typ, b, len(b), &ctr)
 			if s.Statements() > 2+1 {
 				t.Fatalf("cache holds %d statements, bound 2", s.Statements())
 			}

@@ -57,16 +57,10 @@ type Server struct {
 	skipping bool
 }
 
-// Counters are what tracking counted since the driver last took them.
+// Counters are what tracking counts for the driver (Client.Frontend adds
+// to them).
 type Counters struct {
 	ClientParses, ServerParses, Binds, Evictions int64
-}
-
-// TakeCounts returns the counts and starts again from zero.
-func (c *Client) TakeCounts() Counters {
-	n := c.Counts
-	c.Counts = Counters{}
-	return n
 }
 
 // Statements is the number of the client's named protocol statements.
@@ -181,34 +175,34 @@ func (s *Server) pushSynth(msg []byte) {
 
 // makeRoom evicts the least recently used statement of a full cache and
 // returns its name for a Close ("" when there is room).
-func (c *Client) makeRoom(s *Server) string {
-	if s.lru.len() < c.MaxPrepared {
+func (c *Client) makeRoom(s *Server, ctr *Counters) string {
+	if s.lru.len() < c.Limits.MaxPrepared {
 		return ""
 	}
 	name := s.lru.oldest()
 	s.lru.remove(name)
 	s.q.push(pend{kind: pkInjClose, name: name})
-	c.Counts.Evictions++
+	ctr.Evictions++
 	return name
 }
 
 // ensureNamed makes sure the server will hold st when the next message
 // reaches it, planning a Parse (and an eviction) if it does not. c.mu is
 // held.
-func (c *Client) ensureNamed(s *Server, st *stmt, pl *Plan) {
+func (c *Client) ensureNamed(s *Server, st *stmt, pl *Plan, ctr *Counters) {
 	if s.lru.touch(st.srv) {
 		return
 	}
-	pl.CloseName = c.makeRoom(s)
+	pl.CloseName = c.makeRoom(s, ctr)
 	pl.Inject, pl.InjName, pl.InjRest = true, st.srv, st.rest
 	s.lru.add(st.srv, s.qseq)
 	s.q.push(pend{kind: pkInjParse, name: st.srv})
-	c.Counts.ServerParses++
+	ctr.ServerParses++
 }
 
 // ensureUnnamed makes the server's unnamed statement the client's current
 // one, or makes sure the server has none when the client has none.
-func (c *Client) ensureUnnamed(s *Server, pl *Plan) {
+func (c *Client) ensureUnnamed(s *Server, pl *Plan, ctr *Counters) {
 	if s.unnamedOwner == c && s.unnamedGen == c.unnamedGen {
 		return
 	}
@@ -223,7 +217,7 @@ func (c *Client) ensureUnnamed(s *Server, pl *Plan) {
 	pl.Inject, pl.InjName, pl.InjRest = true, "", c.unnamed
 	s.q.push(pend{kind: pkInjParse, seq: c.unnamedGen})
 	s.unnamedOwner, s.unnamedGen = c, c.unnamedGen
-	c.Counts.ServerParses++
+	ctr.ServerParses++
 }
 
 // sqlDeallocate handles a query that is `DEALLOCATE name` for one of the
@@ -233,7 +227,7 @@ func (c *Client) ensureUnnamed(s *Server, pl *Plan) {
 // the caller sends the command with srv, the server's name. It reports
 // false for any other query, which goes to the server unchanged. c.mu is
 // held.
-func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan) (ok bool, srv string) {
+func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan, ctr *Counters) (ok bool, srv string) {
 	if len(c.stmts) == 0 {
 		return false, "" // nothing of the client's to deallocate: no parse
 	}
@@ -245,7 +239,7 @@ func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan) (ok bool, srv 
 	if st == nil {
 		return false, "" // an SQL-level statement, or an error from the server
 	}
-	c.ensureNamed(s, st, pl)
+	c.ensureNamed(s, st, pl, ctr)
 	s.lru.remove(st.srv)
 	delete(c.stmts, name)
 	return true, st.srv
@@ -261,12 +255,12 @@ func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan) (ok bool, srv 
 // sends the rest of its pipeline later): while s.skipping, what such a
 // message would have done is undone at once and no response is expected
 // for it.
-func (c *Client) Frontend(s *Server, typ byte, body []byte, n int) Plan {
+func (c *Client) Frontend(s *Server, typ byte, body []byte, n int, ctr *Counters) Plan {
 	if !s.skipping || typ == 'S' {
-		return c.planFrontend(s, typ, body, n)
+		return c.planFrontend(s, typ, body, n, ctr)
 	}
 	mark := len(s.q.buf)
-	pl := c.planFrontend(s, typ, body, n)
+	pl := c.planFrontend(s, typ, body, n, ctr)
 	for i := mark; i < len(s.q.buf); i++ {
 		c.entryDropped(s, &s.q.buf[i])
 	}
@@ -276,7 +270,7 @@ func (c *Client) Frontend(s *Server, typ byte, body []byte, n int) Plan {
 }
 
 // planFrontend is Frontend for a server that is not skipping.
-func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int) Plan {
+func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Counters) Plan {
 	var pl Plan
 	switch typ {
 	case 'P':
@@ -294,10 +288,10 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int) Plan {
 			s.q.push(pend{kind: pkParse, name: "\x00invalid"})
 			return pl
 		}
-		c.Counts.ClientParses++
+		ctr.ClientParses++
 		if len(name) == 0 {
 			if text, after, ok := CString(rest); ok {
-				if st, srv := c.sqlDeallocate(s, text, &pl); st {
+				if st, srv := c.sqlDeallocate(s, text, &pl, ctr); st {
 					// The unnamed statement deallocates one of the
 					// client's protocol statements: sent as its server
 					// name.
@@ -310,7 +304,7 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int) Plan {
 			c.unnamedGen++
 			s.unnamedOwner, s.unnamedGen = c, c.unnamedGen
 			s.q.push(pend{kind: pkParse, seq: c.unnamedGen})
-			c.Counts.ServerParses++
+			ctr.ServerParses++
 			return pl
 		}
 		if c.stmts == nil {
@@ -333,12 +327,12 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int) Plan {
 			pl.Action = PlanDrop
 			return pl
 		}
-		pl.CloseName = c.makeRoom(s)
+		pl.CloseName = c.makeRoom(s, ctr)
 		s.lru.add(st.srv, s.qseq)
 		s.q.push(pend{kind: pkParse, name: st.srv, cname: cname})
-		c.Counts.ServerParses++
+		ctr.ServerParses++
 	case 'B':
-		c.Counts.Binds++
+		ctr.Binds++
 		portal, rest, ok := CString(body)
 		var name []byte
 		if ok {
@@ -347,10 +341,10 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int) Plan {
 		if ok {
 			var effs []StateEffect
 			if len(name) == 0 {
-				c.ensureUnnamed(s, &pl)
+				c.ensureUnnamed(s, &pl, ctr)
 				effs = c.unnamedEffs
 			} else if st := c.stmts[string(name)]; st != nil {
-				c.ensureNamed(s, st, &pl)
+				c.ensureNamed(s, st, &pl, ctr)
 				pl.Action = PlanRename
 				pl.NewName, pl.Head, pl.Skip = st.srv, portal, len(portal)+1+len(name)+1
 				effs = st.effs
@@ -365,9 +359,9 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int) Plan {
 		}
 		if name, _, ok := CString(body[1:]); ok {
 			if len(name) == 0 {
-				c.ensureUnnamed(s, &pl)
+				c.ensureUnnamed(s, &pl, ctr)
 			} else if st := c.stmts[string(name)]; st != nil {
-				c.ensureNamed(s, st, &pl)
+				c.ensureNamed(s, st, &pl, ctr)
 				pl.Action = PlanRename
 				pl.NewName, pl.Head, pl.Skip = st.srv, body[:1], len(body)
 			}
@@ -409,7 +403,7 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int) Plan {
 		c.unnamed, c.unnamedEffs = nil, nil
 		s.unnamedOwner = nil
 		if len(body) == n && n > 0 {
-			if st, srv := c.sqlDeallocate(s, body[:n-1], &pl); st {
+			if st, srv := c.sqlDeallocate(s, body[:n-1], &pl, ctr); st {
 				pl.Action, pl.Replace = PlanReplace, "DEALLOCATE "+srv
 			}
 		}
