@@ -913,8 +913,15 @@ func (c *soakClient) q(sql string, allowed []string, args ...any) ([][]string, s
 		args = append([]any{soakModes[c.rng.IntN(len(soakModes))]}, args...)
 	}
 	c.begin(c.describe(sql, args))
+	start := time.Now()
 	rows, tag, err := c.conn.query(ctx, sql, args...)
 	c.endOp(err)
+	if err != nil && c.pgxWaitTimeout(err, time.Since(start)) {
+		// pgx first closes the statements it invalidated after an
+		// error; when that Close had to wait for a server and the wait
+		// timed out, pgx reports only that the connection closed.
+		err = &pgconn.PgError{Code: "08P01", Message: "query_wait_timeout (" + err.Error() + ")"}
+	}
 	if st := c.conn.txStatus(); st == 'T' || st == 'E' {
 		c.inTxn = true
 	} else if err == nil || sqlState(err) != "" {
@@ -953,6 +960,16 @@ func (c *soakClient) q(sql string, allowed []string, args ...any) ([][]string, s
 // markUnknown: after an unexplained failure the pending rows' fate is
 // not known.
 func (c *soakClient) markUnknown() { c.resolve(soakUnknown) }
+
+// pgxWaitTimeout reports whether err is pgx's report of a connection the
+// pooler closed with query_wait_timeout while pgx was deallocating its
+// invalidated statements before the query: the message says only that
+// the connection closed, so it counts when the query took at least the
+// wait timeout and the connection is closed.
+func (c *soakClient) pgxWaitTimeout(err error, took time.Duration) bool {
+	return c.pgx != nil && strings.Contains(err.Error(), "failed to deallocate cached statement(s)") &&
+		c.pgx.IsClosed() && took >= c.r.sc.wait
+}
 
 func soakIsWaitTimeout(err error) bool {
 	var pe *pgconn.PgError
