@@ -971,6 +971,13 @@ func (c *soakClient) pgxWaitTimeout(err error, took time.Duration) bool {
 		c.pgx.IsClosed() && took >= c.r.sc.wait
 }
 
+// opTook is how long the client's last op has run.
+func (c *soakClient) opTook() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Since(c.opStart)
+}
+
 func soakIsWaitTimeout(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "08P01" && strings.Contains(pe.Message, "query_wait_timeout")
@@ -1451,7 +1458,7 @@ func (c *soakClient) afterErr(ctx context.Context, err error, what string) {
 		c.r.fail(c, true, "no answer to %s within %v: %v", what, c.r.opLimit, err)
 		c.markUnknown()
 		panic(soakAbort{})
-	case soakIsWaitTimeout(err) && !c.holding():
+	case (soakIsWaitTimeout(err) || c.pgxWaitTimeout(err, c.opTook())) && !c.holding():
 		c.r.count(func() { c.r.waitTOs++ })
 		panic(soakAbort{reconnect: true})
 	}
