@@ -429,8 +429,7 @@ func (w *Writer) sweep(scratch []*Session) []*Session {
 // batchEvery is how often the background goroutine takes the pending
 // events; wakeAt pending events wake it sooner. The tick runs whether or
 // not there is traffic: with 2 ms, an idle recording proxy used 2.5% of
-// a CPU and 2000 context switches a second; with 25 ms, 0.5% and 250
-// (BENCHMARKS.md, ninth session).
+// a CPU and 2000 context switches a second; with 25 ms, 0.5% and 250.
 const (
 	batchEvery = 25 * time.Millisecond
 	wakeAt     = 4096

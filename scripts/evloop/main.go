@@ -4,7 +4,8 @@
 // transaction pooler written as an epoll event loop over raw file
 // descriptors, to measure what that design would gain over pgpoolcheck's
 // goroutine-per-connection relay before anyone rewrites the relay for it
-// (BENCHMARKS.md, "fourth session").
+// (its figures are in the git history of BENCHMARKS.md; the design it led
+// to is docs/design-event-loop.md).
 //
 // It does only what `pgbench -S` needs: trust login as any user (the
 // ParameterStatus of the first server connection is replayed to every
