@@ -80,9 +80,7 @@ func (c *clientConn) adminLogin(out []byte) bool {
 	if err := c.send(out); err != nil {
 		return false
 	}
-	c.mu.Lock()
-	c.moveLocked(engine.Idle)
-	c.mu.Unlock()
+	c.move(engine.Idle)
 	p.log.Info("admin console login", "user", c.user, "addr", c.conn.RemoteAddr().String())
 	return true
 }

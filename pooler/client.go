@@ -162,6 +162,13 @@ func (c *clientConn) moveLocked(to engine.Place) {
 	}
 }
 
+// move is moveLocked for a caller that does not hold c.mu.
+func (c *clientConn) move(to engine.Place) {
+	c.mu.Lock()
+	c.moveLocked(to)
+	c.mu.Unlock()
+}
+
 // setPinnedLocked pins the attached client's server, or ends the pin
 // (c.mu held).
 func (c *clientConn) setPinnedLocked(pinned bool) {
@@ -632,9 +639,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	if err := c.send(out); err != nil {
 		return false
 	}
-	c.mu.Lock()
-	c.moveLocked(engine.Idle)
-	c.mu.Unlock()
+	c.move(engine.Idle)
 	p.log.Debug("client logged in", "user", c.user, "database", c.database, "application_name", c.appName, "addr", c.conn.RemoteAddr().String())
 	return true
 }

@@ -562,9 +562,7 @@ func (l *evLoop) attach(c *clientConn) bool {
 		l.eject(c, nil, false)
 		return false
 	}
-	c.mu.Lock()
-	c.moveLocked(engine.Waiting)
-	c.mu.Unlock()
+	c.move(engine.Waiting)
 	pl := c.pool
 	for {
 		pl.lock()

@@ -342,9 +342,7 @@ func (c *clientConn) attach() (*serverConn, error) {
 	// The last pump may still be cleaning its server and reading the
 	// client's settings back (preserve): wait for it.
 	c.pumps.Wait()
-	c.mu.Lock()
-	c.moveLocked(engine.Waiting)
-	c.mu.Unlock()
+	c.move(engine.Waiting)
 	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.queryWaitTimeout()), c.params, &c.waiter)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,9 @@ import (
 func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) engine.Plan {
 	var k engine.Counters
 	pl := c.eng.Frontend(&s.eng, typ, body, n, &k)
-	s.synthHead.Store(s.eng.SynthDue())
+	if due := s.eng.SynthDue(); due != s.synthHead.Load() {
+		s.synthHead.Store(due)
+	}
 	if k != (engine.Counters{}) {
 		st := &c.pool.stats
 		st.clientParses.Add(k.ClientParses)

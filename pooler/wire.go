@@ -24,17 +24,7 @@ const (
 // errorResponse encodes an ErrorResponse with the given severity, SQLSTATE
 // and message. Messages never contain passwords or parameter values.
 func errorResponse(severity, code, format string, args ...any) []byte {
-	msg := &pgproto3.ErrorResponse{
-		Severity:            severity,
-		SeverityUnlocalized: severity,
-		Code:                code,
-		Message:             fmt.Sprintf(format, args...),
-	}
-	b, err := msg.Encode(nil)
-	if err != nil {
-		panic(err) // only fails for messages longer than 1 GB
-	}
-	return b
+	return engine.ErrorResponse(severity, code, fmt.Sprintf(format, args...), "")
 }
 
 // fatal encodes a FATAL ErrorResponse.

@@ -187,3 +187,24 @@ func QuoteByte(b byte) string {
 	}
 	return "0x" + string("0123456789abcdef"[b>>4]) + string("0123456789abcdef"[b&15])
 }
+
+// ErrorResponse encodes an ErrorResponse message with severity, SQLSTATE
+// code and message, and a hint unless hint is "". Messages never contain
+// passwords or parameter values.
+func ErrorResponse(severity, code, message, hint string) []byte {
+	b := []byte{'E', 0, 0, 0, 0}
+	for _, f := range [...]struct {
+		typ byte
+		val string
+	}{{'S', severity}, {'V', severity}, {'C', code}, {'M', message}, {'H', hint}} {
+		if f.val == "" {
+			continue
+		}
+		b = append(b, f.typ)
+		b = append(b, f.val...)
+		b = append(b, 0)
+	}
+	b = append(b, 0)
+	binary.BigEndian.PutUint32(b[1:5], uint32(len(b)-1))
+	return b
+}

@@ -76,7 +76,7 @@ func refusalText(e StateEffect) string {
 // with effects effs under the reject policy, with the rule's fix as hint.
 func Refusal(effs []StateEffect) []byte {
 	e := effs[0]
-	return errorMessage("0A000", refusalText(e), e.Fix)
+	return ErrorResponse("ERROR", "0A000", refusalText(e), e.Fix)
 }
 
 // RaiseQuery is a simple Query that makes the server raise the refusal

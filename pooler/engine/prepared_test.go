@@ -87,10 +87,10 @@ func FuzzFrontend(f *testing.F) {
 	})
 }
 
-// TestErrorMessage checks the engine's own ErrorResponse encoding with
+// TestErrorResponse checks the engine's ErrorResponse encoding with
 // pgproto3's decoder.
-func TestErrorMessage(t *testing.T) {
-	b := errorMessage("42P05", `prepared statement "s1" already exists`, "")
+func TestErrorResponse(t *testing.T) {
+	b := ErrorResponse("ERROR", "42P05", `prepared statement "s1" already exists`, "")
 	var e pgproto3.ErrorResponse
 	if b[0] != 'E' {
 		t.Fatalf("type %q", b[0])

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"fmt"
 )
 
@@ -150,23 +149,6 @@ func (c *Client) Backend(s *Server, typ byte, body []byte) (forward bool) {
 	return forward
 }
 
-// errorMessage encodes an ErrorResponse of severity ERROR, with a hint
-// unless hint is "".
-func errorMessage(code, msg, hint string) []byte {
-	b := []byte{'E', 0, 0, 0, 0}
-	for _, f := range [][2]string{{"S", "ERROR"}, {"V", "ERROR"}, {"C", code}, {"M", msg}, {"H", hint}} {
-		if f[1] == "" {
-			continue
-		}
-		b = append(b, f[0][0])
-		b = append(b, f[1]...)
-		b = append(b, 0)
-	}
-	b = append(b, 0)
-	binary.BigEndian.PutUint32(b[1:5], uint32(len(b)-1))
-	return b
-}
-
 // pushSynth queues an answer of the pooler's own. When nothing is pending
 // before it, it is due at once (SynthDue).
 func (s *Server) pushSynth(msg []byte) {
@@ -312,7 +294,7 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 		}
 		cname := string(name)
 		if _, dup := c.stmts[cname]; dup {
-			s.pushSynth(errorMessage("42P05", fmt.Sprintf("prepared statement %q already exists", name), ""))
+			s.pushSynth(ErrorResponse("ERROR", "42P05", fmt.Sprintf("prepared statement %q already exists", name), ""))
 			c.skipTillSync = true
 			pl.Action = PlanDrop
 			return pl
