@@ -433,20 +433,11 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			c.r.Discard(total)
 			continue
 		}
-		var body []byte
-		if c.tracked {
-			if look, _ := needsBody(typ); look {
-				b, _ := c.r.Peek(total)
-				body = b[headerLen:]
-			}
-		} else if typ == 'Q' && c.policyOn {
-			b, _ := c.r.Peek(total)
-			body = b[headerLen:]
-		}
-		effs, replace, refused, _ := c.judge(typ, n, body, false)
-		if refused {
+		m, ok, _ := c.admit(f, false) // whole in the buffer: no read
+		if !ok {
 			continue
 		}
+		effs, replace := m.effs, m.replace
 		c.mu.Lock()
 		s := c.server
 		if s == nil {
@@ -479,7 +470,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			locked = s
 			c.mu.Lock()
 		}
-		if err := c.forward(s, typ, n, body, false, effs, replace); err != nil {
+		if err := c.forward(s, typ, n, m.body, false, effs, replace); err != nil {
 			if errors.Is(err, errWrite) {
 				l.flushLocked(c, &locked)
 				l.serverFailed(c, s)

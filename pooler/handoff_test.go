@@ -6,6 +6,7 @@ package pooler_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +93,40 @@ func TestUnnamedStatementAfterInternalQuery(t *testing.T) {
 			}
 			qp.settled(t)
 		})
+	}
+}
+
+// A statement larger than the client's read buffer is classified whole:
+// a session SET padded past the buffer, sent as a simple Query and as an
+// extended-protocol Parse, with and without prepared-statement tracking,
+// follows its client and never reaches the next one on the server.
+func TestLargeStatementClassified(t *testing.T) {
+	pad := "/* " + strings.Repeat("x", 40<<10) + " */"
+	for _, relay := range quietRelays {
+		for _, maxPrepared := range []int{200, -1} {
+			for _, extended := range []bool{false, true} {
+				name := fmt.Sprintf("%s/prepared%d/extended=%v", relay, max(maxPrepared, 0), extended)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, MaxPreparedStatements: maxPrepared})
+					a := qp.conn(t)
+					b := qp.conn(t)
+					sql := "SET search_path = big_a " + pad
+					if extended {
+						ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+						defer cancel()
+						// An unnamed Parse, Bind, Execute, Sync.
+						if _, err := a.PgConn().ExecParams(ctx, sql, nil, nil, nil, nil).Close(); err != nil {
+							t.Fatal(err)
+						}
+					} else {
+						exec(t, a, sql)
+					}
+					answered(t, b, "SHOW search_path", `"$user", public`)
+					answered(t, a, "SHOW search_path", "big_a")
+					qp.settled(t)
+				})
+			}
+		}
 	}
 }

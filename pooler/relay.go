@@ -103,38 +103,16 @@ func (c *clientConn) relay() bool {
 			}
 			continue
 		}
-		var body []byte
-		var consumed bool
-		if c.tracked {
-			if look, whole := needsBody(typ); look {
-				if body, consumed, err = c.frontendBody(n, whole); err != nil {
-					unlock()
-					c.vanish()
-					return true
-				}
-			}
-		}
-		if typ == 'Q' && c.policyOn && headerLen+n > c.r.Size() && n <= maxClassifiedQuery {
-			// A Query larger than the read buffer is read whole, so that
-			// the classifier sees all of it.
-			if body, consumed, err = c.frontendBody(n, true); err != nil {
-				unlock()
-				c.vanish()
-				return true
-			}
-		}
-		if c.rec != nil && typ != 'd' {
-			c.recordFrontend(typ, n, body, batched)
-		}
-		effs, replace, refused, err := c.judge(typ, n, body, consumed)
+		m, ok, err := c.admit(f, batched)
 		if err != nil {
 			unlock()
 			c.vanish()
 			return true
 		}
-		if refused {
+		if !ok {
 			continue
 		}
+		typ, n, body, consumed := m.typ, m.n, m.body, m.consumed
 		c.mu.Lock()
 		s := c.server
 		if s == nil {
@@ -172,7 +150,7 @@ func (c *clientConn) relay() bool {
 			s.wmu.Lock()
 			locked = s
 		}
-		err = c.forward(s, typ, n, body, consumed, effs, replace)
+		err = c.forward(s, typ, n, body, consumed, m.effs, m.replace)
 		if err != nil {
 			if errors.Is(err, errWrite) {
 				s.close()
@@ -188,6 +166,52 @@ func (c *clientConn) relay() bool {
 			return true
 		}
 	}
+}
+
+// inbound is one framed client message in a relay's hands: what the
+// engine needs of its body and the policy's verdict on it.
+type inbound struct {
+	typ  byte
+	n    int
+	body []byte
+	// consumed: the message was read out of c.r into body.
+	consumed bool
+	effs     []StateEffect
+	replace  string
+}
+
+// admit takes the client message framed by f, whose header is next in
+// c.r, as far as both relays handle it alike: it reads what the engine
+// must see of the body, shows the message to the capture and runs the
+// session-state policy. ok is false when the message was answered here
+// (a refusal) and the relay goes on with the next one; an error means the
+// client went away. The goroutine relay may block reading the body; the
+// loop relay calls admit only for a message it has whole in its buffer.
+func (c *clientConn) admit(f engine.Frame, batched bool) (m inbound, ok bool, err error) {
+	m.typ, m.n = f.Type, f.Len
+	whole := false
+	if c.tracked {
+		var look bool
+		if look, whole = needsBody(m.typ); look && !whole {
+			m.body, m.consumed, err = c.frontendBody(m.n, false)
+		}
+	}
+	if c.policyOn && (m.typ == 'Q' || m.typ == 'P') && m.n <= maxClassifiedQuery {
+		// The classifier sees the whole statement, however large.
+		whole = true
+	}
+	if whole {
+		m.body, m.consumed, err = c.frontendBody(m.n, true)
+	}
+	if err != nil {
+		return m, false, err
+	}
+	if c.rec != nil && m.typ != 'd' {
+		c.recordFrontend(m.typ, m.n, m.body, batched)
+	}
+	effs, replace, refused, err := c.judge(m.typ, m.n, m.body, m.consumed)
+	m.effs, m.replace = effs, replace
+	return m, !refused && err == nil, err
 }
 
 // judge returns the policy's verdict on the client's next message: the
