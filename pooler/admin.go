@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"slices"
 	"sort"
@@ -640,18 +641,22 @@ func (p *Proxy) reload() error {
 	}
 	admins := append([]string(nil), next.AdminUsers...)
 	p.admins.Store(&admins)
-	if next.PoolSize != cur.PoolSize {
+	if next.PoolSize != cur.PoolSize || !maps.Equal(next.Databases, cur.Databases) {
+		type resize struct {
+			pl   *pool
+			size int
+		}
 		p.mu.Lock()
-		p.cfg.PoolSize = next.PoolSize
-		pools := make([]*pool, 0, len(p.pools))
+		p.cfg.PoolSize, p.cfg.Databases = next.PoolSize, next.Databases
+		var todo []resize
 		for _, pl := range p.pools {
-			pools = append(pools, pl)
+			todo = append(todo, resize{pl, p.poolSize(pl.key.database)})
 		}
 		p.mu.Unlock()
-		for _, pl := range pools {
-			pl.resize(next.PoolSize)
+		for _, r := range todo {
+			r.pl.resize(r.size)
 		}
-		p.log.Info("reload: pool_size changed", "pool_size", next.PoolSize)
+		p.log.Info("reload: pool sizes and databases applied", "pool_size", next.PoolSize, "databases", len(next.Databases))
 	}
 	var restart []string
 	if next.Listen != cur.Listen {

@@ -33,9 +33,6 @@ const clientWriteBufSize = 16 << 10
 
 var clientWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, clientWriteBufSize) }}
 
-// loginTimeout bounds startup and authentication of one client.
-const loginTimeout = 60 * time.Second
-
 // ignoredStartupParams are accepted from clients and dropped, as
 // PgBouncer's ignore_startup_parameters is commonly set up to do.
 var ignoredStartupParams = map[string]bool{"extra_float_digits": true}
@@ -379,7 +376,7 @@ func (c *clientConn) done() {
 func (c *clientConn) handshake() bool {
 	p := c.proxy
 	nc := c.conn
-	nc.SetDeadline(time.Now().Add(loginTimeout))
+	nc.SetDeadline(time.Now().Add(p.cfg.ClientLoginTimeout))
 	pkt, err := c.readStartupPacket()
 	if err != nil || pkt == nil {
 		return false
@@ -594,6 +591,12 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	}
 	if c.database == AdminDatabase {
 		return c.adminLogin(out)
+	}
+	if !p.admits(c.database) {
+		// PgBouncer's words, after authentication as there.
+		c.send(fatal(codeInvalidCatalogName, "no such database: %s", c.database))
+		p.log.Info("client refused: database not in the allow-list", "user", c.user, "database", c.database, "addr", c.conn.RemoteAddr().String())
+		return false
 	}
 	c.pool = p.poolFor(c.database, c.user)
 	c.tracked = p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -71,6 +73,14 @@ type Config struct {
 	PoolSize int
 	// MaxClientConn is the maximum number of clients at once (default 1000).
 	MaxClientConn int
+	// Databases, when set, is the allow-list of databases clients may
+	// connect to (pgbouncer.ini's [databases]), keyed by the name a
+	// client asks for; the key "*" admits any name. A client asking for
+	// a database not listed gets FATAL 3D000. Empty: any name.
+	Databases map[string]Database
+	// ClientLoginTimeout bounds a client's startup and authentication
+	// (default 60s).
+	ClientLoginTimeout time.Duration
 	// QueryWaitTimeout is how long a client may wait for a server (default 120s).
 	QueryWaitTimeout time.Duration
 	// ServerIdleTimeout closes servers idle this long (default 600s).
@@ -135,6 +145,42 @@ type Config struct {
 	dial pgconn.DialFunc
 }
 
+// Database is an entry of Config.Databases.
+type Database struct {
+	// DBName is the server database the entry's clients get ("": the
+	// name they asked for; otherwise the name is an alias).
+	DBName string
+	// PoolSize is the entry's pool size per user (0: Config.PoolSize).
+	PoolSize int
+}
+
+// ParseDatabase reads an allow-list entry as the command line writes it:
+// NAME, NAME=DBNAME, NAME:POOL_SIZE or NAME=DBNAME:POOL_SIZE; NAME "*"
+// admits any database name.
+func ParseDatabase(spec string) (string, Database, error) {
+	var d Database
+	rest := strings.TrimSpace(spec)
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		n, err := strconv.Atoi(strings.TrimSpace(rest[i+1:]))
+		if err != nil || n < 1 {
+			return "", d, fmt.Errorf("database %q: pool size %q is not a whole number from 1", spec, rest[i+1:])
+		}
+		d.PoolSize, rest = n, rest[:i]
+	}
+	name, dbname, alias := strings.Cut(rest, "=")
+	name, dbname = strings.TrimSpace(name), strings.TrimSpace(dbname)
+	if name == "" || alias && dbname == "" {
+		return "", d, fmt.Errorf("database %q: want NAME, NAME=DBNAME, NAME:POOL_SIZE or NAME=DBNAME:POOL_SIZE", spec)
+	}
+	if name == "*" && alias {
+		return "", d, fmt.Errorf("database %q: the entry * cannot name a server database", spec)
+	}
+	if dbname != name {
+		d.DBName = dbname
+	}
+	return name, d, nil
+}
+
 func (c *Config) withDefaults() Config {
 	d := *c
 	if d.Mode == "" {
@@ -154,6 +200,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if d.ServerLifetime == 0 {
 		d.ServerLifetime = 3600 * time.Second
+	}
+	if d.ClientLoginTimeout == 0 {
+		d.ClientLoginTimeout = 60 * time.Second
 	}
 	if d.ServerConnectTimeout == 0 {
 		d.ServerConnectTimeout = 15 * time.Second
@@ -218,6 +267,14 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	}
 	if c.PoolSize < 1 || c.MaxClientConn < 1 || c.MaxMessageSize < 1024 {
 		return nil, errors.New("pool size and max client connections must be at least 1, max message size at least 1024")
+	}
+	for name, db := range c.Databases {
+		if name == AdminDatabase {
+			return nil, fmt.Errorf("database %s: the name of the admin console cannot be a database entry", name)
+		}
+		if db.PoolSize < 0 {
+			return nil, fmt.Errorf("database %s: negative pool size", name)
+		}
 	}
 	if c.Upstream == "" {
 		return nil, errors.New("no upstream")

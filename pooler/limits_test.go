@@ -1,14 +1,18 @@
 package pooler
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
 )
@@ -242,5 +246,112 @@ func TestMalformedMessages(t *testing.T) {
 	var n int
 	if err := c.QueryRow(ctx, "SELECT length($1::text)", string(big)).Scan(&n); err != nil || n != len(big) {
 		t.Fatalf("large message: %d, %v", n, err)
+	}
+}
+
+// The [databases] allow-list: listed names only (3D000 otherwise, as
+// PgBouncer answers), an alias connects to its server database, an entry's
+// pool size applies to its pools, "*" admits the rest, and RELOAD applies
+// a changed list at once.
+func TestDatabaseAllowList(t *testing.T) {
+	srv := pgtest.Shared(t)
+	dbs := map[string]Database{
+		"app":           {DBName: pgtest.Database, PoolSize: 1},
+		pgtest.Database: {},
+	}
+	cfg := Config{Databases: dbs}
+	cfg.Reload = func(c *Config) error {
+		c.Databases = map[string]Database{"app": {DBName: pgtest.Database, PoolSize: 3}, "*": {}}
+		return nil
+	}
+	tp := startProxy(t, srv, cfg)
+	ctx := testCtx(t, 20*time.Second)
+	connectTo := func(db string) (*pgx.Conn, error) {
+		c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", pgtest.SuperUser, tp.port, db))
+		if err == nil {
+			t.Cleanup(func() { c.Close(context.Background()) })
+		}
+		return c, err
+	}
+	sizeOf := func(db string) int {
+		for _, pl := range tp.Snapshot().Pools {
+			if pl.Database == db {
+				return pl.Size
+			}
+		}
+		return -1
+	}
+	app, err := connectTo("app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := app.QueryRow(ctx, "SELECT current_database()").Scan(&got); err != nil || got != pgtest.Database {
+		t.Fatalf("alias app: current_database() = %q, %v; want %s", got, err, pgtest.Database)
+	}
+	if n := sizeOf("app"); n != 1 {
+		t.Errorf("pool app: size %d, want the entry's 1", n)
+	}
+	if _, err := connectTo(pgtest.Database); err != nil {
+		t.Fatal(err)
+	}
+	if n := sizeOf(pgtest.Database); n != 20 {
+		t.Errorf("pool %s: size %d, want the default 20", pgtest.Database, n)
+	}
+	_, err = connectTo("template1")
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "3D000" || pgErr.Message != "no such database: template1" {
+		t.Fatalf("template1 (not listed): want FATAL 3D000 no such database, got %v", err)
+	}
+	for _, pl := range tp.Snapshot().Pools {
+		if pl.Database == "template1" {
+			t.Errorf("a refused database got a pool: %+v", pl)
+		}
+	}
+	if err := tp.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if n := sizeOf("app"); n != 3 {
+		t.Errorf("pool app after RELOAD: size %d, want 3", n)
+	}
+	t1, err := connectTo("template1")
+	if err != nil {
+		t.Fatalf("template1 after RELOAD added *: %v", err)
+	}
+	if err := t1.QueryRow(ctx, "SELECT current_database()").Scan(&got); err != nil || got != "template1" {
+		t.Fatalf("template1: current_database() = %q, %v", got, err)
+	}
+}
+
+func TestParseDatabase(t *testing.T) {
+	for _, tc := range []struct {
+		spec, name string
+		db         Database
+		err        string
+	}{
+		{spec: "app", name: "app"},
+		{spec: "app=real", name: "app", db: Database{DBName: "real"}},
+		{spec: "app:5", name: "app", db: Database{PoolSize: 5}},
+		{spec: " app = real : 7 ", name: "app", db: Database{DBName: "real", PoolSize: 7}},
+		{spec: "app=app", name: "app"},
+		{spec: "*", name: "*"},
+		{spec: "*:4", name: "*", db: Database{PoolSize: 4}},
+		{spec: "*=x", err: "cannot name a server database"},
+		{spec: "app:0", err: "pool size"},
+		{spec: "app:x", err: "pool size"},
+		{spec: "=x", err: "want NAME"},
+		{spec: "app=", err: "want NAME"},
+		{spec: "", err: "want NAME"},
+	} {
+		name, db, err := ParseDatabase(tc.spec)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseDatabase(%q) error = %v, want %q", tc.spec, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || name != tc.name || db != tc.db {
+			t.Errorf("ParseDatabase(%q) = %q, %+v, %v; want %q, %+v", tc.spec, name, db, err, tc.name, tc.db)
+		}
 	}
 }

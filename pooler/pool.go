@@ -127,8 +127,9 @@ func (q *waitQueue) remove(w *waiter) {
 	q.n--
 }
 
+// newPool makes the pool of key; p.mu is held.
 func newPool(p *Proxy, key poolKey, password string) *pool {
-	return &pool{proxy: p, key: key, password: password, size: p.cfg.PoolSize}
+	return &pool{proxy: p, key: key, password: password, size: p.poolSize(key.database)}
 }
 
 func (p *pool) lock()   { p.mu.Lock() }

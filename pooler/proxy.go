@@ -323,6 +323,47 @@ func (p *Proxy) poolFor(database, user string) *pool {
 	return pl
 }
 
+// database returns the allow-list entry that admits a client's database
+// name: its own, else "*". Without an allow-list every name is admitted
+// as itself. p.mu is held.
+func (p *Proxy) database(name string) (Database, bool) {
+	if len(p.cfg.Databases) == 0 {
+		return Database{}, true
+	}
+	if db, ok := p.cfg.Databases[name]; ok {
+		return db, true
+	}
+	db, ok := p.cfg.Databases["*"]
+	return db, ok
+}
+
+// admits reports whether a client may connect to database name.
+func (p *Proxy) admits(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.database(name)
+	return ok
+}
+
+// serverDatabase returns the server database of the pools of a client
+// database name (an alias names another).
+func (p *Proxy) serverDatabase(name string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if db, ok := p.database(name); ok && db.DBName != "" {
+		return db.DBName
+	}
+	return name
+}
+
+// poolSize returns the size of the pools of database name; p.mu is held.
+func (p *Proxy) poolSize(name string) int {
+	if db, ok := p.database(name); ok && db.PoolSize > 0 {
+		return db.PoolSize
+	}
+	return p.cfg.PoolSize
+}
+
 func isSCRAMSecret(s string) bool { return len(s) > 14 && s[:14] == "SCRAM-SHA-256$" }
 
 // janitor closes idle and old servers once a second.

@@ -111,7 +111,7 @@ const serverBufSize = 32 << 10
 func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serverConn, error) {
 	cfg := p.proxy.upstream.Copy()
 	cfg.User = p.key.user
-	cfg.Database = p.key.database
+	cfg.Database = p.proxy.serverDatabase(p.key.database)
 	cfg.Password = p.password
 	rp := make(map[string]string, len(cfg.RuntimeParams)+len(params))
 	for k, v := range cfg.RuntimeParams {

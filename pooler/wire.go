@@ -17,6 +17,7 @@ const (
 	codeFeatureNotSupported = "0A000"
 	codeAdminShutdown       = "57P01"
 	codeCannotConnectNow    = "57P03"
+	codeInvalidCatalogName  = "3D000"
 	// codeDuplicatePreparedStatement is PostgreSQL's duplicate_prepared_statement.
 	codeDuplicatePreparedStatement = "42P05"
 )

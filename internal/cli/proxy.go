@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +40,12 @@ type proxyFlags struct {
 	onSessionState            string
 	adminUsers                []string
 	metricsListen             string
+	databases                 []string
+	clientLoginTimeout        time.Duration
+	serverTLSMode             string
+	serverTLSCA               string
+	serverTLSCert             string
+	serverTLSKey              string
 }
 
 func newProxy(e *env) *cobra.Command {
@@ -66,11 +74,16 @@ Settings may also come from files. --config reads pgpoolcheck's YAML config:
 a mapping of the flags' names in snake_case (pool_size: 20, upstream: …,
 query_wait_timeout: 2m; durations are Go durations or seconds); an unknown key
 is an error. --pgbouncer-ini reads an existing pgbouncer.ini: [databases]
-becomes the upstream (every entry must name the same server) and the common
-[pgbouncer] keys (listen_addr, listen_port, pool_mode, default_pool_size,
-max_client_conn, auth_type, auth_file, the timeouts …) their flags; every key
-pgpoolcheck does not honour is reported as a warning on stderr. Relative
-auth_file paths are relative to the file that names them. Precedence, highest
+becomes the upstream (every entry must name the same server) and the
+allow-list of databases (--databases: aliases with dbname= and per-database
+pool_size= included; a client asking for another database gets FATAL
+3D000), and the common [pgbouncer] keys (listen_addr, listen_port,
+pool_mode, default_pool_size, max_client_conn, auth_type, auth_file, the
+timeouts, server_tls_* …) their flags. A key that protects something (TLS,
+authentication, per-user settings, connection limits) and that pgpoolcheck
+does not implement stops the start with exit 2, naming the key; other keys
+it does not use are reported as warnings on stderr. Relative file paths are
+relative to the file that names them. Precedence, highest
 first: flags given on the command line, then (for the upstream URL)
 PGPOOLCHECK_UPSTREAM, then --config, then --pgbouncer-ini, then the defaults.
 With a config file, the admin console's RELOAD and
@@ -133,6 +146,8 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.mode, "mode", "transaction", "pool mode: transaction, session or record")
 	fl.IntVar(&f.poolSize, "pool-size", 20, "server connections per database and user")
 	fl.IntVar(&f.maxClientConn, "max-client-conn", 1000, "most clients at once")
+	fl.StringSliceVar(&f.databases, "databases", nil, "allow-list of databases clients may ask for, comma-separated entries NAME[=DBNAME][:POOL_SIZE] (an alias connects to DBNAME; * admits any name; default: any)")
+	fl.DurationVar(&f.clientLoginTimeout, "client-login-timeout", 60*time.Second, "how long a client may take to send its startup packet and authenticate")
 	fl.DurationVar(&f.queryWait, "query-wait-timeout", 120*time.Second, "how long a client may wait for a server")
 	fl.DurationVar(&f.idle, "server-idle-timeout", 600*time.Second, "close servers idle this long")
 	fl.DurationVar(&f.lifetime, "server-lifetime", 3600*time.Second, "retire servers this old (never mid-transaction)")
@@ -153,6 +168,10 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.onSessionState, "on-session-state", "preserve", "session state in transaction mode: preserve (replay SETs, pin locks/LISTEN/temp tables), reset (clean the server), reject (refuse with 0A000), allow (pass through, as PgBouncer, counted) or off (no classification at all)")
 	fl.StringSliceVar(&f.adminUsers, "admin-users", nil, "users allowed on the admin console (database pgpoolcheck), comma-separated")
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics on http://ADDR/metrics (e.g. 127.0.0.1:9127)")
+	fl.StringVar(&f.serverTLSMode, "server-tls-sslmode", "", "TLS to PostgreSQL: disable, allow, prefer, require, verify-ca or verify-full (sets sslmode in the upstream URL)")
+	fl.StringVar(&f.serverTLSCA, "server-tls-ca-file", "", "CA certificates that verify PostgreSQL's certificate (sslrootcert)")
+	fl.StringVar(&f.serverTLSCert, "server-tls-cert-file", "", "client certificate the pooler shows PostgreSQL (sslcert)")
+	fl.StringVar(&f.serverTLSKey, "server-tls-key-file", "", "key of --server-tls-cert-file (sslkey)")
 	fl.StringVar(&f.config, "config", "", "YAML config file of proxy settings (flags given on the command line win)")
 	fl.StringVar(&f.pgbouncerINI, "pgbouncer-ini", "", "read settings from a PgBouncer pgbouncer.ini (--config and flags win)")
 }
@@ -300,12 +319,35 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 	if upstream == "" {
 		return pooler.Config{}, usagef("proxy needs --upstream (or PGPOOLCHECK_UPSTREAM)")
 	}
+	upstream, err := withServerTLS(upstream, [][2]string{
+		{"sslmode", f.serverTLSMode}, {"sslrootcert", f.serverTLSCA},
+		{"sslcert", f.serverTLSCert}, {"sslkey", f.serverTLSKey},
+	})
+	if err != nil {
+		return pooler.Config{}, usageError{err}
+	}
+	var databases map[string]pooler.Database
+	for _, spec := range f.databases {
+		name, db, err := pooler.ParseDatabase(spec)
+		if err != nil {
+			return pooler.Config{}, usagef("--databases: %w", err)
+		}
+		if databases == nil {
+			databases = map[string]pooler.Database{}
+		}
+		if _, dup := databases[name]; dup {
+			return pooler.Config{}, usagef("--databases: %s is listed twice", name)
+		}
+		databases[name] = db
+	}
 	cfg := pooler.Config{
 		Listen:                f.listen,
 		Upstream:              upstream,
 		Mode:                  pooler.Mode(f.mode),
 		PoolSize:              f.poolSize,
 		MaxClientConn:         f.maxClientConn,
+		Databases:             databases,
+		ClientLoginTimeout:    f.clientLoginTimeout,
 		QueryWaitTimeout:      f.queryWait,
 		ServerIdleTimeout:     f.idle,
 		ServerLifetime:        f.lifetime,
@@ -340,6 +382,53 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 	return cfg, nil
 }
 
+// withServerTLS adds the --server-tls-* settings (libpq keyword, value;
+// "" for unset) to the upstream URL or keyword/value DSN. A setting the
+// upstream already gives with another value is an error: one of them
+// would be silently dropped.
+func withServerTLS(upstream string, params [][2]string) (string, error) {
+	isURL := strings.HasPrefix(upstream, "postgres://") || strings.HasPrefix(upstream, "postgresql://")
+	var u *url.URL
+	var q url.Values
+	if isURL {
+		var err error
+		if u, err = url.Parse(upstream); err != nil {
+			return "", fmt.Errorf("upstream URL: %w", err)
+		}
+		q = u.Query()
+	}
+	changed := false
+	for _, kv := range params {
+		key, v := kv[0], kv[1]
+		if v == "" {
+			continue
+		}
+		var have string
+		if isURL {
+			have = q.Get(key)
+		} else if m := regexp.MustCompile(`(?:^|\s)` + key + `\s*=\s*('(?:[^'\\]|\\.)*'|\S*)`).FindStringSubmatch(upstream); m != nil {
+			have = strings.Trim(m[1], "'")
+		}
+		switch {
+		case have == v:
+			continue
+		case have != "":
+			return "", fmt.Errorf("the upstream sets %s=%s but the server TLS settings ask for %s=%s: keep one", key, have, key, v)
+		}
+		changed = true
+		if isURL {
+			q.Set(key, v)
+		} else {
+			upstream += " " + key + "='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
+		}
+	}
+	if isURL && changed {
+		u.RawQuery = q.Encode()
+		upstream = u.String()
+	}
+	return upstream, nil
+}
+
 // adminUsers trims the names and drops empty ones.
 func adminUsers(names []string) []string {
 	var out []string
@@ -370,6 +459,7 @@ func reloader(e *env, cmdline map[string]string) func(*pooler.Config) error {
 		}
 		c.PoolSize = next.PoolSize
 		c.AdminUsers = next.AdminUsers
+		c.Databases = next.Databases
 		return nil
 	}
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,5 +225,91 @@ func TestProxyAdminUsersAndReload(t *testing.T) {
 	writeProxyFile(t, dir, "proxy.yaml", "pool_size: many\n")
 	if err := cfg.Reload(&next); err == nil {
 		t.Error("reload of a bad file: no error")
+	}
+}
+
+// TestProxyServerTLS checks that the server TLS settings reach the
+// upstream URL or DSN whichever gives it (the ini's keys are not lost when
+// --upstream comes from the command line), and that a contradiction stops
+// the start.
+func TestProxyServerTLS(t *testing.T) {
+	dir := t.TempDir()
+	ini := writeProxyFile(t, dir, "pgbouncer.ini", `[databases]
+app = host=db.example port=5433
+
+[pgbouncer]
+server_tls_sslmode = verify-full
+server_tls_ca_file = ca.pem
+`)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--pgbouncer-ini", ini}, "postgres://db.example:5433/app?sslmode=verify-full&sslrootcert=" + url.QueryEscape(filepath.Join(dir, "ca.pem"))},
+		{[]string{"--pgbouncer-ini", ini, "--upstream", "postgres://u@other/db"}, "postgres://u@other/db?sslmode=verify-full&sslrootcert=" + url.QueryEscape(filepath.Join(dir, "ca.pem"))},
+		{[]string{"--upstream", "host=h dbname=d", "--server-tls-sslmode", "require", "--server-tls-cert-file", "/c/it's.crt"}, `host=h dbname=d sslmode='require' sslcert='/c/it\'s.crt'`},
+		{[]string{"--upstream", "postgres://u@h/d?sslmode=require", "--server-tls-sslmode", "require"}, "postgres://u@h/d?sslmode=require"},
+	} {
+		cfg, _, err := proxyConfigFor(t, nil, tc.args...)
+		if err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		if cfg.Upstream != tc.want {
+			t.Errorf("%v: upstream %s, want %s", tc.args, cfg.Upstream, tc.want)
+		}
+	}
+	for _, args := range [][]string{
+		{"proxy", "--upstream", "postgres://u@h/d?sslmode=disable", "--server-tls-sslmode", "verify-full"},
+		{"proxy", "--upstream", "host=h sslmode=prefer", "--server-tls-sslmode", "require"},
+	} {
+		_, stderr, code := runCLI(t, "", args...)
+		if code != ExitError || !strings.Contains(stderr, "the upstream sets sslmode=") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming the contradiction", args, code, stderr)
+		}
+	}
+}
+
+// TestProxyRefusesUnhonouredSecurity checks that pgbouncer.ini keys that
+// protect something and that pgpoolcheck does not implement stop the start
+// with exit 2 naming the key, before anything listens.
+func TestProxyRefusesUnhonouredSecurity(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ text, want string }{
+		{"[pgbouncer]\nclient_tls_sslmode = require\nclient_tls_cert_file = s.crt\n", "client_tls_sslmode: TLS to clients is not supported"},
+		{"[pgbouncer]\nauth_user = pgbouncer\n", "auth_user: not supported by pgpoolcheck"},
+		{"[pgbouncer]\nmax_user_connections = 5\n", "max_user_connections: this limit is not supported"},
+		{"[users]\nalice = max_user_connections=2\n", "[users] alice: per-user settings"},
+	} {
+		ini := writeProxyFile(t, dir, "pgbouncer.ini", "[databases]\n* = host=127.0.0.1\n"+tc.text)
+		_, stderr, code := runCLI(t, "", "proxy", "--pgbouncer-ini", ini, "--listen", "127.0.0.1:1")
+		if code != ExitError || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.text, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestProxyDatabases checks --databases and the ini's [databases] as the
+// allow-list.
+func TestProxyDatabases(t *testing.T) {
+	cfg, _, err := proxyConfigFor(t, nil, "--upstream", "postgres://u@h/d", "--databases", "app,reports=analytics:5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]pooler.Database{"app": {}, "reports": {DBName: "analytics", PoolSize: 5}}
+	if !maps.Equal(cfg.Databases, want) {
+		t.Errorf("Databases = %v, want %v", cfg.Databases, want)
+	}
+	if cfg, _, err := proxyConfigFor(t, nil, "--upstream", "postgres://u@h/d"); err != nil || cfg.Databases != nil {
+		t.Errorf("no --databases: %v, %v; want no allow-list", cfg.Databases, err)
+	}
+	for _, args := range [][]string{
+		{"proxy", "--upstream", "postgres://u@h/d", "--databases", "app:0"},
+		{"proxy", "--upstream", "postgres://u@h/d", "--databases", "app,app=x"},
+	} {
+		_, stderr, code := runCLI(t, "", args...)
+		if code != ExitError || !strings.Contains(stderr, "--databases:") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
 	}
 }

@@ -106,6 +106,10 @@ func ParsePgBouncerINI(b []byte) (*Settings, []Ignored, error) {
 			ignored, err = s.pgbouncerSection(sections[name], ignored)
 		case "databases":
 			ignored, err = s.databasesSection(sections[name], ignored)
+		case "users":
+			if ls := sections[name]; len(ls) > 0 {
+				err = fmt.Errorf("line %d: [users] %s: per-user settings (pool_mode, max_user_connections, pool_size) are not supported by pgpoolcheck; remove the [users] section", ls[0].line, ls[0].key)
+			}
 		default:
 			for _, l := range sections[name] {
 				ignored = append(ignored, Ignored{l.line, name, l.key, "section not used by pgpoolcheck"})
@@ -208,6 +212,48 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			case "server_connect_timeout":
 				s.ServerConnectTimeout = &d
 			}
+		case "client_login_timeout":
+			d, err := parseDuration(l.value)
+			if err != nil {
+				return ignored, fail("%v", err)
+			}
+			if d == 0 {
+				return ignored, fail("0 (no limit) is not supported: a login that never ends holds a connection slot; give a number of seconds")
+			}
+			s.ClientLoginTimeout = &d
+		case "server_tls_sslmode":
+			v := strings.ToLower(l.value)
+			if !contains(sslModes, v) {
+				return ignored, fail("unknown value %q (want %s)", l.value, orList(sslModes))
+			}
+			s.ServerTLSSSLMode = &v
+		case "server_tls_ca_file":
+			s.ServerTLSCAFile = ptrTo(l.value)
+		case "server_tls_cert_file":
+			s.ServerTLSCertFile = ptrTo(l.value)
+		case "server_tls_key_file":
+			s.ServerTLSKeyFile = ptrTo(l.value)
+		case "server_tls_protocols", "server_tls_ciphers":
+			if !defaultTLSValue(l.key, l.value) {
+				return ignored, fail("%q is not supported: pgpoolcheck connects to PostgreSQL with Go's TLS defaults (TLS 1.2 and 1.3, Go's cipher suites); remove the key or set %s", l.value, tlsDefaults[l.key])
+			}
+		case "client_tls_sslmode":
+			if v := strings.ToLower(l.value); v != "disable" {
+				return ignored, fail("TLS to clients is not supported by pgpoolcheck, so %s cannot be honoured; set client_tls_sslmode = disable or keep PgBouncer in front", l.value)
+			}
+		case "client_tls_key_file", "client_tls_cert_file", "client_tls_ca_file", "client_tls_protocols",
+			"client_tls_ciphers", "client_tls_ecdhcurve", "client_tls_dheparams":
+			ignore(l, "not used: client_tls_sslmode is disable")
+		case "stats_users":
+			ignore(l, "not used: only admin_users reach the admin console, so these users get no access to it")
+		case "auth_hba_file", "auth_ident_file", "auth_user", "auth_query", "auth_dbname", "auth_ldap_options":
+			return ignored, fail("not supported by pgpoolcheck: clients are authenticated against auth_file only; remove the key")
+		case "max_db_connections", "max_user_connections", "idle_transaction_timeout", "query_timeout",
+			"client_idle_timeout", "transaction_timeout":
+			if v, err := strconv.ParseFloat(l.value, 64); err == nil && v == 0 {
+				continue // PgBouncer's default: no limit
+			}
+			return ignored, fail("this limit is not supported by pgpoolcheck yet; remove it or set 0 (no limit)")
 		default:
 			ignore(l, "not used by pgpoolcheck")
 		}
@@ -245,6 +291,7 @@ type upstreamEntry struct {
 	host, port, dbname, user string
 	password                 string
 	hasPassword              bool
+	poolSize                 string
 }
 
 // databasesSection turns [databases] into the upstream URL. pgpoolcheck
@@ -277,6 +324,16 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 				e.user = p.value
 			case "password":
 				e.password, e.hasPassword = p.value, true
+			case "pool_size":
+				if n, err := strconv.Atoi(p.value); err != nil || n < 1 {
+					return ignored, fmt.Errorf("line %d: database %s: pool_size %q is not a whole number from 1", l.line, l.key, p.value)
+				}
+				e.poolSize = p.value
+			case "pool_mode", "max_db_connections", "auth_user", "auth_dbname", "auth_query":
+				if p.key == "max_db_connections" && p.value == "0" {
+					continue
+				}
+				return ignored, fmt.Errorf("line %d: database %s: %s is not supported by pgpoolcheck per database; remove it", l.line, l.key, p.key)
 			default:
 				ignore(l.line, l.key+"."+p.key, "per-database settings are not supported")
 			}
@@ -319,14 +376,29 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 	}
 	var user, password string
 	hasPassword := false
+	// The allow-list: every entry is a database clients may ask for.
+	dbs := make([]string, 0, len(entries))
 	for _, e := range entries {
-		if e.dbname != "" && e.dbname != e.name {
-			what := e.name
-			if e.name == "*" {
-				what = "its own name"
-			}
-			ignore(e.line, e.name+".dbname", fmt.Sprintf("pgpoolcheck connects to the database the client names (%s), not %s", what, e.dbname))
+		if strings.ContainsAny(e.name, ",=:") {
+			return ignored, fmt.Errorf("line %d: database name %q: pgpoolcheck does not support , = or : in database names", e.line, e.name)
 		}
+		spec := e.name
+		if e.dbname != "" && e.dbname != e.name {
+			if e.name == "*" {
+				return ignored, fmt.Errorf("line %d: database *: dbname=%s would send every client to one database; pgpoolcheck supports dbname only on named entries", e.line, e.dbname)
+			}
+			if strings.ContainsAny(e.dbname, ",:") {
+				return ignored, fmt.Errorf("line %d: database %s: pgpoolcheck does not support , or : in dbname %q", e.line, e.name, e.dbname)
+			}
+			spec += "=" + e.dbname
+		}
+		if e.poolSize != "" {
+			spec += ":" + e.poolSize
+		}
+		dbs = append(dbs, spec)
+	}
+	s.Databases = &dbs
+	for _, e := range entries {
 		if e.user == "" {
 			continue
 		}
@@ -354,6 +426,35 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 	u.RawQuery = q.Encode()
 	s.Upstream = ptrTo(u.String())
 	return ignored, nil
+}
+
+// tlsDefaults are the values of PgBouncer's TLS protocol and cipher keys
+// that mean Go's defaults, by key.
+var tlsDefaults = map[string]string{
+	"server_tls_protocols": "secure",
+	"server_tls_ciphers":   "default",
+	"client_tls_protocols": "secure",
+	"client_tls_ciphers":   "default",
+}
+
+// defaultTLSValue reports whether v, for one of the TLS protocol or cipher
+// keys, asks for no more than Go's TLS defaults give: TLS 1.2 and 1.3 with
+// Go's cipher suites (PgBouncer's secure, default, fast and normal).
+func defaultTLSValue(key, v string) bool {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if strings.HasSuffix(key, "_protocols") {
+		return v == "secure" || v == "tlsv1.2,tlsv1.3" || v == "tlsv1.3,tlsv1.2"
+	}
+	return v == "default" || v == "secure" || v == "fast" || v == "normal"
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
 
 // connParam is one key=value of a connection string.

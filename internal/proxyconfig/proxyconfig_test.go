@@ -37,6 +37,8 @@ upstream=postgres://app@db:5432/app
 mode=transaction
 pool_size=20
 max_client_conn=1000
+databases=app,reports=analytics:5,*
+client_login_timeout=20s
 query_wait_timeout=2m0s
 server_idle_timeout=10m0s
 server_lifetime=1.5s
@@ -56,6 +58,10 @@ admin_users=postgres,ops
 metrics_listen=127.0.0.1:9127
 capture=/var/tmp/app.capture
 redact=true
+server_tls_sslmode=verify-full
+server_tls_ca_file=testdata/ca.pem
+server_tls_cert_file=/etc/pg/client.crt
+server_tls_key_file=testdata/client.key
 `
 	if got := render(s); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -121,6 +127,7 @@ func TestPgBouncerINI(t *testing.T) {
 		{"seed-004-pgbouncer.ini", `listen=:6432
 upstream=postgres://localhost:5432
 max_client_conn=500
+databases=*
 auth_type=md5
 auth_file=/etc/pgbouncer/userlist.txt
 `, `line 7: [pgbouncer] logfile: not used by pgpoolcheck
@@ -132,20 +139,21 @@ upstream=postgres://pg-leak:5432
 mode=transaction
 pool_size=20
 max_client_conn=1500
+databases=postgres,one=postgres:1
 auth_type=trust
 auth_file=/etc/pgbouncer/userlist.txt
 max_prepared_statements=0
 admin_users=postgres
-`, `line 5: [databases] one.pool_size: per-database settings are not supported
-line 5: [databases] one.dbname: pgpoolcheck connects to the database the client names (one), not postgres
-line 13: [pgbouncer] stats_users: not used by pgpoolcheck
+`, `line 13: [pgbouncer] stats_users: not used: only admin_users reach the admin console, so these users get no access to it
 line 18: [pgbouncer] ignore_startup_parameters: not used by pgpoolcheck
 `},
 		{"full-pgbouncer.ini", `listen=10.0.0.5:7432
-upstream=postgres://app:s3cret%20pass%27word@db.internal:6543/app
+upstream=postgres://app:s3cret%20pass%27word@db.internal:6543
 mode=transaction
 pool_size=25
 max_client_conn=2000
+databases=app,reports=analytics:5
+client_login_timeout=20s
 query_wait_timeout=30s
 server_idle_timeout=500ms
 server_connect_timeout=5s
@@ -154,15 +162,18 @@ auth_file=testdata/userlist.txt
 max_message_size=1048576
 max_prepared_statements=100
 admin_users=postgres,ops
+server_tls_sslmode=verify-ca
+server_tls_ca_file=testdata/root.crt
 `, `line 3: [databases] app.user: used as the upstream URL's user: PgBouncer logs every client of this database in to the server as app, pgpoolcheck logs each client in as itself and uses this password when the client is app
-line 6: [users] app: section not used by pgpoolcheck
-line 9: [pgbouncer] listen_addr: pgpoolcheck listens on one address; using 10.0.0.5
-line 14: [pgbouncer] pool_mode: statement mode is not supported; using transaction mode, which runs every statement-mode client
-line 19: [pgbouncer] server_lifetime: 0 (no limit) has no equivalent; pgpoolcheck's default applies
-line 23: [pgbouncer] server_reset_query: not used by pgpoolcheck
+line 7: [pgbouncer] listen_addr: pgpoolcheck listens on one address; using 10.0.0.5
+line 12: [pgbouncer] pool_mode: statement mode is not supported; using transaction mode, which runs every statement-mode client
+line 17: [pgbouncer] server_lifetime: 0 (no limit) has no equivalent; pgpoolcheck's default applies
+line 21: [pgbouncer] server_reset_query: not used by pgpoolcheck
+line 27: [pgbouncer] client_tls_cert_file: not used: client_tls_sslmode is disable
 `},
 		{"socket.ini", `listen=127.0.0.1:6433
 upstream=postgres://postgres@?host=%2Fvar%2Frun%2Fpostgresql&port=5432
+databases=*
 `, `line 2: [databases] *.user: used as the upstream URL's user: PgBouncer logs every client of this database in to the server as postgres, pgpoolcheck logs each client in as itself and uses this password when the client is postgres
 line 5: [pgbouncer] listen_port: no listen_addr (Unix sockets only in PgBouncer): pgpoolcheck listens on TCP at 127.0.0.1
 line 6: [pgbouncer] unix_socket_dir: not used by pgpoolcheck
@@ -212,6 +223,22 @@ func TestPgBouncerINIErrors(t *testing.T) {
 		{"[databases]\na = host=x,y\n", "several hosts (x,y)"},
 		{"[databases]\na = host=x port=99999\n", `invalid port "99999"`},
 		{"[databases]\na = host=x\nb = host=x port=5433\n", "names 2 servers"},
+		// Settings that protect something are honoured or refused.
+		{"[users]\napp = pool_mode=session\n", "line 2: [users] app: per-user settings"},
+		{"[pgbouncer]\nclient_tls_sslmode = require\n", "line 2: client_tls_sslmode: TLS to clients is not supported by pgpoolcheck, so require cannot be honoured"},
+		{"[pgbouncer]\nauth_query = SELECT usename, passwd FROM pg_shadow WHERE usename=$1\n", "line 2: auth_query: not supported by pgpoolcheck"},
+		{"[pgbouncer]\nauth_hba_file = hba.conf\n", "line 2: auth_hba_file: not supported"},
+		{"[pgbouncer]\nmax_db_connections = 10\n", "line 2: max_db_connections: this limit is not supported"},
+		{"[pgbouncer]\nidle_transaction_timeout = 30\n", "idle_transaction_timeout: this limit is not supported"},
+		{"[pgbouncer]\nserver_tls_protocols = all\n", `line 2: server_tls_protocols: "all" is not supported`},
+		{"[pgbouncer]\nserver_tls_ciphers = HIGH:!aNULL\n", `server_tls_ciphers: "HIGH:!aNULL" is not supported`},
+		{"[pgbouncer]\nserver_tls_sslmode = sometimes\n", `server_tls_sslmode: unknown value "sometimes"`},
+		{"[pgbouncer]\nclient_login_timeout = 0\n", "client_login_timeout: 0 (no limit) is not supported"},
+		{"[databases]\na = host=x pool_mode=session\n", "line 2: database a: pool_mode is not supported by pgpoolcheck per database"},
+		{"[databases]\na = host=x auth_user=pgbouncer\n", "database a: auth_user is not supported"},
+		{"[databases]\na = host=x pool_size=0\n", `database a: pool_size "0" is not a whole number from 1`},
+		{"[databases]\n* = host=x dbname=y\n", "database *: dbname=y would send every client to one database"},
+		{"[databases]\n\"a,b\" = host=x\n", `database name "a,b"`},
 	} {
 		_, _, err := ParsePgBouncerINI([]byte(tc.text))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -244,6 +271,8 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs.String("mode", "transaction", "")
 	fs.Int("pool-size", 20, "")
 	fs.Int("max-client-conn", 1000, "")
+	fs.StringSlice("databases", nil, "")
+	fs.Duration("client-login-timeout", 60*time.Second, "")
 	fs.Duration("query-wait-timeout", 120*time.Second, "")
 	fs.Duration("server-idle-timeout", 600*time.Second, "")
 	fs.Duration("server-lifetime", 3600*time.Second, "")
@@ -259,6 +288,10 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs.String("log-level", "info", "")
 	fs.String("log-format", "text", "")
 	fs.StringSlice("admin-users", nil, "")
+	fs.String("server-tls-sslmode", "", "")
+	fs.String("server-tls-ca-file", "", "")
+	fs.String("server-tls-cert-file", "", "")
+	fs.String("server-tls-key-file", "", "")
 	return fs
 }
 
@@ -288,6 +321,8 @@ func TestApply(t *testing.T) {
 		"insecure-trust":          "false",
 		"admin-users":             "[postgres,ops]",
 		"auth-file":               "testdata/userlist.txt",
+		"databases":               "[app,reports=analytics:5,*]",
+		"server-tls-ca-file":      "testdata/ca.pem",
 	} {
 		if got := fs.Lookup(name).Value.String(); got != want {
 			t.Errorf("--%s = %s, want %s", name, got, want)
@@ -315,7 +350,7 @@ func TestMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	ini.Merge(y)
-	want := "listen=:6432\nupstream=postgres://localhost:5432\nmax_client_conn=42\nauth_type=md5\nauth_file=/etc/pgbouncer/userlist.txt\non_session_state=reject\n"
+	want := "listen=:6432\nupstream=postgres://localhost:5432\nmax_client_conn=42\ndatabases=*\nauth_type=md5\nauth_file=/etc/pgbouncer/userlist.txt\non_session_state=reject\n"
 	if got := render(ini); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

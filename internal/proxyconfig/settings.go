@@ -39,6 +39,8 @@
 //	mode: transaction              # transaction, session or record
 //	pool_size: 20
 //	max_client_conn: 1000
+//	databases: [app, "reports=analytics:5", "*"]   # allow-list: NAME[=DBNAME][:POOL_SIZE]
+//	client_login_timeout: 60s
 //	query_wait_timeout: 120s
 //	server_idle_timeout: 600       # seconds
 //	server_lifetime: 1h
@@ -56,6 +58,10 @@
 //	metrics_listen: 127.0.0.1:9127
 //	capture: /var/tmp/app.capture
 //	redact: true
+//	server_tls_sslmode: verify-full  # TLS to PostgreSQL, added to the upstream URL
+//	server_tls_ca_file: /etc/ssl/pg-ca.pem
+//	server_tls_cert_file: client.crt
+//	server_tls_key_file: client.key
 //
 // The PgBouncer reader maps [databases] (one upstream: every entry must
 // name the same host and port) and the common [pgbouncer] keys; everything
@@ -79,6 +85,8 @@ type Settings struct {
 	Mode                  *string
 	PoolSize              *int
 	MaxClientConn         *int
+	Databases             *[]string
+	ClientLoginTimeout    *time.Duration
 	QueryWaitTimeout      *time.Duration
 	ServerIdleTimeout     *time.Duration
 	ServerLifetime        *time.Duration
@@ -98,6 +106,10 @@ type Settings struct {
 	MetricsListen         *string
 	Capture               *string
 	Redact                *bool
+	ServerTLSSSLMode      *string
+	ServerTLSCAFile       *string
+	ServerTLSCertFile     *string
+	ServerTLSKeyFile      *string
 }
 
 // valueKind is the type of a setting.
@@ -129,6 +141,8 @@ var fields = []field{
 	{key: "mode", enum: []string{"transaction", "session", "record"}, ptr: func(s *Settings) any { return &s.Mode }},
 	{key: "pool_size", kind: kindInt, min: 1, ptr: func(s *Settings) any { return &s.PoolSize }},
 	{key: "max_client_conn", kind: kindInt, min: 1, ptr: func(s *Settings) any { return &s.MaxClientConn }},
+	{key: "databases", kind: kindList, ptr: func(s *Settings) any { return &s.Databases }},
+	{key: "client_login_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ClientLoginTimeout }},
 	{key: "query_wait_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.QueryWaitTimeout }},
 	{key: "server_idle_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerIdleTimeout }},
 	{key: "server_lifetime", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerLifetime }},
@@ -148,7 +162,14 @@ var fields = []field{
 	{key: "metrics_listen", ptr: func(s *Settings) any { return &s.MetricsListen }},
 	{key: "capture", isPath: true, ptr: func(s *Settings) any { return &s.Capture }},
 	{key: "redact", kind: kindBool, ptr: func(s *Settings) any { return &s.Redact }},
+	{key: "server_tls_sslmode", enum: sslModes, ptr: func(s *Settings) any { return &s.ServerTLSSSLMode }},
+	{key: "server_tls_ca_file", isPath: true, ptr: func(s *Settings) any { return &s.ServerTLSCAFile }},
+	{key: "server_tls_cert_file", isPath: true, ptr: func(s *Settings) any { return &s.ServerTLSCertFile }},
+	{key: "server_tls_key_file", isPath: true, ptr: func(s *Settings) any { return &s.ServerTLSKeyFile }},
 }
+
+// sslModes are libpq's sslmode values, which PgBouncer's *_tls_sslmode take.
+var sslModes = []string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}
 
 // Keys returns every key a config file may set, in the order of the flags.
 func Keys() []string {
