@@ -590,6 +590,7 @@ func (p *Proxy) showConfig() *resultSet {
 		{"shutdown_timeout", dur(cfg.ShutdownTimeout), dur(d.ShutdownTimeout), "no"},
 		{"auth_type", string(cfg.AuthType), string(d.AuthType), "no"},
 		{"insecure_trust", strconv.FormatBool(cfg.InsecureTrust), "false", "no"},
+		{"client_tls_sslmode", string(cfg.ClientTLSMode), string(d.ClientTLSMode), "no"},
 		{"max_message_size", strconv.Itoa(cfg.MaxMessageSize), strconv.Itoa(d.MaxMessageSize), "no"},
 		{"max_prepared_statements", prepared(cfg.MaxPreparedStatements), prepared(d.MaxPreparedStatements), "no"},
 		{"on_session_state", sessionStateText(cfg), string(d.OnSessionState), "no"},
@@ -679,6 +680,20 @@ func (p *Proxy) reload() error {
 		"server_lifetime", next.ServerLifetime, "server_connect_timeout", next.ServerConnectTimeout)
 	if next.AuthType != cur.AuthType {
 		restart = append(restart, "auth_type")
+	}
+	if next.ClientTLSMode != cur.ClientTLSMode {
+		restart = append(restart, "client_tls_sslmode")
+	} else if next.ClientTLS != cur.ClientTLS {
+		// New certificates and CAs, for the clients that connect from now.
+		if err := next.checkClientTLS(); err != nil {
+			p.log.Warn("reload: client TLS settings not applied", "err", err)
+		} else {
+			p.clientTLS.Store(serverTLS(next.ClientTLSMode, next.ClientTLS))
+			p.mu.Lock()
+			p.cfg.ClientTLS = next.ClientTLS
+			p.mu.Unlock()
+			p.log.Info("reload: client TLS certificates applied")
+		}
 	}
 	if len(restart) > 0 {
 		p.log.Warn("reload: settings changed that need a restart", "settings", strings.Join(restart, ","))

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -59,8 +60,13 @@ type clientConn struct {
 	hdr [headerLen + 2]byte
 	// waiter is the client's place in its pool's wait queue (reused).
 	waiter waiter
-	// rio reads and writes conn for the buffers (rawio.go).
+	// rio reads and writes conn for the buffers (rawio.go; the tls.Conn
+	// of a client that uses TLS).
 	rio io.ReadWriter
+	// tls is set once the client's TLS handshake is done: conn and rio
+	// are its tls.Conn, which only the goroutine relay drives and whose
+	// decrypted bytes a bufferless wait on the socket would not see.
+	tls bool
 	r   *bufio.Reader
 
 	// wmu guards w, which both the client goroutine (errors) and the pump
@@ -450,6 +456,9 @@ func (c *clientConn) waitIdle() error {
 // so that it goes on waiting in waitIdle without a read buffer. The
 // janitor calls it; it reports whether the client was nudged.
 func (c *clientConn) nudge(cutoff int64) bool {
+	if c.tls {
+		return false // see clientConn.tls
+	}
 	c.nmu.Lock()
 	defer c.nmu.Unlock()
 	if at := c.parkedAt.Load(); at != 0 && at < cutoff && !c.nudged {
@@ -475,9 +484,11 @@ func (c *clientConn) unpark() bool {
 	return n
 }
 
-// readStartupPacket reads startup packets until a StartupMessage, answering
-// SSLRequest and GSSENCRequest with 'N' and handling a CancelRequest. It
-// returns nil when the connection is done.
+// readStartupPacket reads startup packets until a StartupMessage: it
+// answers an SSLRequest with the TLS handshake when TLS to clients is on
+// (else 'N', as a GSSENCRequest), refuses a plaintext client when the
+// mode requires TLS, and handles a CancelRequest. It returns nil when the
+// connection is done.
 func (c *clientConn) readStartupPacket() (*startupPacket, error) {
 	for i := 0; ; i++ {
 		pkt, err := readStartup(c.r)
@@ -489,6 +500,44 @@ func (c *clientConn) readStartupPacket() (*startupPacket, error) {
 			}
 			c.proxy.log.Debug("client startup failed", "addr", c.conn.RemoteAddr().String(), "err", err)
 			return nil, err
+		}
+		switch pkt.kind {
+		case startupSSL:
+			if c.tls {
+				c.send(fatal(codeProtocolViolation, "SSL request on a connection already using TLS"))
+				return nil, nil
+			}
+			cfg := c.proxy.clientTLS.Load()
+			if cfg == nil {
+				break // declined below, as GSSENCRequest
+			}
+			if c.r.Buffered() > 0 {
+				// Bytes sent before the handshake would be taken as if
+				// they had come encrypted (CVE-2021-23222's kind).
+				c.send(fatal(codeProtocolViolation, "received unencrypted data after SSL request"))
+				return nil, nil
+			}
+			if _, err := c.conn.Write([]byte{'S'}); err != nil {
+				return nil, err
+			}
+			tc := tls.Server(c.conn, cfg)
+			if err := tc.Handshake(); err != nil {
+				c.proxy.log.Info("client TLS handshake failed", "addr", c.conn.RemoteAddr().String(), "err", err)
+				return nil, err
+			}
+			c.conn, c.rio, c.tls = tc, tc, true
+			c.r.Reset(tc)
+			continue
+		case startupCancel:
+			c.proxy.forwardCancel(&pkt.cancel)
+			return nil, nil
+		default:
+			if c.proxy.cfg.ClientTLSMode.requires() && !c.tls {
+				c.send(fatal(codeInvalidAuth, "SSL required"))
+				c.proxy.log.Info("client refused: TLS required", "addr", c.conn.RemoteAddr().String())
+				return nil, nil
+			}
+			return pkt, nil
 		}
 		switch pkt.kind {
 		case startupSSL, startupGSSENC:
@@ -503,11 +552,6 @@ func (c *clientConn) readStartupPacket() (*startupPacket, error) {
 			if _, err := c.conn.Write([]byte{'N'}); err != nil {
 				return nil, err
 			}
-		case startupCancel:
-			c.proxy.forwardCancel(&pkt.cancel)
-			return nil, nil
-		default:
-			return pkt, nil
 		}
 	}
 }

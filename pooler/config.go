@@ -1,6 +1,7 @@
 package pooler
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -54,6 +55,31 @@ const (
 	AuthSCRAM AuthType = "scram-sha-256"
 )
 
+// TLSMode is how clients use TLS: PgBouncer's client_tls_sslmode.
+type TLSMode string
+
+// Client TLS modes.
+const (
+	// TLSDisable declines TLS (the answer to SSLRequest is 'N').
+	TLSDisable TLSMode = "disable"
+	// TLSAllow and TLSPrefer accept TLS from clients that ask for it,
+	// and plaintext from the others.
+	TLSAllow  TLSMode = "allow"
+	TLSPrefer TLSMode = "prefer"
+	// TLSRequire refuses clients that do not use TLS.
+	TLSRequire TLSMode = "require"
+	// TLSVerifyCA and TLSVerifyFull also require a client certificate
+	// signed by one of Config.ClientTLS.ClientCAs (for a client's
+	// certificate the two are the same, as in PgBouncer).
+	TLSVerifyCA   TLSMode = "verify-ca"
+	TLSVerifyFull TLSMode = "verify-full"
+)
+
+// requires reports whether the mode refuses plaintext clients.
+func (m TLSMode) requires() bool {
+	return m == TLSRequire || m == TLSVerifyCA || m == TLSVerifyFull
+}
+
 // DefaultMaxMessageSize is the largest client message accepted unless
 // Config.MaxMessageSize says otherwise.
 const DefaultMaxMessageSize = 64 << 20
@@ -81,6 +107,14 @@ type Config struct {
 	// ClientLoginTimeout bounds a client's startup and authentication
 	// (default 60s).
 	ClientLoginTimeout time.Duration
+	// ClientTLSMode is how clients use TLS (default disable).
+	ClientTLSMode TLSMode
+	// ClientTLS is the pooler's TLS configuration towards clients, with
+	// its certificate (Certificates or GetCertificate) and, for the
+	// verify modes, ClientCAs; required unless ClientTLSMode is disable.
+	// The pooler sets ClientAuth from the mode. RELOAD replaces it with
+	// the one Reload returns (new certificates for new clients).
+	ClientTLS *tls.Config
 	// QueryWaitTimeout is how long a client may wait for a server (default 120s).
 	QueryWaitTimeout time.Duration
 	// ServerIdleTimeout closes servers idle this long (default 600s).
@@ -204,6 +238,9 @@ func (c *Config) withDefaults() Config {
 	if d.ClientLoginTimeout == 0 {
 		d.ClientLoginTimeout = 60 * time.Second
 	}
+	if d.ClientTLSMode == "" {
+		d.ClientTLSMode = TLSDisable
+	}
 	if d.ServerConnectTimeout == 0 {
 		d.ServerConnectTimeout = 15 * time.Second
 	}
@@ -268,6 +305,9 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	if c.PoolSize < 1 || c.MaxClientConn < 1 || c.MaxMessageSize < 1024 {
 		return nil, errors.New("pool size and max client connections must be at least 1, max message size at least 1024")
 	}
+	if err := c.checkClientTLS(); err != nil {
+		return nil, err
+	}
 	for name, db := range c.Databases {
 		if name == AdminDatabase {
 			return nil, fmt.Errorf("database %s: the name of the admin console cannot be a database entry", name)
@@ -284,6 +324,46 @@ func (c *Config) validate() (*pgconn.Config, error) {
 		return nil, fmt.Errorf("upstream: %w", err)
 	}
 	return pc, nil
+}
+
+// checkClientTLS checks ClientTLSMode against ClientTLS.
+func (c *Config) checkClientTLS() error {
+	switch c.ClientTLSMode {
+	case TLSDisable:
+		return nil
+	case TLSAllow, TLSPrefer, TLSRequire, TLSVerifyCA, TLSVerifyFull:
+	default:
+		return fmt.Errorf("unknown client TLS mode %q (want disable, allow, prefer, require, verify-ca or verify-full)", c.ClientTLSMode)
+	}
+	t := c.ClientTLS
+	if t == nil || len(t.Certificates) == 0 && t.GetCertificate == nil && t.GetConfigForClient == nil {
+		return fmt.Errorf("client TLS mode %s needs a certificate and its key", c.ClientTLSMode)
+	}
+	if (c.ClientTLSMode == TLSVerifyCA || c.ClientTLSMode == TLSVerifyFull) && t.ClientCAs == nil {
+		return fmt.Errorf("client TLS mode %s needs CA certificates to verify client certificates", c.ClientTLSMode)
+	}
+	return nil
+}
+
+// serverTLS returns the TLS configuration the pooler uses towards
+// clients: t with ClientAuth set from the mode, or nil when TLS is off.
+func serverTLS(mode TLSMode, t *tls.Config) *tls.Config {
+	if mode == TLSDisable || t == nil {
+		return nil
+	}
+	t = t.Clone()
+	switch {
+	case mode == TLSVerifyCA || mode == TLSVerifyFull:
+		t.ClientAuth = tls.RequireAndVerifyClientCert
+	case t.ClientCAs != nil:
+		t.ClientAuth = tls.VerifyClientCertIfGiven
+	default:
+		t.ClientAuth = tls.NoClientCert
+	}
+	if t.MinVersion == 0 {
+		t.MinVersion = tls.VersionTLS12
+	}
+	return t
 }
 
 // isLoopback reports whether a listen address only accepts local clients.

@@ -2,6 +2,7 @@ package pooler
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -23,8 +24,11 @@ type Proxy struct {
 	// limits are cfg's limits for the engine, shared by the clients.
 	limits   engine.Limits
 	upstream *pgconn.Config
-	auth     *authenticator
-	log      *slog.Logger
+	// clientTLS is the TLS configuration towards clients (nil: TLS is
+	// declined); RELOAD replaces it.
+	clientTLS atomic.Pointer[tls.Config]
+	auth      *authenticator
+	log       *slog.Logger
 
 	// ctx ends when the proxy is shut down for good.
 	ctx    context.Context
@@ -126,6 +130,7 @@ func New(cfg Config) (*Proxy, error) {
 		keys:     make(map[cancelKey]*clientConn),
 	}
 	p.started = time.Now()
+	p.clientTLS.Store(serverTLS(c.ClientTLSMode, c.ClientTLS))
 	p.live.set(c)
 	p.budget.Store(relayBudget)
 	p.nudgeAfter.Store(int64(idleNudgeAfter))

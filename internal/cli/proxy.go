@@ -42,6 +42,11 @@ type proxyFlags struct {
 	metricsListen             string
 	databases                 []string
 	clientLoginTimeout        time.Duration
+	clientTLSMode             string
+	clientTLSCert             string
+	clientTLSKey              string
+	clientTLSCA               string
+	clientTLSProtocols        string
 	serverTLSMode             string
 	serverTLSCA               string
 	serverTLSCert             string
@@ -69,6 +74,15 @@ which keeps its password out of the process list.
 secret a plain-text password, md5<md5(password+user)>, or a SCRAM-SHA-256
 verifier. trust needs no file and is refused on a non-loopback --listen
 address unless --insecure-trust is given.
+
+TLS: --client-tls-sslmode allow or prefer answers a client's SSLRequest with a
+TLS handshake (--client-tls-cert-file, --client-tls-key-file); require refuses
+plaintext clients (FATAL 28000 "SSL required"); verify-ca and verify-full also
+require a client certificate signed by --client-tls-ca-file. RELOAD and SIGHUP
+read the certificate files again for new clients. Towards PostgreSQL,
+--server-tls-sslmode and --server-tls-ca-file/-cert-file/-key-file become the
+upstream URL's sslmode, sslrootcert, sslcert and sslkey (an upstream that
+already says otherwise is an error).
 
 Settings may also come from files. --config reads pgpoolcheck's YAML config:
 a mapping of the flags' names in snake_case (pool_size: 20, upstream: …,
@@ -168,6 +182,11 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.onSessionState, "on-session-state", "preserve", "session state in transaction mode: preserve (replay SETs, pin locks/LISTEN/temp tables), reset (clean the server), reject (refuse with 0A000), allow (pass through, as PgBouncer, counted) or off (no classification at all)")
 	fl.StringSliceVar(&f.adminUsers, "admin-users", nil, "users allowed on the admin console (database pgpoolcheck), comma-separated")
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics on http://ADDR/metrics (e.g. 127.0.0.1:9127)")
+	fl.StringVar(&f.clientTLSMode, "client-tls-sslmode", "disable", "TLS to clients: disable, allow or prefer (TLS for clients that ask), require (refuse plaintext), verify-ca or verify-full (also a client certificate signed by --client-tls-ca-file)")
+	fl.StringVar(&f.clientTLSCert, "client-tls-cert-file", "", "the pooler's certificate for clients (PEM)")
+	fl.StringVar(&f.clientTLSKey, "client-tls-key-file", "", "key of --client-tls-cert-file (PEM)")
+	fl.StringVar(&f.clientTLSCA, "client-tls-ca-file", "", "CA certificates that verify client certificates (PEM)")
+	fl.StringVar(&f.clientTLSProtocols, "client-tls-protocols", "secure", "TLS versions offered to clients: secure (TLS 1.2 and 1.3), all, or a list such as tlsv1.2,tlsv1.3")
 	fl.StringVar(&f.serverTLSMode, "server-tls-sslmode", "", "TLS to PostgreSQL: disable, allow, prefer, require, verify-ca or verify-full (sets sslmode in the upstream URL)")
 	fl.StringVar(&f.serverTLSCA, "server-tls-ca-file", "", "CA certificates that verify PostgreSQL's certificate (sslrootcert)")
 	fl.StringVar(&f.serverTLSCert, "server-tls-cert-file", "", "client certificate the pooler shows PostgreSQL (sslcert)")
@@ -326,6 +345,10 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 	if err != nil {
 		return pooler.Config{}, usageError{err}
 	}
+	tlsMode, tlsCfg, err := clientTLS(f)
+	if err != nil {
+		return pooler.Config{}, usageError{err}
+	}
 	var databases map[string]pooler.Database
 	for _, spec := range f.databases {
 		name, db, err := pooler.ParseDatabase(spec)
@@ -348,6 +371,8 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		MaxClientConn:         f.maxClientConn,
 		Databases:             databases,
 		ClientLoginTimeout:    f.clientLoginTimeout,
+		ClientTLSMode:         tlsMode,
+		ClientTLS:             tlsCfg,
 		QueryWaitTimeout:      f.queryWait,
 		ServerIdleTimeout:     f.idle,
 		ServerLifetime:        f.lifetime,
@@ -460,6 +485,7 @@ func reloader(e *env, cmdline map[string]string) func(*pooler.Config) error {
 		c.PoolSize = next.PoolSize
 		c.AdminUsers = next.AdminUsers
 		c.Databases = next.Databases
+		c.ClientTLSMode, c.ClientTLS = next.ClientTLSMode, next.ClientTLS
 		return nil
 	}
 }

@@ -2,7 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"maps"
+	"math/big"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -276,7 +285,9 @@ server_tls_ca_file = ca.pem
 func TestProxyRefusesUnhonouredSecurity(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct{ text, want string }{
-		{"[pgbouncer]\nclient_tls_sslmode = require\nclient_tls_cert_file = s.crt\n", "client_tls_sslmode: TLS to clients is not supported"},
+		{"[pgbouncer]\nclient_tls_sslmode = require\nclient_tls_cert_file = s.crt\n", "--client-tls-sslmode require needs --client-tls-cert-file and --client-tls-key-file"},
+		{"[pgbouncer]\nclient_tls_sslmode = require\nclient_tls_cert_file = s.crt\nclient_tls_key_file = s.key\n", "s.crt: no such file"},
+		{"[pgbouncer]\nclient_tls_ciphers = HIGH:MEDIUM\n", `client_tls_ciphers: "HIGH:MEDIUM" is not supported`},
 		{"[pgbouncer]\nauth_user = pgbouncer\n", "auth_user: not supported by pgpoolcheck"},
 		{"[pgbouncer]\nmax_user_connections = 5\n", "max_user_connections: this limit is not supported"},
 		{"[users]\nalice = max_user_connections=2\n", "[users] alice: per-user settings"},
@@ -310,6 +321,100 @@ func TestProxyDatabases(t *testing.T) {
 		_, stderr, code := runCLI(t, "", args...)
 		if code != ExitError || !strings.Contains(stderr, "--databases:") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key to
+// dir and returns their paths.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "pooler"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile = writeProxyFile(t, dir, "pooler.crt", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	keyFile = writeProxyFile(t, dir, "pooler.key", string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})))
+	return certFile, keyFile
+}
+
+// TestProxyClientTLS checks that the ini's client_tls_* keys and the
+// flags give the pooler its TLS configuration, and that what cannot be
+// honoured stops the start.
+func TestProxyClientTLS(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := selfSigned(t, dir)
+	ini := writeProxyFile(t, dir, "pgbouncer.ini", `[databases]
+* = host=127.0.0.1
+
+[pgbouncer]
+client_tls_sslmode = verify-ca
+client_tls_cert_file = pooler.crt
+client_tls_key_file = pooler.key
+client_tls_ca_file = pooler.crt
+client_tls_protocols = tlsv1.3
+`)
+	cfg, stderr, err := proxyConfigFor(t, nil, "--pgbouncer-ini", ini)
+	if err != nil || stderr != "" {
+		t.Fatal(err, stderr)
+	}
+	if cfg.ClientTLSMode != pooler.TLSVerifyCA || cfg.ClientTLS == nil || len(cfg.ClientTLS.Certificates) != 1 ||
+		cfg.ClientTLS.ClientCAs == nil || cfg.ClientTLS.MinVersion != tls.VersionTLS13 {
+		t.Fatalf("client TLS from the ini: mode %s, config %+v", cfg.ClientTLSMode, cfg.ClientTLS)
+	}
+	if _, err := pooler.New(cfg); err != nil {
+		t.Fatalf("the pooler refuses the configuration: %v", err)
+	}
+	cfg, _, err = proxyConfigFor(t, nil, "--upstream", "postgres://u@h/d")
+	if err != nil || cfg.ClientTLSMode != pooler.TLSDisable || cfg.ClientTLS != nil {
+		t.Fatalf("default: mode %s, config %v, %v", cfg.ClientTLSMode, cfg.ClientTLS, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--client-tls-sslmode", "verify-full", "--client-tls-cert-file", certFile, "--client-tls-key-file", keyFile}, "needs --client-tls-ca-file"},
+		{[]string{"--client-tls-sslmode", "require", "--client-tls-cert-file", certFile, "--client-tls-key-file", keyFile, "--client-tls-protocols", "tlsv1.0,tlsv1.3"}, "--client-tls-protocols: the versions must be a contiguous range"},
+		{[]string{"--client-tls-sslmode", "require", "--client-tls-cert-file", certFile, "--client-tls-key-file", keyFile, "--client-tls-ca-file", ini}, "holds no PEM certificate"},
+		{[]string{"--client-tls-sslmode", "on"}, `unknown mode "on"`},
+	} {
+		args := append([]string{"proxy", "--upstream", "postgres://u@h/d"}, tc.args...)
+		_, stderr, code := runCLI(t, "", args...)
+		if code != ExitError || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestTLSVersions(t *testing.T) {
+	for _, tc := range []struct {
+		spec     string
+		min, max uint16
+		err      bool
+	}{
+		{"", tls.VersionTLS12, tls.VersionTLS13, false},
+		{"secure", tls.VersionTLS12, tls.VersionTLS13, false},
+		{"TLSv1.2", tls.VersionTLS12, tls.VersionTLS12, false},
+		{"tlsv1.3,tlsv1.2", tls.VersionTLS12, tls.VersionTLS13, false},
+		{"all", tls.VersionTLS10, tls.VersionTLS13, false},
+		{"tlsv1.1, tlsv1.2", tls.VersionTLS11, tls.VersionTLS12, false},
+		{"tlsv1.1,tlsv1.3", 0, 0, true},
+		{"sslv3", 0, 0, true},
+	} {
+		lo, hi, err := tlsVersions(tc.spec)
+		if (err != nil) != tc.err || lo != tc.min || hi != tc.max {
+			t.Errorf("tlsVersions(%q) = %x, %x, %v", tc.spec, lo, hi, err)
 		}
 	}
 }

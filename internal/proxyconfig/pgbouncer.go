@@ -238,12 +238,27 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 				return ignored, fail("%q is not supported: pgpoolcheck connects to PostgreSQL with Go's TLS defaults (TLS 1.2 and 1.3, Go's cipher suites); remove the key or set %s", l.value, tlsDefaults[l.key])
 			}
 		case "client_tls_sslmode":
-			if v := strings.ToLower(l.value); v != "disable" {
-				return ignored, fail("TLS to clients is not supported by pgpoolcheck, so %s cannot be honoured; set client_tls_sslmode = disable or keep PgBouncer in front", l.value)
+			v := strings.ToLower(l.value)
+			if !contains(sslModes, v) {
+				return ignored, fail("unknown value %q (want %s)", l.value, orList(sslModes))
 			}
-		case "client_tls_key_file", "client_tls_cert_file", "client_tls_ca_file", "client_tls_protocols",
-			"client_tls_ciphers", "client_tls_ecdhcurve", "client_tls_dheparams":
-			ignore(l, "not used: client_tls_sslmode is disable")
+			s.ClientTLSSSLMode = &v
+		case "client_tls_cert_file":
+			s.ClientTLSCertFile = ptrTo(l.value)
+		case "client_tls_key_file":
+			s.ClientTLSKeyFile = ptrTo(l.value)
+		case "client_tls_ca_file":
+			s.ClientTLSCAFile = ptrTo(l.value)
+		case "client_tls_protocols":
+			s.ClientTLSProtocols = ptrTo(l.value)
+		case "client_tls_ciphers":
+			if !defaultTLSValue(l.key, l.value) {
+				return ignored, fail("%q is not supported: pgpoolcheck offers clients Go's TLS cipher suites; remove the key or set %s", l.value, tlsDefaults[l.key])
+			}
+		case "client_tls_ecdhcurve", "client_tls_dheparams":
+			if v := strings.ToLower(l.value); v != "auto" && v != "none" {
+				return ignored, fail("%q is not supported: pgpoolcheck uses Go's key exchanges (ECDHE with X25519 and the NIST curves, no finite-field DHE); remove the key or set auto", l.value)
+			}
 		case "stats_users":
 			ignore(l, "not used: only admin_users reach the admin console, so these users get no access to it")
 		case "auth_hba_file", "auth_ident_file", "auth_user", "auth_query", "auth_dbname", "auth_ldap_options":

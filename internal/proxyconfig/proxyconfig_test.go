@@ -58,6 +58,11 @@ admin_users=postgres,ops
 metrics_listen=127.0.0.1:9127
 capture=/var/tmp/app.capture
 redact=true
+client_tls_sslmode=verify-ca
+client_tls_cert_file=testdata/pooler.crt
+client_tls_key_file=testdata/pooler.key
+client_tls_ca_file=/etc/pg/clients.pem
+client_tls_protocols=tlsv1.3
 server_tls_sslmode=verify-full
 server_tls_ca_file=testdata/ca.pem
 server_tls_cert_file=/etc/pg/client.crt
@@ -162,6 +167,9 @@ auth_file=testdata/userlist.txt
 max_message_size=1048576
 max_prepared_statements=100
 admin_users=postgres,ops
+client_tls_sslmode=require
+client_tls_cert_file=testdata/pooler.crt
+client_tls_key_file=/etc/pooler.key
 server_tls_sslmode=verify-ca
 server_tls_ca_file=testdata/root.crt
 `, `line 3: [databases] app.user: used as the upstream URL's user: PgBouncer logs every client of this database in to the server as app, pgpoolcheck logs each client in as itself and uses this password when the client is app
@@ -169,7 +177,6 @@ line 7: [pgbouncer] listen_addr: pgpoolcheck listens on one address; using 10.0.
 line 12: [pgbouncer] pool_mode: statement mode is not supported; using transaction mode, which runs every statement-mode client
 line 17: [pgbouncer] server_lifetime: 0 (no limit) has no equivalent; pgpoolcheck's default applies
 line 21: [pgbouncer] server_reset_query: not used by pgpoolcheck
-line 27: [pgbouncer] client_tls_cert_file: not used: client_tls_sslmode is disable
 `},
 		{"socket.ini", `listen=127.0.0.1:6433
 upstream=postgres://postgres@?host=%2Fvar%2Frun%2Fpostgresql&port=5432
@@ -225,7 +232,9 @@ func TestPgBouncerINIErrors(t *testing.T) {
 		{"[databases]\na = host=x\nb = host=x port=5433\n", "names 2 servers"},
 		// Settings that protect something are honoured or refused.
 		{"[users]\napp = pool_mode=session\n", "line 2: [users] app: per-user settings"},
-		{"[pgbouncer]\nclient_tls_sslmode = require\n", "line 2: client_tls_sslmode: TLS to clients is not supported by pgpoolcheck, so require cannot be honoured"},
+		{"[pgbouncer]\nclient_tls_sslmode = always\n", `line 2: client_tls_sslmode: unknown value "always"`},
+		{"[pgbouncer]\nclient_tls_ciphers = HIGH\n", `line 2: client_tls_ciphers: "HIGH" is not supported`},
+		{"[pgbouncer]\nclient_tls_dheparams = legacy\n", `client_tls_dheparams: "legacy" is not supported`},
 		{"[pgbouncer]\nauth_query = SELECT usename, passwd FROM pg_shadow WHERE usename=$1\n", "line 2: auth_query: not supported by pgpoolcheck"},
 		{"[pgbouncer]\nauth_hba_file = hba.conf\n", "line 2: auth_hba_file: not supported"},
 		{"[pgbouncer]\nmax_db_connections = 10\n", "line 2: max_db_connections: this limit is not supported"},
@@ -288,6 +297,11 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs.String("log-level", "info", "")
 	fs.String("log-format", "text", "")
 	fs.StringSlice("admin-users", nil, "")
+	fs.String("client-tls-sslmode", "disable", "")
+	fs.String("client-tls-cert-file", "", "")
+	fs.String("client-tls-key-file", "", "")
+	fs.String("client-tls-ca-file", "", "")
+	fs.String("client-tls-protocols", "secure", "")
 	fs.String("server-tls-sslmode", "", "")
 	fs.String("server-tls-ca-file", "", "")
 	fs.String("server-tls-cert-file", "", "")

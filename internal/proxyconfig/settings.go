@@ -58,6 +58,11 @@
 //	metrics_listen: 127.0.0.1:9127
 //	capture: /var/tmp/app.capture
 //	redact: true
+//	client_tls_sslmode: require      # TLS to clients: disable … verify-full
+//	client_tls_cert_file: pooler.crt
+//	client_tls_key_file: pooler.key
+//	client_tls_ca_file: clients-ca.pem  # verifies client certificates
+//	client_tls_protocols: secure       # or a list: tlsv1.2,tlsv1.3
 //	server_tls_sslmode: verify-full  # TLS to PostgreSQL, added to the upstream URL
 //	server_tls_ca_file: /etc/ssl/pg-ca.pem
 //	server_tls_cert_file: client.crt
@@ -106,6 +111,11 @@ type Settings struct {
 	MetricsListen         *string
 	Capture               *string
 	Redact                *bool
+	ClientTLSSSLMode      *string
+	ClientTLSCertFile     *string
+	ClientTLSKeyFile      *string
+	ClientTLSCAFile       *string
+	ClientTLSProtocols    *string
 	ServerTLSSSLMode      *string
 	ServerTLSCAFile       *string
 	ServerTLSCertFile     *string
@@ -162,6 +172,11 @@ var fields = []field{
 	{key: "metrics_listen", ptr: func(s *Settings) any { return &s.MetricsListen }},
 	{key: "capture", isPath: true, ptr: func(s *Settings) any { return &s.Capture }},
 	{key: "redact", kind: kindBool, ptr: func(s *Settings) any { return &s.Redact }},
+	{key: "client_tls_sslmode", enum: sslModes, ptr: func(s *Settings) any { return &s.ClientTLSSSLMode }},
+	{key: "client_tls_cert_file", isPath: true, ptr: func(s *Settings) any { return &s.ClientTLSCertFile }},
+	{key: "client_tls_key_file", isPath: true, ptr: func(s *Settings) any { return &s.ClientTLSKeyFile }},
+	{key: "client_tls_ca_file", isPath: true, ptr: func(s *Settings) any { return &s.ClientTLSCAFile }},
+	{key: "client_tls_protocols", ptr: func(s *Settings) any { return &s.ClientTLSProtocols }},
 	{key: "server_tls_sslmode", enum: sslModes, ptr: func(s *Settings) any { return &s.ServerTLSSSLMode }},
 	{key: "server_tls_ca_file", isPath: true, ptr: func(s *Settings) any { return &s.ServerTLSCAFile }},
 	{key: "server_tls_cert_file", isPath: true, ptr: func(s *Settings) any { return &s.ServerTLSCertFile }},
