@@ -19,13 +19,48 @@ import (
 type authenticator struct {
 	typ   AuthType
 	users Userlist
+	// mockKey makes the salt shown for an unknown user: the same for one
+	// name every time, different between names, as PostgreSQL's mock
+	// salt, so that the salt does not tell known names from unknown ones.
+	mockKey [32]byte
 
 	mu    sync.Mutex
 	scram map[string]*scramSecret
 }
 
 func newAuthenticator(typ AuthType, users Userlist) *authenticator {
-	return &authenticator{typ: typ, users: users, scram: make(map[string]*scramSecret)}
+	a := &authenticator{typ: typ, users: users, scram: make(map[string]*scramSecret)}
+	rand.Read(a.mockKey[:])
+	return a
+}
+
+// emptyPassword reports whether secret, the userlist entry of user, holds
+// the empty password: PostgreSQL never accepts one, so neither does the
+// pooler (plain text "", its md5 hash, or a SCRAM verifier of "").
+func emptyPassword(user, secret string) bool {
+	switch {
+	case secret == "":
+		return true
+	case isMD5Secret(secret):
+		return secret == "md5"+md5hex(user)
+	case strings.HasPrefix(secret, "SCRAM-SHA-256$"):
+		s, err := parseSCRAMSecret(secret)
+		if err != nil {
+			return false
+		}
+		e, err := deriveSCRAMSecret("", s.salt, s.iterations)
+		return err == nil && subtle.ConstantTimeCompare(e.storedKey, s.storedKey) == 1
+	}
+	return false
+}
+
+// mockSecret is the verifier an unknown user's exchange runs against: a
+// salt derived from the name, PostgreSQL's iteration count, and keys no
+// password matches (a random one).
+func (a *authenticator) mockSecret(user string) *scramSecret {
+	salt := hmacSHA256(a.mockKey[:], "mock salt "+user)[:16]
+	fake, _ := deriveSCRAMSecret(randomString(), salt, scramIterations)
+	return fake
 }
 
 // errAuthFailed is a wrong password or an unknown user. The client learns
@@ -53,7 +88,7 @@ func (a *authenticator) scramSecretFor(user string) (*scramSecret, bool) {
 	secret, ok := a.users[user]
 	var s *scramSecret
 	switch {
-	case !ok || isMD5Secret(secret):
+	case !ok || isMD5Secret(secret) || emptyPassword(user, secret):
 		ok = false
 	case strings.HasPrefix(secret, "SCRAM-SHA-256$"):
 		var err error
@@ -67,8 +102,7 @@ func (a *authenticator) scramSecretFor(user string) (*scramSecret, bool) {
 		}
 	}
 	if !ok {
-		fake, _ := deriveSCRAMSecret(randomString(), []byte("pgpoolcheck-salt"), scramIterations)
-		return fake, false
+		return a.mockSecret(user), false
 	}
 	a.scram[user] = s
 	return s, true
@@ -114,7 +148,7 @@ func (a *authenticator) md5Login(c *clientConn, user string) error {
 		return err
 	}
 	secret, ok := a.users[user]
-	if !ok {
+	if !ok || emptyPassword(user, secret) {
 		return errAuthFailed
 	}
 	if !isMD5Secret(secret) {

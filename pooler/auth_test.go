@@ -2,6 +2,9 @@ package pooler
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -9,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
 )
 
@@ -161,4 +165,102 @@ func TestTrustOnlyOnLoopback(t *testing.T) {
 		t.Error("scram without an auth file was accepted")
 	}
 	_ = context.Background
+}
+
+// TestEmptyPasswordRefused: a userlist entry holding the empty password,
+// in any of its three forms, never logs in (PostgreSQL refuses empty
+// passwords), with md5 or SCRAM.
+func TestEmptyPasswordRefused(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx := testCtx(t, 30*time.Second)
+	empty, err := deriveSCRAMSecret("", []byte("0123456789abcdef"), scramIterations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := base64.StdEncoding.EncodeToString
+	users := Userlist{
+		"e_plain": "",
+		"e_md5":   "md5" + md5hex("e_md5"),
+		"e_scram": fmt.Sprintf("SCRAM-SHA-256$%d:%s$%s:%s", empty.iterations, b64(empty.salt), b64(empty.storedKey), b64(empty.serverKey)),
+	}
+	for user, secret := range users {
+		if !emptyPassword(user, secret) {
+			t.Errorf("%s: the empty password is not recognized in %q", user, secret)
+		}
+	}
+	if emptyPassword("x", "md5"+md5hex("pwx")) || emptyPassword("x", "pw") {
+		t.Error("a non-empty password taken for empty")
+	}
+	for _, at := range []AuthType{AuthMD5, AuthSCRAM} {
+		tp := startProxy(t, srv, Config{AuthType: at, Users: users})
+		for user := range users {
+			cfg, err := pgx.ParseConfig(tp.url(user, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Password = ""
+			c, err := pgx.ConnectConfig(ctx, cfg)
+			if err == nil {
+				c.Close(ctx)
+				t.Errorf("%s/%s: logged in with the empty password", at, user)
+			} else if code := sqlState(err); code != "28P01" {
+				t.Errorf("%s/%s: %v, want 28P01", at, user, err)
+			}
+		}
+	}
+}
+
+// TestMockSalt: the SCRAM salt an unknown user is shown is the same on
+// every attempt and differs between names, so that it does not reveal
+// which names exist; the iteration count is PostgreSQL's.
+func TestMockSalt(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{AuthType: AuthSCRAM, Users: Userlist{"known": "secret"}})
+	serverFirst := func(user string) string {
+		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", tp.port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		fe := pgproto3.NewFrontend(conn, conn)
+		fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": user, "database": pgtest.Database}})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := fe.Receive(); err != nil {
+			t.Fatal(err)
+		} else if _, ok := m.(*pgproto3.AuthenticationSASL); !ok {
+			t.Fatalf("%s: got %T, want AuthenticationSASL", user, m)
+		}
+		fe.Send(&pgproto3.SASLInitialResponse{AuthMechanism: "SCRAM-SHA-256", Data: []byte("n,,n=,r=abcdefghijklmnop")})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		m, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, ok := m.(*pgproto3.AuthenticationSASLContinue)
+		if !ok {
+			t.Fatalf("%s: got %T, want AuthenticationSASLContinue", user, m)
+		}
+		// r=<nonce>,s=<salt>,i=<iterations>: drop the nonce, which is new
+		// each time.
+		_, rest, _ := strings.Cut(string(c.Data), ",")
+		return rest
+	}
+	a1, a2, b := serverFirst("ghost_a"), serverFirst("ghost_a"), serverFirst("ghost_b")
+	if a1 != a2 {
+		t.Errorf("unknown user: salt changed between attempts: %q, %q", a1, a2)
+	}
+	if a1 == b {
+		t.Errorf("two unknown users got the same salt %q", a1)
+	}
+	if !strings.HasSuffix(a1, ",i=4096") {
+		t.Errorf("unknown user: %q, want PostgreSQL's 4096 iterations", a1)
+	}
+	if k := serverFirst("known"); !strings.HasSuffix(k, ",i=4096") || k == a1 {
+		t.Errorf("known user: %q", k)
+	}
 }
