@@ -587,6 +587,8 @@ func (p *Proxy) showConfig() *resultSet {
 		{"server_idle_timeout", dur(p.live.idleTimeout()), dur(d.ServerIdleTimeout), "yes"},
 		{"server_lifetime", dur(p.live.lifetime()), dur(d.ServerLifetime), "yes"},
 		{"server_connect_timeout", dur(p.live.connect()), dur(d.ServerConnectTimeout), "yes"},
+		{"server_login_retry", dur(p.live.retry()), dur(d.ServerLoginRetry), "yes"},
+		{"client_login_timeout", dur(p.live.login()), dur(d.ClientLoginTimeout), "yes"},
 		{"shutdown_timeout", dur(cfg.ShutdownTimeout), dur(d.ShutdownTimeout), "no"},
 		{"auth_type", string(cfg.AuthType), string(d.AuthType), "no"},
 		{"insecure_trust", strconv.FormatBool(cfg.InsecureTrust), "false", "no"},
@@ -637,7 +639,7 @@ func (p *Proxy) reload() error {
 		return &adminError{code: "22023", msg: "RELOAD: pool_size must be at least 1"}
 	}
 	if next.MaxClientConn < 1 || next.QueryWaitTimeout <= 0 || next.ServerIdleTimeout <= 0 ||
-		next.ServerLifetime <= 0 || next.ServerConnectTimeout <= 0 {
+		next.ServerLifetime <= 0 || next.ServerConnectTimeout <= 0 || next.ServerLoginRetry <= 0 || next.ClientLoginTimeout <= 0 {
 		return &adminError{code: "22023", msg: "RELOAD: max_client_conn and the timeouts must be positive"}
 	}
 	admins := append([]string(nil), next.AdminUsers...)
@@ -673,13 +675,28 @@ func (p *Proxy) reload() error {
 	p.mu.Lock()
 	p.cfg.MaxClientConn, p.cfg.QueryWaitTimeout = next.MaxClientConn, next.QueryWaitTimeout
 	p.cfg.ServerIdleTimeout, p.cfg.ServerLifetime = next.ServerIdleTimeout, next.ServerLifetime
-	p.cfg.ServerConnectTimeout = next.ServerConnectTimeout
+	p.cfg.ServerConnectTimeout, p.cfg.ServerLoginRetry = next.ServerConnectTimeout, next.ServerLoginRetry
+	p.cfg.ClientLoginTimeout = next.ClientLoginTimeout
 	p.mu.Unlock()
 	p.log.Info("reload: limits and timeouts applied", "max_client_conn", next.MaxClientConn,
 		"query_wait_timeout", next.QueryWaitTimeout, "server_idle_timeout", next.ServerIdleTimeout,
-		"server_lifetime", next.ServerLifetime, "server_connect_timeout", next.ServerConnectTimeout)
+		"server_lifetime", next.ServerLifetime, "server_connect_timeout", next.ServerConnectTimeout,
+		"server_login_retry", next.ServerLoginRetry)
 	if next.AuthType != cur.AuthType {
 		restart = append(restart, "auth_type")
+	}
+	if next.Users != nil && !maps.Equal(next.Users, cur.Users) {
+		p.auth.setUsers(next.Users)
+		p.mu.Lock()
+		p.cfg.Users = next.Users
+		for _, pl := range p.pools {
+			pw := p.serverPassword(pl.key.user)
+			pl.lock()
+			pl.password = pw
+			pl.unlock()
+		}
+		p.mu.Unlock()
+		p.log.Info("reload: auth file applied", "users", len(next.Users))
 	}
 	if next.ClientTLSMode != cur.ClientTLSMode {
 		restart = append(restart, "client_tls_sslmode")

@@ -560,3 +560,48 @@ func TestReloadQueryWaitTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReloadAppliesLimitsAndUsers: RELOAD applies max_client_conn and the
+// auth file at once: a rotated password works and the old one does not, a
+// removed user cannot log in, and the new client limit holds.
+func TestReloadAppliesLimitsAndUsers(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx := testCtx(t, 30*time.Second)
+	users := Userlist{pgtest.SuperUser: "old-pw", "gone": "pw"}
+	cfg := Config{AuthType: AuthMD5, Users: users, MaxClientConn: 10}
+	cfg.Reload = func(c *Config) error {
+		c.Users = Userlist{pgtest.SuperUser: "new-pw"}
+		c.MaxClientConn = 1
+		return nil
+	}
+	tp := startProxy(t, srv, cfg)
+	login := func(user, pw string) (*pgx.Conn, error) {
+		// A refused login leaves the count a moment after its FATAL.
+		waitFor(2*time.Second, func() bool { return tp.clientCount() == 0 })
+		c, err := pgx.Connect(ctx, tp.url(user, pw))
+		if err == nil {
+			t.Cleanup(func() { c.Close(context.Background()) })
+		}
+		return c, err
+	}
+	first, err := login(pgtest.SuperUser, "old-pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tp.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := login(pgtest.SuperUser, "old-pw"); sqlState(err) != "53300" {
+		t.Fatalf("over the reloaded max_client_conn of 1: %v, want 53300", err)
+	}
+	first.Close(ctx) // make room: the limit is checked before the password
+	if _, err := login(pgtest.SuperUser, "old-pw"); sqlState(err) != "28P01" {
+		t.Fatalf("the rotated-out password: %v, want 28P01", err)
+	}
+	if _, err := login("gone", "pw"); sqlState(err) != "28P01" {
+		t.Fatalf("a removed user: %v, want 28P01", err)
+	}
+	if _, err := login(pgtest.SuperUser, "new-pw"); err != nil {
+		t.Fatalf("the new password: %v", err)
+	}
+}

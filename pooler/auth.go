@@ -24,6 +24,7 @@ type authenticator struct {
 	// salt, so that the salt does not tell known names from unknown ones.
 	mockKey [32]byte
 
+	// mu guards users (RELOAD replaces it) and scram.
 	mu    sync.Mutex
 	scram map[string]*scramSecret
 }
@@ -32,6 +33,23 @@ func newAuthenticator(typ AuthType, users Userlist) *authenticator {
 	a := &authenticator{typ: typ, users: users, scram: make(map[string]*scramSecret)}
 	rand.Read(a.mockKey[:])
 	return a
+}
+
+// secret returns user's entry in the userlist.
+func (a *authenticator) secret(user string) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.users[user]
+	return s, ok
+}
+
+// setUsers replaces the userlist (RELOAD): rotated passwords and removed
+// users take effect at the next login.
+func (a *authenticator) setUsers(users Userlist) {
+	a.mu.Lock()
+	a.users = users
+	clear(a.scram)
+	a.mu.Unlock()
 }
 
 // emptyPassword reports whether secret, the userlist entry of user, holds
@@ -85,7 +103,7 @@ func (a *authenticator) scramSecretFor(user string) (*scramSecret, bool) {
 	if s, ok := a.scram[user]; ok {
 		return s, true
 	}
-	secret, ok := a.users[user]
+	secret, ok := a.users[user] // a.mu is held
 	var s *scramSecret
 	switch {
 	case !ok || isMD5Secret(secret) || emptyPassword(user, secret):
@@ -122,7 +140,7 @@ func (a *authenticator) authenticate(c *clientConn, user string) error {
 	case AuthTrust:
 		return nil
 	case AuthMD5:
-		if s, ok := a.users[user]; ok && strings.HasPrefix(s, "SCRAM-SHA-256$") {
+		if s, ok := a.secret(user); ok && strings.HasPrefix(s, "SCRAM-SHA-256$") {
 			return a.scramLogin(c, user) // md5 cannot check a SCRAM secret; PgBouncer upgrades too
 		}
 		return a.md5Login(c, user)
@@ -147,7 +165,7 @@ func (a *authenticator) md5Login(c *clientConn, user string) error {
 	if err := pm.Decode(body); err != nil {
 		return err
 	}
-	secret, ok := a.users[user]
+	secret, ok := a.secret(user)
 	if !ok || emptyPassword(user, secret) {
 		return errAuthFailed
 	}

@@ -382,7 +382,7 @@ func (c *clientConn) done() {
 func (c *clientConn) handshake() bool {
 	p := c.proxy
 	nc := c.conn
-	nc.SetDeadline(time.Now().Add(p.cfg.ClientLoginTimeout))
+	nc.SetDeadline(time.Now().Add(p.live.login()))
 	pkt, err := c.readStartupPacket()
 	if err != nil || pkt == nil {
 		return false
@@ -528,6 +528,8 @@ func (c *clientConn) readStartupPacket() (*startupPacket, error) {
 			c.conn, c.rio, c.tls = tc, tc, true
 			c.r.Reset(tc)
 			continue
+		case startupGSSENC:
+			// Declined below.
 		case startupCancel:
 			c.proxy.forwardCancel(&pkt.cancel)
 			return nil, nil
@@ -691,6 +693,17 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	return true
 }
 
+// connectReason is the last part of a connection error (dial tcp
+// 127.0.0.1:5432: connect: connection refused → connection refused):
+// the cause, without the host names and users that pgconn's text lists.
+func connectReason(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return msg
+}
+
 // serverFailure turns a failure to get a server into a FATAL for the
 // client: the server's own error when it sent one.
 func serverFailure(err error) []byte {
@@ -702,11 +715,19 @@ func serverFailure(err error) []byte {
 	case errors.Is(err, errPoolClosed):
 		return fatal(codeAdminShutdown, "the pooler is shutting down")
 	case errors.As(err, &pgErr):
+		var down *serverDownError
+		if errors.As(err, &down) {
+			return fatal(pgErr.Code, "server login failed: %s (server down)", pgErr.Message)
+		}
 		return fatal(pgErr.Code, "server login failed: %s", pgErr.Message)
 	case errors.As(err, &se):
 		f := parseErrorFields(se.body)
 		return fatal(f['C'], "could not apply the client's settings on the server: %s", f['M'])
 	default:
+		var down *serverDownError
+		if errors.As(err, &down) {
+			return fatal(codeConnectionFailure, "could not connect to the server: %s (server down)", connectReason(down.err))
+		}
 		return fatal(codeConnectionFailure, "could not connect to the server")
 	}
 }

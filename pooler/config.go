@@ -123,6 +123,13 @@ type Config struct {
 	ServerLifetime time.Duration
 	// ServerConnectTimeout bounds one connection attempt (default 15s).
 	ServerConnectTimeout time.Duration
+	// ServerLoginRetry is the longest a pool whose server logins fail
+	// for a reason that may pass (the server is down, starting or full)
+	// waits between attempts (PgBouncer's server_login_retry, default
+	// 15s); the waits double from 250ms up to it. Meanwhile a client that
+	// finds no server in the pool gets FATAL with the server's error at
+	// once, and no attempt is made that no client waits for.
+	ServerLoginRetry time.Duration
 	// ShutdownTimeout is how long Shutdown lets transactions finish (default 30s).
 	ShutdownTimeout time.Duration
 	// AuthType is how clients log in (default trust).
@@ -243,6 +250,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if d.ServerConnectTimeout == 0 {
 		d.ServerConnectTimeout = 15 * time.Second
+	}
+	if d.ServerLoginRetry == 0 {
+		d.ServerLoginRetry = 15 * time.Second
 	}
 	if d.ShutdownTimeout == 0 {
 		d.ShutdownTimeout = 30 * time.Second

@@ -3,6 +3,8 @@ package pooler
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -261,5 +263,78 @@ func TestServerRestart(t *testing.T) {
 	}
 	if d := ok.Sub(up); d > 2*time.Second {
 		t.Fatalf("first transaction after restart took %v (want ≤ 2s)", d)
+	}
+}
+
+// TestUpstreamDown: while PostgreSQL is down a client gets FATAL with the
+// reason at once (not after query_wait_timeout), the log says so once,
+// shutdown does not wait for retries, and once the server is back a new
+// client is served within the retry interval, logged once.
+func TestUpstreamDown(t *testing.T) {
+	srv := pgtest.New(t)
+	var log lockedBuffer
+	tp := startProxy(t, srv, Config{PoolSize: 2, ServerLoginRetry: time.Second,
+		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	ctx := testCtx(t, 60*time.Second)
+	c := tp.connect(t, pgx.QueryExecModeExec)
+	if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+	srv.Halt()
+	time.Sleep(100 * time.Millisecond) // the idle server is seen dead (aliveCheckAfter)
+	for i := range 5 {
+		start := time.Now()
+		// The login needs no server (the pool knows the server's
+		// parameters); the first query does.
+		cn, err := pgx.Connect(ctx, tp.url(pgtest.SuperUser, ""))
+		if err == nil {
+			_, err = cn.Exec(ctx, "SELECT 1")
+			cn.Close(ctx)
+		}
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Severity != "FATAL" || !strings.Contains(pgErr.Message, "(server down)") {
+			t.Fatalf("client %d while the server is down: %v, want FATAL … (server down)", i, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("client %d waited %v for its error", i, d)
+		}
+	}
+	if n := strings.Count(log.String(), `msg="server down`); n != 1 {
+		t.Errorf("%d 'server down' log lines for one outage, want 1:\n%s", n, log.String())
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	up := time.Now()
+	for {
+		cn, err := pgx.Connect(ctx, tp.url(pgtest.SuperUser, ""))
+		if err == nil {
+			_, err = cn.Exec(ctx, "SELECT 1")
+			cn.Close(ctx)
+		}
+		if err == nil {
+			break
+		}
+		if time.Since(up) > 5*time.Second {
+			t.Fatalf("no client served within 5s of the server's return: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := strings.Count(log.String(), `msg="server up`); n != 1 {
+		t.Errorf("%d 'server up' log lines, want 1", n)
+	}
+	srv.Halt()
+	if cn, err := pgx.Connect(ctx, tp.url(pgtest.SuperUser, "")); err == nil {
+		if _, err := cn.Exec(ctx, "SELECT 1"); err == nil {
+			t.Fatal("a query ran with the server down again")
+		}
+	}
+	start := time.Now()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tp.Shutdown(sctx)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("shutdown with the server down took %v", d)
 	}
 }

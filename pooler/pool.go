@@ -33,6 +33,13 @@ type pool struct {
 	// settings: the welcome ParameterStatus values.
 	defaults map[string]string
 	closed   bool
+	// downErr is set while the pool's server logins fail for a reason
+	// that may pass (the server is down, starting or full); retryAt is
+	// when the next login may be tried, backoff after the last one
+	// (doubling from firstLoginRetry up to Config.ServerLoginRetry).
+	downErr error
+	retryAt time.Time
+	backoff time.Duration
 
 	// stats counts protocol prepared statements (PgBouncer's
 	// total_client_parse_count, total_server_parse_count and
@@ -173,11 +180,21 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 			return s, nil
 		}
 		var granted bool
+		var blocked error
 		if p.open < p.size {
+			blocked = p.loginBlocked(time.Now())
+		}
+		switch {
+		case p.open < p.size && blocked == nil:
 			p.open++
 			granted = true
 			p.unlock()
-		} else {
+		case blocked != nil && p.open == 0:
+			// The server is down and no server of the pool will come
+			// back to wait for: the client learns why at once.
+			p.unlock()
+			return nil, blocked
+		default:
 			if w == nil {
 				w = new(waiter)
 			}
@@ -201,35 +218,86 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 				// with ReadyForQuery: alive a moment ago, so not checked.
 				return s, nil
 			}
-			granted = true
+			// A slot was freed for this client.
+			return p.connectGranted(ctx, deadline, params, w)
 		}
 		if granted {
-			if s, retry, err := p.connectSlot(ctx, deadline, params); !retry {
-				return s, err
-			}
+			return p.connectSlot(ctx, params)
 		}
 	}
 }
 
-// connectSlot logs a server in, in a slot the caller was granted. On
-// failure the slot is given up; retry reports that the error may pass
-// and time is left (after a pause): the caller acquires again.
-func (p *pool) connectSlot(ctx context.Context, deadline time.Time, params map[string]string) (s *serverConn, retry bool, err error) {
-	s, err = p.connectAside(ctx, params)
+// connectSlot logs a server in, in a slot the caller was granted (while
+// the pool is down, only when a retry is due). On failure the slot is
+// given up; a failure that may pass marks the pool down.
+func (p *pool) connectSlot(ctx context.Context, params map[string]string) (*serverConn, error) {
+	s, err := p.connectAside(ctx, params)
 	if err == nil {
-		return s, false, nil
+		p.loginWorked()
+		return s, nil
 	}
 	p.slotFreed()
-	if !isRetryableConnectError(err) || time.Until(deadline) < 250*time.Millisecond || ctx.Err() != nil {
-		return nil, false, err
+	if isRetryableConnectError(err) && ctx.Err() == nil {
+		err = p.loginFailed(err)
 	}
-	p.proxy.log.Warn("server login failed, retrying", "database", p.key.database, "user", p.key.user, "err", err)
-	select {
-	case <-time.After(200 * time.Millisecond):
-	case <-ctx.Done():
-		return nil, false, ctx.Err()
+	return nil, err
+}
+
+// serverDownError is a server login failure that may pass: the pool
+// retries after Config.ServerLoginRetry and fails clients fast meanwhile.
+type serverDownError struct{ err error }
+
+func (e *serverDownError) Error() string { return e.err.Error() + " (server down)" }
+func (e *serverDownError) Unwrap() error { return e.err }
+
+// loginBlocked returns the pool's login failure while no login may be
+// tried. When a retry is due it returns nil and moves retryAt on, so that
+// this caller tries while the others keep failing fast. p is locked.
+func (p *pool) loginBlocked(now time.Time) error {
+	if p.downErr == nil {
+		return nil
 	}
-	return nil, true, nil
+	if now.Before(p.retryAt) {
+		return p.downErr
+	}
+	p.retryAt = now.Add(p.backoff)
+	return nil
+}
+
+// firstLoginRetry is the first wait after a failed server login: a server
+// that restarts refuses logins for a moment, and clients should not pay
+// the full Config.ServerLoginRetry for that.
+const firstLoginRetry = 250 * time.Millisecond
+
+// loginFailed marks the pool down after a login that failed with err and
+// returns the error its clients get; the first failure is logged.
+func (p *pool) loginFailed(err error) error {
+	down := &serverDownError{err}
+	p.lock()
+	first := p.downErr == nil
+	if first {
+		p.backoff = min(firstLoginRetry, p.proxy.live.retry())
+	} else {
+		p.backoff = min(2*p.backoff, p.proxy.live.retry())
+	}
+	p.downErr, p.retryAt = down, time.Now().Add(p.backoff)
+	p.unlock()
+	if first {
+		p.proxy.log.Warn("server down: login failed; clients that find no server get the error until a retry works",
+			"database", p.key.database, "user", p.key.user, "retry_up_to_every", p.proxy.live.retry(), "err", err)
+	}
+	return down
+}
+
+// loginWorked clears the pool's down state after a login that worked.
+func (p *pool) loginWorked() {
+	p.lock()
+	was := p.downErr
+	p.downErr = nil
+	p.unlock()
+	if was != nil {
+		p.proxy.log.Info("server up: login works again", "database", p.key.database, "user", p.key.user)
+	}
 }
 
 // waitExpired is what a waiter receives when its deadline passed.
@@ -328,11 +396,14 @@ func (p *pool) connectAside(ctx context.Context, params map[string]string) (*ser
 // client of an event loop (waiter.give(nil)); when that fails and time is
 // left, the client acquires as usual.
 func (p *pool) connectGranted(ctx context.Context, deadline time.Time, params map[string]string, w *waiter) (*serverConn, error) {
-	s, retry, err := p.connectSlot(ctx, deadline, params)
-	if retry {
-		return p.acquire(ctx, deadline, params, w)
+	p.lock()
+	blocked := p.loginBlocked(time.Now())
+	p.unlock()
+	if blocked != nil {
+		p.slotFreed()
+		return nil, blocked
 	}
-	return s, err
+	return p.connectSlot(ctx, params)
 }
 
 // popIdle removes and returns the most recently used idle server, or nil.

@@ -90,7 +90,7 @@ type Proxy struct {
 type liveSettings struct {
 	maxClientConn atomic.Int64
 	// Durations, in nanoseconds.
-	queryWait, serverIdle, serverLifetime, connectTimeout atomic.Int64
+	queryWait, serverIdle, serverLifetime, connectTimeout, loginRetry, clientLogin atomic.Int64
 }
 
 func (l *liveSettings) set(c Config) {
@@ -99,12 +99,16 @@ func (l *liveSettings) set(c Config) {
 	l.serverIdle.Store(int64(c.ServerIdleTimeout))
 	l.serverLifetime.Store(int64(c.ServerLifetime))
 	l.connectTimeout.Store(int64(c.ServerConnectTimeout))
+	l.loginRetry.Store(int64(c.ServerLoginRetry))
+	l.clientLogin.Store(int64(c.ClientLoginTimeout))
 }
 
 func (l *liveSettings) queryWaitTimeout() time.Duration { return time.Duration(l.queryWait.Load()) }
 func (l *liveSettings) idleTimeout() time.Duration      { return time.Duration(l.serverIdle.Load()) }
 func (l *liveSettings) lifetime() time.Duration         { return time.Duration(l.serverLifetime.Load()) }
 func (l *liveSettings) connect() time.Duration          { return time.Duration(l.connectTimeout.Load()) }
+func (l *liveSettings) retry() time.Duration            { return time.Duration(l.loginRetry.Load()) }
+func (l *liveSettings) login() time.Duration            { return time.Duration(l.clientLogin.Load()) }
 
 // New checks cfg and returns a Proxy that is not listening yet.
 func New(cfg Config) (*Proxy, error) {
@@ -317,15 +321,22 @@ func (p *Proxy) poolFor(database, user string) *pool {
 	if pl, ok := p.pools[k]; ok {
 		return pl
 	}
-	password := ""
-	if user == p.upstream.User {
-		password = p.upstream.Password
-	} else if s, ok := p.cfg.Users[user]; ok && !isMD5Secret(s) && !isSCRAMSecret(s) {
-		password = s
-	}
-	pl := newPool(p, k, password)
+	pl := newPool(p, k, p.serverPassword(user))
 	p.pools[k] = pl
 	return pl
+}
+
+// serverPassword is the password a pool of user logs in to the server
+// with: the upstream URL's for its user, else the user's plain-text
+// password in the auth file, else none. p.mu is held.
+func (p *Proxy) serverPassword(user string) string {
+	if user == p.upstream.User {
+		return p.upstream.Password
+	}
+	if s, ok := p.cfg.Users[user]; ok && !isMD5Secret(s) && !isSCRAMSecret(s) {
+		return s
+	}
+	return ""
 }
 
 // database returns the allow-list entry that admits a client's database

@@ -112,7 +112,9 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 	cfg := p.proxy.upstream.Copy()
 	cfg.User = p.key.user
 	cfg.Database = p.proxy.serverDatabase(p.key.database)
+	p.lock()
 	cfg.Password = p.password
+	p.unlock()
 	rp := make(map[string]string, len(cfg.RuntimeParams)+len(params))
 	for k, v := range cfg.RuntimeParams {
 		rp[k] = v

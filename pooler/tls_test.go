@@ -1,6 +1,7 @@
 package pooler
 
 import (
+	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -13,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"os"
@@ -36,7 +38,7 @@ type testPKI struct {
 	server                        tls.Certificate
 }
 
-func newTestPKI(t *testing.T, name string) *testPKI {
+func newTestPKI(t testing.TB, name string) *testPKI {
 	t.Helper()
 	dir := t.TempDir()
 	newKey := func() *ecdsa.PrivateKey {
@@ -258,4 +260,48 @@ func TestClientTLSConfigChecked(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", tc.cfg.ClientTLSMode, err, tc.want)
 		}
 	}
+}
+
+// FuzzStartupNegotiation runs the startup negotiation with TLS offered
+// (prefer) over arbitrary client bytes: SSLRequests, GSSENCRequests,
+// handshake records, startup packets. It must end (the connection closes
+// after the input) without a panic, and a client that never completed a
+// handshake is never taken as using TLS.
+func FuzzStartupNegotiation(f *testing.F) {
+	pk := newTestPKI(f, "fuzz")
+	p, err := New(Config{Listen: "127.0.0.1:0", Upstream: "postgres://x@127.0.0.1/db",
+		ClientTLSMode: TLSPrefer, ClientTLS: pk.config(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		f.Fatal(err)
+	}
+	ssl := []byte{0, 0, 0, 8, 4, 210, 22, 47}
+	gss := []byte{0, 0, 0, 8, 4, 210, 22, 48}
+	f.Add(ssl)
+	f.Add(append(append([]byte{}, gss...), ssl...))
+	f.Add(append(append([]byte{}, ssl...), startupBytes(3<<16, "user", "bob")...))
+	f.Add(append(append([]byte{}, ssl...), 0x16, 3, 1, 0, 5, 1, 0, 0, 1, 0))
+	f.Add(startupBytes(3<<16, "user", "bob", "database", "db"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		server, client := net.Pipe()
+		defer server.Close()
+		go func() {
+			// The client sends its bytes, reads whatever the pooler
+			// answers, and leaves.
+			client.SetDeadline(time.Now().Add(200 * time.Millisecond))
+			go io.Copy(io.Discard, client)
+			client.Write(b)
+			client.Close()
+		}()
+		c := &clientConn{proxy: p, conn: server, r: bufio.NewReader(server), rio: server}
+		server.SetDeadline(time.Now().Add(500 * time.Millisecond))
+		pkt, _ := c.readStartupPacket()
+		if pkt != nil && pkt.kind != startupMessage {
+			t.Fatalf("readStartupPacket returned a %v packet", pkt.kind)
+		}
+		if c.tls {
+			if _, ok := c.conn.(*tls.Conn); !ok {
+				t.Fatal("tls set without a tls.Conn")
+			}
+		}
+	})
 }

@@ -26,6 +26,7 @@ type proxyFlags struct {
 	poolSize, maxClientConn   int
 	queryWait, idle, lifetime time.Duration
 	connectTimeout, shutdown  time.Duration
+	loginRetry                time.Duration
 	authType, authFile        string
 	insecureTrust             bool
 	maxMessageSize            int
@@ -166,6 +167,7 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.idle, "server-idle-timeout", 600*time.Second, "close servers idle this long")
 	fl.DurationVar(&f.lifetime, "server-lifetime", 3600*time.Second, "retire servers this old (never mid-transaction)")
 	fl.DurationVar(&f.connectTimeout, "server-connect-timeout", 15*time.Second, "timeout of one server login")
+	fl.DurationVar(&f.loginRetry, "server-login-retry", 15*time.Second, "longest wait between server logins while the server is down (from 250ms, doubling); clients meanwhile get the login error at once")
 	fl.DurationVar(&f.shutdown, "shutdown-timeout", 30*time.Second, "how long shutdown lets transactions finish")
 	fl.StringVar(&f.authType, "auth-type", "trust", "client authentication: trust, md5 or scram-sha-256")
 	fl.StringVar(&f.authFile, "auth-file", "", "PgBouncer-format userlist file")
@@ -227,7 +229,7 @@ func runProxy(ctx context.Context, e *env, fs *pflag.FlagSet, f *proxyFlags) err
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if cfg.Reload != nil {
+	{
 		hup := make(chan os.Signal, 1)
 		signal.Notify(hup, syscall.SIGHUP)
 		defer signal.Stop(hup)
@@ -235,7 +237,9 @@ func runProxy(ctx context.Context, e *env, fs *pflag.FlagSet, f *proxyFlags) err
 			for {
 				select {
 				case <-hup:
-					if err := p.Reload(); err != nil {
+					if cfg.Reload == nil {
+						cfg.Logger.Warn("SIGHUP: nothing to reload (start the proxy with --config or --pgbouncer-ini to change settings while it runs)")
+					} else if err := p.Reload(); err != nil {
 						cfg.Logger.Warn("reload on SIGHUP failed", "err", err)
 					} else {
 						cfg.Logger.Info("configuration reloaded (SIGHUP)")
@@ -377,6 +381,7 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		ServerIdleTimeout:     f.idle,
 		ServerLifetime:        f.lifetime,
 		ServerConnectTimeout:  f.connectTimeout,
+		ServerLoginRetry:      f.loginRetry,
 		ShutdownTimeout:       f.shutdown,
 		AuthType:              pooler.AuthType(f.authType),
 		InsecureTrust:         f.insecureTrust,
@@ -482,9 +487,13 @@ func reloader(e *env, cmdline map[string]string) func(*pooler.Config) error {
 		if err != nil {
 			return err
 		}
-		c.PoolSize = next.PoolSize
-		c.AdminUsers = next.AdminUsers
-		c.Databases = next.Databases
+		// Everything the files can set: the proxy applies what can change
+		// while it runs and logs the rest as needing a restart.
+		c.Listen, c.Upstream, c.Mode, c.AuthType = next.Listen, next.Upstream, next.Mode, next.AuthType
+		c.PoolSize, c.MaxClientConn, c.Databases = next.PoolSize, next.MaxClientConn, next.Databases
+		c.QueryWaitTimeout, c.ServerIdleTimeout, c.ServerLifetime = next.QueryWaitTimeout, next.ServerIdleTimeout, next.ServerLifetime
+		c.ServerConnectTimeout, c.ServerLoginRetry, c.ClientLoginTimeout = next.ServerConnectTimeout, next.ServerLoginRetry, next.ClientLoginTimeout
+		c.AdminUsers, c.Users = next.AdminUsers, next.Users
 		c.ClientTLSMode, c.ClientTLS = next.ClientTLSMode, next.ClientTLS
 		return nil
 	}

@@ -193,7 +193,7 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 				}
 				s.MaxMessageSize = &v
 			}
-		case "query_wait_timeout", "server_idle_timeout", "server_lifetime", "server_connect_timeout":
+		case "query_wait_timeout", "server_idle_timeout", "server_lifetime", "server_connect_timeout", "server_login_retry":
 			d, err := parseDuration(l.value)
 			if err != nil {
 				return ignored, fail("%v", err)
@@ -211,6 +211,8 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 				s.ServerLifetime = &d
 			case "server_connect_timeout":
 				s.ServerConnectTimeout = &d
+			case "server_login_retry":
+				s.ServerLoginRetry = &d
 			}
 		case "client_login_timeout":
 			d, err := parseDuration(l.value)

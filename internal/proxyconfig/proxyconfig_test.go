@@ -43,6 +43,7 @@ query_wait_timeout=2m0s
 server_idle_timeout=10m0s
 server_lifetime=1.5s
 server_connect_timeout=15s
+server_login_retry=5s
 shutdown_timeout=30s
 auth_type=scram-sha-256
 auth_file=testdata/userlist.txt
@@ -286,6 +287,7 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs.Duration("server-idle-timeout", 600*time.Second, "")
 	fs.Duration("server-lifetime", 3600*time.Second, "")
 	fs.Duration("server-connect-timeout", 15*time.Second, "")
+	fs.Duration("server-login-retry", 15*time.Second, "")
 	fs.Duration("shutdown-timeout", 30*time.Second, "")
 	fs.String("auth-type", "trust", "")
 	fs.String("auth-file", "", "")

@@ -45,6 +45,7 @@
 //	server_idle_timeout: 600       # seconds
 //	server_lifetime: 1h
 //	server_connect_timeout: 15s
+//	server_login_retry: 15s        # longest wait between logins while the server is down
 //	shutdown_timeout: 30s
 //	auth_type: scram-sha-256       # trust, md5 or scram-sha-256
 //	auth_file: userlist.txt
@@ -96,6 +97,7 @@ type Settings struct {
 	ServerIdleTimeout     *time.Duration
 	ServerLifetime        *time.Duration
 	ServerConnectTimeout  *time.Duration
+	ServerLoginRetry      *time.Duration
 	ShutdownTimeout       *time.Duration
 	AuthType              *string
 	AuthFile              *string
@@ -157,6 +159,7 @@ var fields = []field{
 	{key: "server_idle_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerIdleTimeout }},
 	{key: "server_lifetime", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerLifetime }},
 	{key: "server_connect_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerConnectTimeout }},
+	{key: "server_login_retry", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerLoginRetry }},
 	{key: "shutdown_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ShutdownTimeout }},
 	{key: "auth_type", enum: []string{"trust", "md5", "scram-sha-256"}, ptr: func(s *Settings) any { return &s.AuthType }},
 	{key: "auth_file", isPath: true, ptr: func(s *Settings) any { return &s.AuthFile }},
