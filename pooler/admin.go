@@ -589,6 +589,7 @@ func (p *Proxy) showConfig() *resultSet {
 		{"server_connect_timeout", dur(p.live.connect()), dur(d.ServerConnectTimeout), "yes"},
 		{"server_login_retry", dur(p.live.retry()), dur(d.ServerLoginRetry), "yes"},
 		{"client_login_timeout", dur(p.live.login()), dur(d.ClientLoginTimeout), "yes"},
+		{"max_login_clients", itoa(p.live.maxLogins.Load()), strconv.Itoa(d.MaxLoginClients), "yes"},
 		{"shutdown_timeout", dur(cfg.ShutdownTimeout), dur(d.ShutdownTimeout), "no"},
 		{"auth_type", string(cfg.AuthType), string(d.AuthType), "no"},
 		{"insecure_trust", strconv.FormatBool(cfg.InsecureTrust), "false", "no"},
@@ -638,7 +639,7 @@ func (p *Proxy) reload() error {
 	if next.PoolSize < 1 {
 		return &adminError{code: "22023", msg: "RELOAD: pool_size must be at least 1"}
 	}
-	if next.MaxClientConn < 1 || next.QueryWaitTimeout <= 0 || next.ServerIdleTimeout <= 0 ||
+	if next.MaxClientConn < 1 || next.MaxLoginClients < 1 || next.QueryWaitTimeout <= 0 || next.ServerIdleTimeout <= 0 ||
 		next.ServerLifetime <= 0 || next.ServerConnectTimeout <= 0 || next.ServerLoginRetry <= 0 || next.ClientLoginTimeout <= 0 {
 		return &adminError{code: "22023", msg: "RELOAD: max_client_conn and the timeouts must be positive"}
 	}

@@ -591,10 +591,10 @@ func TestReloadAppliesLimitsAndUsers(t *testing.T) {
 	if err := tp.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := login(pgtest.SuperUser, "old-pw"); sqlState(err) != "53300" {
+	if _, err := login(pgtest.SuperUser, "new-pw"); sqlState(err) != "53300" {
 		t.Fatalf("over the reloaded max_client_conn of 1: %v, want 53300", err)
 	}
-	first.Close(ctx) // make room: the limit is checked before the password
+	first.Close(ctx)
 	if _, err := login(pgtest.SuperUser, "old-pw"); sqlState(err) != "28P01" {
 		t.Fatalf("the rotated-out password: %v, want 28P01", err)
 	}

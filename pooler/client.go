@@ -259,7 +259,9 @@ func (p *Proxy) serveClient(nc net.Conn) {
 		c.conn = r
 	}
 	c.r.Reset(c.rio)
-	if !c.handshake() {
+	ok := c.handshake()
+	p.endLogin(nc)
+	if !ok {
 		c.putReader()
 		p.removeClient(c)
 		nc.Close()
@@ -385,11 +387,6 @@ func (c *clientConn) handshake() bool {
 	nc.SetDeadline(time.Now().Add(p.live.login()))
 	pkt, err := c.readStartupPacket()
 	if err != nil || pkt == nil {
-		return false
-	}
-	if !p.addClient(c) {
-		c.send(fatal(codeTooManyConnections, "no more connections allowed (max_client_conn)"))
-		p.log.Info("client refused: max_client_conn reached", "addr", nc.RemoteAddr().String())
 		return false
 	}
 	if !c.login(pkt) {
@@ -633,6 +630,15 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 			c.send(fatal(codeInvalidAuth, "authentication failed: %v", err))
 			p.log.Info("client authentication error", "user", c.user, "addr", c.conn.RemoteAddr().String(), "err", err)
 		}
+		return false
+	}
+	// Counted against max_client_conn once authenticated, so that logins
+	// that stall cannot fill it (they are bounded by MaxLoginClients and
+	// the login timeout); an admin user may take one connection more, so
+	// that the console works when clients are at the limit.
+	if !p.addClient(c, c.database == AdminDatabase && p.isAdmin(c.user)) {
+		c.send(fatal(codeTooManyConnections, "no more connections allowed (max_client_conn)"))
+		p.log.Info("client refused: max_client_conn reached", "user", c.user, "addr", c.conn.RemoteAddr().String())
 		return false
 	}
 	if c.database == AdminDatabase {

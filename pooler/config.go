@@ -107,6 +107,10 @@ type Config struct {
 	// ClientLoginTimeout bounds a client's startup and authentication
 	// (default 60s).
 	ClientLoginTimeout time.Duration
+	// MaxLoginClients bounds the connections still logging in (default
+	// 512): more are refused at once with FATAL 53300. They are not
+	// counted against MaxClientConn until they authenticate.
+	MaxLoginClients int
 	// ClientTLSMode is how clients use TLS (default disable).
 	ClientTLSMode TLSMode
 	// ClientTLS is the pooler's TLS configuration towards clients, with
@@ -242,6 +246,9 @@ func (c *Config) withDefaults() Config {
 	if d.ServerLifetime == 0 {
 		d.ServerLifetime = 3600 * time.Second
 	}
+	if d.MaxLoginClients == 0 {
+		d.MaxLoginClients = 512
+	}
 	if d.ClientLoginTimeout == 0 {
 		d.ClientLoginTimeout = 60 * time.Second
 	}
@@ -312,7 +319,7 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	if c.AuthType == AuthTrust && !c.InsecureTrust && !isLoopback(c.Listen) {
 		return nil, fmt.Errorf("trust authentication on non-loopback address %s: use md5 or scram-sha-256, or --insecure-trust", c.Listen)
 	}
-	if c.PoolSize < 1 || c.MaxClientConn < 1 || c.MaxMessageSize < 1024 {
+	if c.PoolSize < 1 || c.MaxClientConn < 1 || c.MaxLoginClients < 1 || c.MaxMessageSize < 1024 {
 		return nil, errors.New("pool size and max client connections must be at least 1, max message size at least 1024")
 	}
 	if err := c.checkClientTLS(); err != nil {

@@ -355,3 +355,79 @@ func TestParseDatabase(t *testing.T) {
 		}
 	}
 }
+
+// TestLoginBounds: connections that never finish logging in are bounded
+// (MaxLoginClients; more are refused at once with 53300), end at the
+// login timeout, do not count against max_client_conn, and do not hold up
+// shutdown; an admin gets in when clients are at the limit.
+func TestLoginBounds(t *testing.T) {
+	srv := pgtest.Shared(t)
+	users := Userlist{pgtest.SuperUser: "pw", pgtest.MD5User: "pw"}
+	tp := startProxy(t, srv, Config{AuthType: AuthSCRAM, Users: users, MaxClientConn: 2, MaxLoginClients: 4,
+		ClientLoginTimeout: 1500 * time.Millisecond, AdminUsers: []string{pgtest.SuperUser}})
+	ctx := testCtx(t, 30*time.Second)
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", tp.port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	// Two stall at the SASL challenge, two after one byte.
+	for range 2 {
+		c := dial()
+		fe := pgproto3.NewFrontend(c, c)
+		fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": pgtest.MD5User, "database": pgtest.Database}})
+		fe.Flush()
+		if m, err := fe.Receive(); err != nil {
+			t.Fatal(err)
+		} else if _, ok := m.(*pgproto3.AuthenticationSASL); !ok {
+			t.Fatalf("got %T, want the SASL challenge", m)
+		}
+	}
+	for range 2 {
+		dial().Write([]byte{0})
+	}
+	if !waitFor(2*time.Second, func() bool { return tp.Snapshot().LoggingIn == 4 }) {
+		t.Fatalf("%d connections logging in, want 4", tp.Snapshot().LoggingIn)
+	}
+	// The fifth is refused at once.
+	c := dial()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	reply, _ := io.ReadAll(c)
+	if len(reply) == 0 || reply[0] != 'E' || !strings.Contains(string(reply), "53300") || !strings.Contains(string(reply), "max_login_clients") {
+		t.Fatalf("fifth connection: %q, want FATAL 53300 max_login_clients", reply)
+	}
+	// The stalled ones end at the login timeout; then two clients log in
+	// (max_client_conn 2), the stalled ones never having counted.
+	if !waitFor(3*time.Second, func() bool { return tp.Snapshot().LoggingIn == 0 }) {
+		t.Fatalf("%d connections still logging in after the login timeout", tp.Snapshot().LoggingIn)
+	}
+	for range 2 {
+		c, err := pgx.Connect(ctx, tp.url(pgtest.MD5User, "pw"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+	}
+	if _, err := pgx.Connect(ctx, tp.url(pgtest.MD5User, "pw")); sqlState(err) != "53300" {
+		t.Fatalf("third client: %v, want 53300", err)
+	}
+	// The admin's reserved connection.
+	admin, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s:pw@127.0.0.1:%d/pgpoolcheck?sslmode=disable", pgtest.SuperUser, tp.port))
+	if err != nil {
+		t.Fatalf("admin at the client limit: %v", err)
+	}
+	admin.Close(ctx)
+	// Shutdown does not wait for a login in progress.
+	dial().Write([]byte{0})
+	waitFor(2*time.Second, func() bool { return tp.Snapshot().LoggingIn == 1 })
+	start := time.Now()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tp.Shutdown(sctx)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("shutdown with a login in progress took %v", d)
+	}
+}

@@ -73,6 +73,8 @@ type Proxy struct {
 		bufferless, polledIdle atomic.Int64
 		// relaying counts clients on a relay goroutine (clientConn.run).
 		relaying atomic.Int64
+		// loginsRefused counts connections refused by MaxLoginClients.
+		loginsRefused atomic.Int64
 	}
 	// budget is relayBudget and nudgeAfter idleNudgeAfter (in
 	// nanoseconds), fields so that tests can change them.
@@ -83,18 +85,23 @@ type Proxy struct {
 	nextLoop atomic.Uint32
 	// live are the settings RELOAD changes while clients run.
 	live liveSettings
+	// logins are the connections still logging in (under mu);
+	// loginWarned is when refusing one was last logged (UnixNano).
+	logins      map[net.Conn]struct{}
+	loginWarned atomic.Int64
 }
 
 // liveSettings are the limits and timeouts RELOAD may change; the relay
 // reads them without a lock.
 type liveSettings struct {
-	maxClientConn atomic.Int64
+	maxClientConn, maxLogins atomic.Int64
 	// Durations, in nanoseconds.
 	queryWait, serverIdle, serverLifetime, connectTimeout, loginRetry, clientLogin atomic.Int64
 }
 
 func (l *liveSettings) set(c Config) {
 	l.maxClientConn.Store(int64(c.MaxClientConn))
+	l.maxLogins.Store(int64(c.MaxLoginClients))
 	l.queryWait.Store(int64(c.QueryWaitTimeout))
 	l.serverIdle.Store(int64(c.ServerIdleTimeout))
 	l.serverLifetime.Store(int64(c.ServerLifetime))
@@ -131,6 +138,7 @@ func New(cfg Config) (*Proxy, error) {
 		cancel:   cancel,
 		pools:    make(map[poolKey]*pool),
 		clients:  make(map[*clientConn]struct{}),
+		logins:   make(map[net.Conn]struct{}),
 		keys:     make(map[cancelKey]*clientConn),
 	}
 	p.started = time.Now()
@@ -202,9 +210,42 @@ func (p *Proxy) Serve(ctx context.Context) error {
 			return err
 		}
 		delay = 0
+		if !p.startLogin(nc) {
+			continue
+		}
 		p.wg.Add(1)
 		go p.serveClient(nc) // it calls p.wg.Done
 	}
+}
+
+// startLogin counts a new connection in as logging in, or refuses it at
+// once when MaxLoginClients connections are logging in already: sockets
+// that connect and send nothing hold one descriptor and goroutine each
+// until the login timeout, and must not be able to take all of them.
+func (p *Proxy) startLogin(nc net.Conn) bool {
+	p.mu.Lock()
+	if int64(len(p.logins)) >= p.live.maxLogins.Load() || p.closing.Load() {
+		p.mu.Unlock()
+		p.stats.loginsRefused.Add(1)
+		nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		nc.Write(fatal(codeTooManyConnections, "too many connections logging in (max_login_clients)"))
+		nc.Close()
+		if now := time.Now().UnixNano(); now-p.loginWarned.Load() > int64(10*time.Second) {
+			p.loginWarned.Store(now)
+			p.log.Warn("connections refused: max_login_clients connections are logging in", "max_login_clients", p.live.maxLogins.Load())
+		}
+		return false
+	}
+	p.logins[nc] = struct{}{}
+	p.mu.Unlock()
+	return true
+}
+
+// endLogin counts a connection out of the logging-in ones.
+func (p *Proxy) endLogin(nc net.Conn) {
+	p.mu.Lock()
+	delete(p.logins, nc)
+	p.mu.Unlock()
 }
 
 // Shutdown stops accepting clients, closes idle clients, lets attached
@@ -221,6 +262,9 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	}
 	p.stopMetrics(ctx)
 	p.mu.Lock()
+	for nc := range p.logins {
+		nc.Close() // a login in progress ends here, not at its timeout
+	}
 	clients := make([]*clientConn, 0, len(p.clients))
 	for c := range p.clients {
 		clients = append(clients, c)
@@ -290,10 +334,14 @@ func (p *Proxy) clientCount() int {
 }
 
 // addClient counts a client in, unless max_client_conn is reached.
-func (p *Proxy) addClient(c *clientConn) bool {
+func (p *Proxy) addClient(c *clientConn, admin bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if int64(len(p.clients)) >= p.live.maxClientConn.Load() {
+	limit := p.live.maxClientConn.Load()
+	if admin {
+		limit++
+	}
+	if int64(len(p.clients)) >= limit {
 		return false
 	}
 	p.clients[c] = struct{}{}

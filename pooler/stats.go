@@ -153,6 +153,10 @@ type Snapshot struct {
 	PausedDatabases []string
 	ServersOpened   int64
 	ServersLost     int64
+	// LoggingIn counts connections still logging in; LoginsRefused those
+	// refused because Config.MaxLoginClients were.
+	LoggingIn     int
+	LoginsRefused int64
 	// AdminClients counts clients of the admin console.
 	AdminClients int
 	// InvalidMoves counts moves of a client between places that the
@@ -377,6 +381,10 @@ func (p *Proxy) Snapshot() Snapshot {
 	snap.Hazards = p.Hazards()
 	snap.ServersOpened = p.stats.serversOpened.Load()
 	snap.ServersLost = p.stats.serversLost.Load()
+	snap.LoginsRefused = p.stats.loginsRefused.Load()
+	p.mu.Lock()
+	snap.LoggingIn = len(p.logins)
+	p.mu.Unlock()
 	snap.InvalidMoves = p.stats.invalidMoves.Load()
 	return snap
 }

@@ -43,6 +43,7 @@ type proxyFlags struct {
 	metricsListen             string
 	databases                 []string
 	clientLoginTimeout        time.Duration
+	maxLoginClients           int
 	clientTLSMode             string
 	clientTLSCert             string
 	clientTLSKey              string
@@ -162,6 +163,7 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.poolSize, "pool-size", 20, "server connections per database and user")
 	fl.IntVar(&f.maxClientConn, "max-client-conn", 1000, "most clients at once")
 	fl.StringSliceVar(&f.databases, "databases", nil, "allow-list of databases clients may ask for, comma-separated entries NAME[=DBNAME][:POOL_SIZE] (an alias connects to DBNAME; * admits any name; default: any)")
+	fl.IntVar(&f.maxLoginClients, "max-login-clients", 512, "most connections logging in at once (more are refused at once); not counted against --max-client-conn until they authenticate")
 	fl.DurationVar(&f.clientLoginTimeout, "client-login-timeout", 60*time.Second, "how long a client may take to send its startup packet and authenticate")
 	fl.DurationVar(&f.queryWait, "query-wait-timeout", 120*time.Second, "how long a client may wait for a server")
 	fl.DurationVar(&f.idle, "server-idle-timeout", 600*time.Second, "close servers idle this long")
@@ -375,6 +377,7 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		MaxClientConn:         f.maxClientConn,
 		Databases:             databases,
 		ClientLoginTimeout:    f.clientLoginTimeout,
+		MaxLoginClients:       f.maxLoginClients,
 		ClientTLSMode:         tlsMode,
 		ClientTLS:             tlsCfg,
 		QueryWaitTimeout:      f.queryWait,
@@ -493,6 +496,7 @@ func reloader(e *env, cmdline map[string]string) func(*pooler.Config) error {
 		c.PoolSize, c.MaxClientConn, c.Databases = next.PoolSize, next.MaxClientConn, next.Databases
 		c.QueryWaitTimeout, c.ServerIdleTimeout, c.ServerLifetime = next.QueryWaitTimeout, next.ServerIdleTimeout, next.ServerLifetime
 		c.ServerConnectTimeout, c.ServerLoginRetry, c.ClientLoginTimeout = next.ServerConnectTimeout, next.ServerLoginRetry, next.ClientLoginTimeout
+		c.MaxLoginClients = next.MaxLoginClients
 		c.AdminUsers, c.Users = next.AdminUsers, next.Users
 		c.ClientTLSMode, c.ClientTLS = next.ClientTLSMode, next.ClientTLS
 		return nil

@@ -39,6 +39,7 @@ pool_size=20
 max_client_conn=1000
 databases=app,reports=analytics:5,*
 client_login_timeout=20s
+max_login_clients=64
 query_wait_timeout=2m0s
 server_idle_timeout=10m0s
 server_lifetime=1.5s
@@ -283,6 +284,7 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs.Int("max-client-conn", 1000, "")
 	fs.StringSlice("databases", nil, "")
 	fs.Duration("client-login-timeout", 60*time.Second, "")
+	fs.Int("max-login-clients", 512, "")
 	fs.Duration("query-wait-timeout", 120*time.Second, "")
 	fs.Duration("server-idle-timeout", 600*time.Second, "")
 	fs.Duration("server-lifetime", 3600*time.Second, "")

@@ -41,6 +41,7 @@
 //	max_client_conn: 1000
 //	databases: [app, "reports=analytics:5", "*"]   # allow-list: NAME[=DBNAME][:POOL_SIZE]
 //	client_login_timeout: 60s
+//	max_login_clients: 512
 //	query_wait_timeout: 120s
 //	server_idle_timeout: 600       # seconds
 //	server_lifetime: 1h
@@ -93,6 +94,7 @@ type Settings struct {
 	MaxClientConn         *int
 	Databases             *[]string
 	ClientLoginTimeout    *time.Duration
+	MaxLoginClients       *int
 	QueryWaitTimeout      *time.Duration
 	ServerIdleTimeout     *time.Duration
 	ServerLifetime        *time.Duration
@@ -155,6 +157,7 @@ var fields = []field{
 	{key: "max_client_conn", kind: kindInt, min: 1, ptr: func(s *Settings) any { return &s.MaxClientConn }},
 	{key: "databases", kind: kindList, ptr: func(s *Settings) any { return &s.Databases }},
 	{key: "client_login_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ClientLoginTimeout }},
+	{key: "max_login_clients", kind: kindInt, min: 1, ptr: func(s *Settings) any { return &s.MaxLoginClients }},
 	{key: "query_wait_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.QueryWaitTimeout }},
 	{key: "server_idle_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerIdleTimeout }},
 	{key: "server_lifetime", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerLifetime }},
