@@ -63,6 +63,9 @@ type clientConn struct {
 	// rio reads and writes conn for the buffers (rawio.go; the tls.Conn
 	// of a client that uses TLS).
 	rio io.ReadWriter
+	// pooled is set while the client counts in c.pool.clients (under
+	// Proxy.mu).
+	pooled bool
 	// tls is set once the client's TLS handshake is done: conn and rio
 	// are its tls.Conn, which only the goroutine relay drives and whose
 	// decrypted bytes a bufferless wait on the socket would not see.
@@ -650,7 +653,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		p.log.Info("client refused: database not in the allow-list", "user", c.user, "database", c.database, "addr", c.conn.RemoteAddr().String())
 		return false
 	}
-	c.pool = p.poolFor(c.database, c.user)
+	c.pool = p.poolFor(c)
 	c.tracked = p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0
 	c.policyOn = p.cfg.Mode == ModeTransaction && p.cfg.Classifier != nil
 	ctx, cancel := context.WithTimeout(p.ctx, p.live.queryWaitTimeout())

@@ -431,3 +431,29 @@ func TestLoginBounds(t *testing.T) {
 		t.Errorf("shutdown with a login in progress took %v", d)
 	}
 }
+
+// TestPoolsComeAndGo: logins to databases the server does not have leave
+// no pool behind (SHOW POOLS and the metrics read the same list), while a
+// pool in use stays.
+func TestPoolsComeAndGo(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{})
+	ctx := testCtx(t, 60*time.Second)
+	keep := tp.connect(t, pgx.QueryExecModeExec)
+	if _, err := keep.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		_, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@127.0.0.1:%d/nosuchdb_%d?sslmode=disable", pgtest.SuperUser, tp.port, i))
+		if sqlState(err) != "3D000" {
+			t.Fatalf("made-up database %d: %v, want the server's 3D000", i, err)
+		}
+	}
+	ok := waitFor(3*time.Second, func() bool { return len(tp.Snapshot().Pools) == 1 })
+	if pools := tp.Snapshot().Pools; !ok || pools[0].Database != pgtest.Database {
+		t.Fatalf("pools after 30 logins to made-up databases: %+v, want only %s", pools, pgtest.Database)
+	}
+	if _, err := keep.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatalf("the pool in use: %v", err)
+	}
+}

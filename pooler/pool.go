@@ -20,6 +20,10 @@ type pool struct {
 	key      poolKey
 	password string
 	size     int
+	// clients counts the logged-in clients of the pool and lastUsed is
+	// when the last one left (under Proxy.mu; forgetPools).
+	clients  int
+	lastUsed time.Time
 
 	mu      sync.Mutex
 	idle    []*serverConn

@@ -351,6 +351,11 @@ func (p *Proxy) addClient(c *clientConn, admin bool) bool {
 
 func (p *Proxy) removeClient(c *clientConn) {
 	p.mu.Lock()
+	if c.pooled {
+		c.pooled = false
+		c.pool.clients--
+		c.pool.lastUsed = time.Now()
+	}
 	delete(p.clients, c)
 	if p.keys[c.key] == c {
 		delete(p.keys, c.key)
@@ -362,16 +367,47 @@ func (p *Proxy) removeClient(c *clientConn) {
 // The server password is the upstream URL's when the user is the URL's
 // user, otherwise the user's plain-text password from the auth file, and
 // otherwise none.
-func (p *Proxy) poolFor(database, user string) *pool {
+func (p *Proxy) poolFor(c *clientConn) *pool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k := poolKey{database: database, user: user}
-	if pl, ok := p.pools[k]; ok {
-		return pl
+	k := poolKey{database: c.database, user: c.user}
+	pl, ok := p.pools[k]
+	if !ok {
+		pl = newPool(p, k, p.serverPassword(c.user))
+		p.pools[k] = pl
 	}
-	pl := newPool(p, k, p.serverPassword(user))
-	p.pools[k] = pl
+	pl.clients++
+	c.pooled = true
 	return pl
+}
+
+// poolForgetAfter is how long a pool that has servers no more and no
+// client is kept (with its statistics) before it is removed, as
+// PgBouncer's autodb_idle_timeout; a pool that never logged a server in
+// (a database or user the server refused) goes at the next sweep.
+const poolForgetAfter = time.Hour
+
+// forgetPools removes the pools that have no client, no server and no
+// waiter, unused for poolForgetAfter or never connected, so that logins to
+// made-up database names leave nothing behind (SHOW POOLS, metrics).
+func (p *Proxy) forgetPools(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, pl := range p.pools {
+		if pl.clients > 0 {
+			continue
+		}
+		pl.lock()
+		empty := pl.open == 0 && len(pl.idle) == 0 && pl.waiters.Len() == 0 &&
+			(pl.defaults == nil || now.Sub(pl.lastUsed) > poolForgetAfter)
+		if empty {
+			pl.closed = true
+		}
+		pl.unlock()
+		if empty {
+			delete(p.pools, k)
+		}
+	}
 }
 
 // serverPassword is the password a pool of user logs in to the server
@@ -449,6 +485,7 @@ func (p *Proxy) janitor() {
 			for _, pl := range pools {
 				pl.reap(now)
 			}
+			p.forgetPools(now)
 			p.nudgeIdleClients(now)
 			p.sampleStats(now)
 		}
