@@ -589,6 +589,8 @@ func (p *Proxy) showConfig() *resultSet {
 		{"server_connect_timeout", dur(p.live.connect()), dur(d.ServerConnectTimeout), "yes"},
 		{"server_login_retry", dur(p.live.retry()), dur(d.ServerLoginRetry), "yes"},
 		{"client_login_timeout", dur(p.live.login()), dur(d.ClientLoginTimeout), "yes"},
+		{"idle_transaction_timeout", dur(time.Duration(p.live.idleTx.Load())), dur(d.IdleTransactionTimeout), "yes"},
+		{"client_idle_timeout", dur(time.Duration(p.live.clientIdle.Load())), dur(d.ClientIdleTimeout), "yes"},
 		{"max_login_clients", itoa(p.live.maxLogins.Load()), strconv.Itoa(d.MaxLoginClients), "yes"},
 		{"shutdown_timeout", dur(cfg.ShutdownTimeout), dur(d.ShutdownTimeout), "no"},
 		{"auth_type", string(cfg.AuthType), string(d.AuthType), "no"},
@@ -678,6 +680,7 @@ func (p *Proxy) reload() error {
 	p.cfg.ServerIdleTimeout, p.cfg.ServerLifetime = next.ServerIdleTimeout, next.ServerLifetime
 	p.cfg.ServerConnectTimeout, p.cfg.ServerLoginRetry = next.ServerConnectTimeout, next.ServerLoginRetry
 	p.cfg.ClientLoginTimeout = next.ClientLoginTimeout
+	p.cfg.IdleTransactionTimeout, p.cfg.ClientIdleTimeout = next.IdleTransactionTimeout, next.ClientIdleTimeout
 	p.mu.Unlock()
 	p.log.Info("reload: limits and timeouts applied", "max_client_conn", next.MaxClientConn,
 		"query_wait_timeout", next.QueryWaitTimeout, "server_idle_timeout", next.ServerIdleTimeout,

@@ -63,6 +63,15 @@ type clientConn struct {
 	// rio reads and writes conn for the buffers (rawio.go; the tls.Conn
 	// of a client that uses TLS).
 	rio io.ReadWriter
+	// idleKind, idleRx and idleSince are the janitor's view of an idle
+	// client (enforceClientTimeouts; under mu): which timeout applies,
+	// the received bytes when it was first seen so, and when.
+	idleKind  string
+	idleRx    int64
+	idleSince time.Time
+	// kill is the FATAL a client closed by the pooler gets (a timeout):
+	// set before its socket's read side is shut, sent by vanish.
+	kill atomic.Pointer[[]byte]
 	// pooled is set while the client counts in c.pool.clients (under
 	// Proxy.mu).
 	pooled bool
@@ -351,6 +360,30 @@ func (c *clientConn) idle() {
 		return
 	}
 	c.run()
+}
+
+// shutRead shuts the read side of the client's socket: whichever driver
+// has the client then reads the end of the stream and lets it vanish
+// (sending c.kill), as when the client leaves. Writes still work.
+func (c *clientConn) shutRead() {
+	nc := c.conn
+	if t, ok := nc.(*tls.Conn); ok {
+		nc = t.NetConn()
+	}
+	var err error
+	switch x := nc.(type) {
+	case *rawIO:
+		err = x.shutdownRead()
+	case interface{ CloseRead() error }:
+		err = x.CloseRead()
+	default:
+		err = errors.ErrUnsupported
+	}
+	if err != nil {
+		// A socket that cannot be shut for reading is closed: the
+		// goroutine relay notices at its next read.
+		c.conn.Close()
+	}
 }
 
 // setEndReason says why the session ended (the first reason counts).

@@ -107,6 +107,14 @@ type Config struct {
 	// ClientLoginTimeout bounds a client's startup and authentication
 	// (default 60s).
 	ClientLoginTimeout time.Duration
+	// IdleTransactionTimeout closes a client that has been idle inside a
+	// transaction this long, with FATAL "idle transaction timeout"; its
+	// server is rolled back and goes back to the pool (PgBouncer's
+	// idle_transaction_timeout; 0: never).
+	IdleTransactionTimeout time.Duration
+	// ClientIdleTimeout closes a client that has sent nothing this long
+	// outside a transaction (PgBouncer's client_idle_timeout; 0: never).
+	ClientIdleTimeout time.Duration
 	// MaxLoginClients bounds the connections still logging in (default
 	// 512): more are refused at once with FATAL 53300. They are not
 	// counted against MaxClientConn until they authenticate.

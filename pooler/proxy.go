@@ -97,6 +97,7 @@ type liveSettings struct {
 	maxClientConn, maxLogins atomic.Int64
 	// Durations, in nanoseconds.
 	queryWait, serverIdle, serverLifetime, connectTimeout, loginRetry, clientLogin atomic.Int64
+	idleTx, clientIdle                                                             atomic.Int64
 }
 
 func (l *liveSettings) set(c Config) {
@@ -108,6 +109,8 @@ func (l *liveSettings) set(c Config) {
 	l.connectTimeout.Store(int64(c.ServerConnectTimeout))
 	l.loginRetry.Store(int64(c.ServerLoginRetry))
 	l.clientLogin.Store(int64(c.ClientLoginTimeout))
+	l.idleTx.Store(int64(c.IdleTransactionTimeout))
+	l.clientIdle.Store(int64(c.ClientIdleTimeout))
 }
 
 func (l *liveSettings) queryWaitTimeout() time.Duration { return time.Duration(l.queryWait.Load()) }
@@ -381,6 +384,50 @@ func (p *Proxy) poolFor(c *clientConn) *pool {
 	return pl
 }
 
+// enforceClientTimeouts closes the clients that have been idle inside a
+// transaction longer than IdleTransactionTimeout, or idle outside one
+// longer than ClientIdleTimeout. A client is idle while it has sent
+// nothing (its received bytes did not change) since the janitor first saw
+// it in that state; the granularity is the janitor's second.
+func (p *Proxy) enforceClientTimeouts(now time.Time) {
+	itx, idle := time.Duration(p.live.idleTx.Load()), time.Duration(p.live.clientIdle.Load())
+	if itx <= 0 && idle <= 0 {
+		return
+	}
+	p.mu.Lock()
+	clients := make([]*clientConn, 0, len(p.clients))
+	for c := range p.clients {
+		if !c.admin {
+			clients = append(clients, c)
+		}
+	}
+	p.mu.Unlock()
+	for _, c := range clients {
+		c.mu.Lock()
+		kind, limit := "", time.Duration(0)
+		switch {
+		case c.gone || c.place == engine.Closing || c.place == engine.Waiting:
+		case c.server != nil && engine.IdleInTransaction(c.eng.St):
+			kind, limit = "idle transaction timeout", itx
+		case c.server == nil || engine.Quiet(c.eng.St) && c.eng.St.TxStatus == 'I':
+			kind, limit = "client_idle_timeout", idle
+		}
+		if kind == "" || limit <= 0 || kind != c.idleKind || c.ctr.rx != c.idleRx {
+			c.idleKind, c.idleRx, c.idleSince = kind, c.ctr.rx, now
+			c.mu.Unlock()
+			continue
+		}
+		expired := now.Sub(c.idleSince) >= limit
+		c.mu.Unlock()
+		if expired && c.kill.CompareAndSwap(nil, ptrTo(fatal(codeProtocolViolation, "%s", kind))) {
+			p.log.Info("client closed: "+kind, "user", c.user, "database", c.database, "addr", c.conn.RemoteAddr().String())
+			c.shutRead()
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
 // poolForgetAfter is how long a pool that has servers no more and no
 // client is kept (with its statistics) before it is removed, as
 // PgBouncer's autodb_idle_timeout; a pool that never logged a server in
@@ -486,6 +533,7 @@ func (p *Proxy) janitor() {
 				pl.reap(now)
 			}
 			p.forgetPools(now)
+			p.enforceClientTimeouts(now)
 			p.nudgeIdleClients(now)
 			p.sampleStats(now)
 		}

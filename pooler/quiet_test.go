@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -325,4 +326,89 @@ func TestLongQueryWhileWaitersTimeOut(t *testing.T) {
 			t.Fatalf("shutdown took %v", d)
 		}
 	})
+}
+
+// TestIdleTransactionTimeout: a client idle inside a transaction longer
+// than idle_transaction_timeout is closed with FATAL "idle transaction
+// timeout"; its transaction is rolled back and its server serves the next
+// client at once (pool of 1). A client busy in a long query is not idle,
+// and one idle between transactions is not touched by this timeout. With
+// client_idle_timeout, a client idle outside a transaction is closed.
+func TestIdleTransactionTimeout(t *testing.T) {
+	for _, relay := range quietRelays {
+		t.Run(string(relay), func(t *testing.T) {
+			t.Parallel()
+			qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, IdleTransactionTimeout: 1500 * time.Millisecond})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			table := fmt.Sprintf("itx_%d", qp.key)
+			direct, err := pgx.Connect(ctx, qp.srv.SocketURL(pgtest.SuperUser))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer direct.Close(ctx)
+			if _, err := direct.Exec(ctx, "CREATE TABLE "+table+" (i int)"); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if _, err := direct.Exec(ctx, "DROP TABLE "+table); err != nil {
+					t.Errorf("DROP TABLE: %v (a transaction left open?)", err)
+				}
+			}()
+
+			busy := qp.conn(t)
+			exec(t, busy, "BEGIN")
+			answered(t, busy, "SELECT pg_sleep(2.5)::text", "") // longer than the timeout, but not idle
+			exec(t, busy, "COMMIT")
+
+			between := qp.conn(t)
+			time.Sleep(2500 * time.Millisecond) // idle between transactions: untouched
+			answered(t, between, "SELECT 'still here'", "still here")
+
+			a := qp.conn(t)
+			exec(t, a, "BEGIN")
+			exec(t, a, "INSERT INTO "+table+" VALUES (1)")
+			time.Sleep(3 * time.Second)
+			if got := pendingError(t, a); !strings.Contains(got, "idle transaction timeout") {
+				t.Fatalf("after the timeout the client holds %q, want FATAL idle transaction timeout", got)
+			}
+			b := qp.conn(t)
+			answered(t, b, "SELECT count(*)::text FROM "+table, "0") // rolled back, server free
+			qp.settled(t)
+		})
+	}
+}
+
+// pendingError reads what the pooler sent an idle client on its own (a
+// FATAL before it closed the connection) from the client's socket: pgx
+// would fail its next write on the closed connection without reading it,
+// where libpq shows it.
+func pendingError(t *testing.T, c *pgx.Conn) string {
+	t.Helper()
+	nc := c.PgConn().Conn()
+	nc.SetReadDeadline(time.Now().Add(2 * time.Second))
+	b, _ := io.ReadAll(nc)
+	return string(b)
+}
+
+func TestClientIdleTimeout(t *testing.T) {
+	for _, relay := range quietRelays {
+		t.Run(string(relay), func(t *testing.T) {
+			t.Parallel()
+			qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, ClientIdleTimeout: 1500 * time.Millisecond})
+			a := qp.conn(t)
+			answered(t, a, "SELECT 'a'", "a")
+			for range 3 { // active: kept
+				time.Sleep(700 * time.Millisecond)
+				answered(t, a, "SELECT 'a'", "a")
+			}
+			time.Sleep(3 * time.Second)
+			if got := pendingError(t, a); !strings.Contains(got, "client_idle_timeout") {
+				t.Fatalf("after idling the client holds %q, want FATAL client_idle_timeout", got)
+			}
+			qp.settled(t)
+		})
+	}
 }

@@ -261,6 +261,23 @@ func (r *rawIO) toRaw() (int, error) {
 	return fd, nil
 }
 
+// shutdownRead shuts the socket's read side (its reads return the end of
+// the stream, in whichever mode); writes still work.
+func (r *rawIO) shutdownRead() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.closed:
+		return net.ErrClosed
+	case r.nb:
+		return syscall.Shutdown(r.fd, syscall.SHUT_RD)
+	}
+	if tc, ok := r.nc.(interface{ CloseRead() error }); ok {
+		return tc.CloseRead()
+	}
+	return errors.ErrUnsupported
+}
+
 // toRuntime gives the socket back to the runtime (a new net.Conn of the
 // raw descriptor, which is closed): reads and writes wait again. The
 // caller has taken the descriptor out of any epoll set of its own.

@@ -707,6 +707,11 @@ func (c *clientConn) closeForShutdown() {
 // vanish cleans up after a client that disconnected, sent Terminate or is
 // being closed, following onVanish, and waits for its pump to end.
 func (c *clientConn) vanish() {
+	if m := c.kill.Load(); m != nil && !c.vanished.Load() {
+		// Closed by the pooler (a timeout): the client learns why.
+		c.send(*m)
+		c.setEndReason(string(parseErrorFields((*m)[headerLen:])['M']))
+	}
 	c.vanished.Store(true)
 	c.mu.Lock()
 	c.gone = true

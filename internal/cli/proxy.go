@@ -44,6 +44,8 @@ type proxyFlags struct {
 	databases                 []string
 	clientLoginTimeout        time.Duration
 	maxLoginClients           int
+	idleTxTimeout             time.Duration
+	clientIdleTimeout         time.Duration
 	clientTLSMode             string
 	clientTLSCert             string
 	clientTLSKey              string
@@ -166,6 +168,8 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.maxLoginClients, "max-login-clients", 512, "most connections logging in at once (more are refused at once); not counted against --max-client-conn until they authenticate")
 	fl.DurationVar(&f.clientLoginTimeout, "client-login-timeout", 60*time.Second, "how long a client may take to send its startup packet and authenticate")
 	fl.DurationVar(&f.queryWait, "query-wait-timeout", 120*time.Second, "how long a client may wait for a server")
+	fl.DurationVar(&f.idleTxTimeout, "idle-transaction-timeout", 0, "close a client idle inside a transaction this long (its server is rolled back and freed; 0: never)")
+	fl.DurationVar(&f.clientIdleTimeout, "client-idle-timeout", 0, "close a client that sent nothing outside a transaction this long (0: never)")
 	fl.DurationVar(&f.idle, "server-idle-timeout", 600*time.Second, "close servers idle this long")
 	fl.DurationVar(&f.lifetime, "server-lifetime", 3600*time.Second, "retire servers this old (never mid-transaction)")
 	fl.DurationVar(&f.connectTimeout, "server-connect-timeout", 15*time.Second, "timeout of one server login")
@@ -370,30 +374,32 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		databases[name] = db
 	}
 	cfg := pooler.Config{
-		Listen:                f.listen,
-		Upstream:              upstream,
-		Mode:                  pooler.Mode(f.mode),
-		PoolSize:              f.poolSize,
-		MaxClientConn:         f.maxClientConn,
-		Databases:             databases,
-		ClientLoginTimeout:    f.clientLoginTimeout,
-		MaxLoginClients:       f.maxLoginClients,
-		ClientTLSMode:         tlsMode,
-		ClientTLS:             tlsCfg,
-		QueryWaitTimeout:      f.queryWait,
-		ServerIdleTimeout:     f.idle,
-		ServerLifetime:        f.lifetime,
-		ServerConnectTimeout:  f.connectTimeout,
-		ServerLoginRetry:      f.loginRetry,
-		ShutdownTimeout:       f.shutdown,
-		AuthType:              pooler.AuthType(f.authType),
-		InsecureTrust:         f.insecureTrust,
-		MaxMessageSize:        f.maxMessageSize,
-		MaxPreparedStatements: maxPrepared(f.maxPrepared),
-		Relay:                 pooler.Relay(f.relay),
-		Loops:                 f.relayLoops,
-		Logger:                logger,
-		AdminUsers:            adminUsers(f.adminUsers),
+		Listen:                 f.listen,
+		Upstream:               upstream,
+		Mode:                   pooler.Mode(f.mode),
+		PoolSize:               f.poolSize,
+		MaxClientConn:          f.maxClientConn,
+		Databases:              databases,
+		ClientLoginTimeout:     f.clientLoginTimeout,
+		MaxLoginClients:        f.maxLoginClients,
+		IdleTransactionTimeout: f.idleTxTimeout,
+		ClientIdleTimeout:      f.clientIdleTimeout,
+		ClientTLSMode:          tlsMode,
+		ClientTLS:              tlsCfg,
+		QueryWaitTimeout:       f.queryWait,
+		ServerIdleTimeout:      f.idle,
+		ServerLifetime:         f.lifetime,
+		ServerConnectTimeout:   f.connectTimeout,
+		ServerLoginRetry:       f.loginRetry,
+		ShutdownTimeout:        f.shutdown,
+		AuthType:               pooler.AuthType(f.authType),
+		InsecureTrust:          f.insecureTrust,
+		MaxMessageSize:         f.maxMessageSize,
+		MaxPreparedStatements:  maxPrepared(f.maxPrepared),
+		Relay:                  pooler.Relay(f.relay),
+		Loops:                  f.relayLoops,
+		Logger:                 logger,
+		AdminUsers:             adminUsers(f.adminUsers),
 	}
 	if f.metricsListen != "" {
 		cfg.MetricsListen, cfg.MetricsHandler = f.metricsListen, metrics.Handler
@@ -497,6 +503,7 @@ func reloader(e *env, cmdline map[string]string) func(*pooler.Config) error {
 		c.QueryWaitTimeout, c.ServerIdleTimeout, c.ServerLifetime = next.QueryWaitTimeout, next.ServerIdleTimeout, next.ServerLifetime
 		c.ServerConnectTimeout, c.ServerLoginRetry, c.ClientLoginTimeout = next.ServerConnectTimeout, next.ServerLoginRetry, next.ClientLoginTimeout
 		c.MaxLoginClients = next.MaxLoginClients
+		c.IdleTransactionTimeout, c.ClientIdleTimeout = next.IdleTransactionTimeout, next.ClientIdleTimeout
 		c.AdminUsers, c.Users = next.AdminUsers, next.Users
 		c.ClientTLSMode, c.ClientTLS = next.ClientTLSMode, next.ClientTLS
 		return nil

@@ -265,8 +265,17 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			ignore(l, "not used: only admin_users reach the admin console, so these users get no access to it")
 		case "auth_hba_file", "auth_ident_file", "auth_user", "auth_query", "auth_dbname", "auth_ldap_options":
 			return ignored, fail("not supported by pgpoolcheck: clients are authenticated against auth_file only; remove the key")
-		case "max_db_connections", "max_user_connections", "idle_transaction_timeout", "query_timeout",
-			"client_idle_timeout", "transaction_timeout":
+		case "idle_transaction_timeout", "client_idle_timeout":
+			d, err := parseDuration(l.value)
+			if err != nil {
+				return ignored, fail("%v", err)
+			}
+			if l.key == "idle_transaction_timeout" {
+				s.IdleTransactionTimeout = &d
+			} else {
+				s.ClientIdleTimeout = &d
+			}
+		case "max_db_connections", "max_user_connections", "query_timeout", "transaction_timeout":
 			if v, err := strconv.ParseFloat(l.value, 64); err == nil && v == 0 {
 				continue // PgBouncer's default: no limit
 			}

@@ -40,6 +40,8 @@ max_client_conn=1000
 databases=app,reports=analytics:5,*
 client_login_timeout=20s
 max_login_clients=64
+idle_transaction_timeout=1m0s
+client_idle_timeout=0s
 query_wait_timeout=2m0s
 server_idle_timeout=10m0s
 server_lifetime=1.5s
@@ -240,7 +242,8 @@ func TestPgBouncerINIErrors(t *testing.T) {
 		{"[pgbouncer]\nauth_query = SELECT usename, passwd FROM pg_shadow WHERE usename=$1\n", "line 2: auth_query: not supported by pgpoolcheck"},
 		{"[pgbouncer]\nauth_hba_file = hba.conf\n", "line 2: auth_hba_file: not supported"},
 		{"[pgbouncer]\nmax_db_connections = 10\n", "line 2: max_db_connections: this limit is not supported"},
-		{"[pgbouncer]\nidle_transaction_timeout = 30\n", "idle_transaction_timeout: this limit is not supported"},
+		{"[pgbouncer]\nquery_timeout = 30\n", "query_timeout: this limit is not supported"},
+		{"[pgbouncer]\nidle_transaction_timeout = soon\n", `idle_transaction_timeout: invalid duration "soon"`},
 		{"[pgbouncer]\nserver_tls_protocols = all\n", `line 2: server_tls_protocols: "all" is not supported`},
 		{"[pgbouncer]\nserver_tls_ciphers = HIGH:!aNULL\n", `server_tls_ciphers: "HIGH:!aNULL" is not supported`},
 		{"[pgbouncer]\nserver_tls_sslmode = sometimes\n", `server_tls_sslmode: unknown value "sometimes"`},
@@ -285,6 +288,8 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs.StringSlice("databases", nil, "")
 	fs.Duration("client-login-timeout", 60*time.Second, "")
 	fs.Int("max-login-clients", 512, "")
+	fs.Duration("idle-transaction-timeout", 0, "")
+	fs.Duration("client-idle-timeout", 0, "")
 	fs.Duration("query-wait-timeout", 120*time.Second, "")
 	fs.Duration("server-idle-timeout", 600*time.Second, "")
 	fs.Duration("server-lifetime", 3600*time.Second, "")

@@ -42,6 +42,8 @@
 //	databases: [app, "reports=analytics:5", "*"]   # allow-list: NAME[=DBNAME][:POOL_SIZE]
 //	client_login_timeout: 60s
 //	max_login_clients: 512
+//	idle_transaction_timeout: 0     # close clients idle in a transaction (0: never)
+//	client_idle_timeout: 0
 //	query_wait_timeout: 120s
 //	server_idle_timeout: 600       # seconds
 //	server_lifetime: 1h
@@ -87,43 +89,45 @@ import (
 
 // Settings are proxy settings read from a file. A nil field was not set.
 type Settings struct {
-	Listen                *string
-	Upstream              *string
-	Mode                  *string
-	PoolSize              *int
-	MaxClientConn         *int
-	Databases             *[]string
-	ClientLoginTimeout    *time.Duration
-	MaxLoginClients       *int
-	QueryWaitTimeout      *time.Duration
-	ServerIdleTimeout     *time.Duration
-	ServerLifetime        *time.Duration
-	ServerConnectTimeout  *time.Duration
-	ServerLoginRetry      *time.Duration
-	ShutdownTimeout       *time.Duration
-	AuthType              *string
-	AuthFile              *string
-	InsecureTrust         *bool
-	MaxMessageSize        *int
-	MaxPreparedStatements *int
-	Relay                 *string
-	RelayLoops            *int
-	LogLevel              *string
-	LogFormat             *string
-	OnSessionState        *string
-	AdminUsers            *[]string
-	MetricsListen         *string
-	Capture               *string
-	Redact                *bool
-	ClientTLSSSLMode      *string
-	ClientTLSCertFile     *string
-	ClientTLSKeyFile      *string
-	ClientTLSCAFile       *string
-	ClientTLSProtocols    *string
-	ServerTLSSSLMode      *string
-	ServerTLSCAFile       *string
-	ServerTLSCertFile     *string
-	ServerTLSKeyFile      *string
+	Listen                 *string
+	Upstream               *string
+	Mode                   *string
+	PoolSize               *int
+	MaxClientConn          *int
+	Databases              *[]string
+	ClientLoginTimeout     *time.Duration
+	MaxLoginClients        *int
+	IdleTransactionTimeout *time.Duration
+	ClientIdleTimeout      *time.Duration
+	QueryWaitTimeout       *time.Duration
+	ServerIdleTimeout      *time.Duration
+	ServerLifetime         *time.Duration
+	ServerConnectTimeout   *time.Duration
+	ServerLoginRetry       *time.Duration
+	ShutdownTimeout        *time.Duration
+	AuthType               *string
+	AuthFile               *string
+	InsecureTrust          *bool
+	MaxMessageSize         *int
+	MaxPreparedStatements  *int
+	Relay                  *string
+	RelayLoops             *int
+	LogLevel               *string
+	LogFormat              *string
+	OnSessionState         *string
+	AdminUsers             *[]string
+	MetricsListen          *string
+	Capture                *string
+	Redact                 *bool
+	ClientTLSSSLMode       *string
+	ClientTLSCertFile      *string
+	ClientTLSKeyFile       *string
+	ClientTLSCAFile        *string
+	ClientTLSProtocols     *string
+	ServerTLSSSLMode       *string
+	ServerTLSCAFile        *string
+	ServerTLSCertFile      *string
+	ServerTLSKeyFile       *string
 }
 
 // valueKind is the type of a setting.
@@ -158,6 +162,8 @@ var fields = []field{
 	{key: "databases", kind: kindList, ptr: func(s *Settings) any { return &s.Databases }},
 	{key: "client_login_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ClientLoginTimeout }},
 	{key: "max_login_clients", kind: kindInt, min: 1, ptr: func(s *Settings) any { return &s.MaxLoginClients }},
+	{key: "idle_transaction_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.IdleTransactionTimeout }},
+	{key: "client_idle_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ClientIdleTimeout }},
 	{key: "query_wait_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.QueryWaitTimeout }},
 	{key: "server_idle_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerIdleTimeout }},
 	{key: "server_lifetime", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerLifetime }},

@@ -84,3 +84,16 @@ func CountFrontend(s *RelState, typ byte) {
 		s.Unsynced = true
 	}
 }
+
+// IdleInTransaction reports whether a server in state s waits for its
+// client inside a transaction: the client owes the next message and has
+// an open (or failed) transaction on it.
+func IdleInTransaction(s RelState) bool {
+	return (s.TxStatus == 'T' || s.TxStatus == 'E') && s.PendingSyncs == 0 && !s.Unsynced
+}
+
+// Quiet reports whether nothing is under way on a server in state s: no
+// response is owed and no extended query is unfinished.
+func Quiet(s RelState) bool {
+	return s.PendingSyncs == 0 && !s.Unsynced
+}

@@ -89,3 +89,25 @@ func TestOnVanish(t *testing.T) {
 		})
 	}
 }
+
+func TestIdleInTransaction(t *testing.T) {
+	for _, tc := range []struct {
+		s           RelState
+		idleTx, qui bool
+	}{
+		{RelState{TxStatus: 'I'}, false, true},
+		{RelState{TxStatus: 'T'}, true, true},
+		{RelState{TxStatus: 'E'}, true, true},
+		{RelState{TxStatus: 'T', PendingSyncs: 1}, false, false},
+		{RelState{TxStatus: 'T', Unsynced: true}, false, false},
+		{RelState{TxStatus: 'I', PendingSyncs: 2}, false, false},
+		{RelState{TxStatus: 'T', Pinned: true}, true, true},
+	} {
+		if got := IdleInTransaction(tc.s); got != tc.idleTx {
+			t.Errorf("IdleInTransaction(%+v) = %v", tc.s, got)
+		}
+		if got := Quiet(tc.s); got != tc.qui {
+			t.Errorf("Quiet(%+v) = %v", tc.s, got)
+		}
+	}
+}
