@@ -30,8 +30,15 @@ import (
 // PAUSE, RESUME, RELOAD and SHUTDOWN. Extended-protocol messages are refused with an error up to
 // the next Sync, after which the console answers again.
 
-// AdminDatabase is the virtual database of the admin console.
+// AdminDatabase is the virtual database of the admin console; it also
+// answers to PgBouncer's name for its own, pgbouncerDatabase, so that
+// existing tools and habits work.
 const AdminDatabase = "pgpoolcheck"
+
+const pgbouncerDatabase = "pgbouncer"
+
+// isAdminDatabase reports whether a client's database is the console.
+func isAdminDatabase(name string) bool { return name == AdminDatabase || name == pgbouncerDatabase }
 
 // maxAdminMessage is the largest message the console reads.
 const maxAdminMessage = 1 << 20
@@ -225,7 +232,7 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 	switch verb {
 	case "SHOW":
 		if len(args) != 1 {
-			return nil, false, adminErrorf("usage: SHOW HELP | POOLS | STATS | CLIENTS | SERVERS | CONFIG | HAZARDS | DATABASES | LISTS | VERSION")
+			return nil, false, adminErrorf("usage: SHOW " + showItems)
 		}
 		what := strings.ToUpper(args[0])
 		var rs *resultSet
@@ -234,6 +241,14 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 			rs = showPools(p.Snapshot())
 		case "STATS":
 			rs = p.showStats()
+		case "STATS_TOTALS":
+			rs = p.showStats().project("total_")
+		case "STATS_AVERAGES":
+			rs = p.showStats().project("avg_")
+		case "TOTALS":
+			rs = p.showStats().totals()
+		case "USERS":
+			rs = p.showUsers()
 		case "CLIENTS":
 			rs = showClients(p.Snapshot())
 		case "SERVERS":
@@ -250,7 +265,7 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 		case "LISTS":
 			rs = showLists(p.Snapshot())
 		case "HELP":
-			out := noticeResponse(nil, "Console usage\n\tSHOW HELP|POOLS|STATS|CLIENTS|SERVERS|CONFIG|HAZARDS|DATABASES|LISTS|VERSION\n\tPAUSE [<db>]\n\tRESUME [<db>]\n\tRELOAD\n\tSHUTDOWN")
+			out := noticeResponse(nil, "Console usage\n\tSHOW "+showItems+"\n\tPAUSE [<db>]\n\tRESUME [<db>]\n\tRELOAD\n\tSHUTDOWN")
 			return encode(out, &pgproto3.CommandComplete{CommandTag: []byte("SHOW")}), false, nil
 		default:
 			return nil, false, adminErrorf("unknown SHOW item %q (see SHOW HELP)", args[0])
@@ -305,6 +320,65 @@ func noticeResponse(dst []byte, msg string) []byte {
 }
 
 // resultSet is a console answer: text and int8 columns.
+// showItems are the console's SHOW items.
+const showItems = "HELP|POOLS|STATS|STATS_TOTALS|STATS_AVERAGES|TOTALS|USERS|CLIENTS|SERVERS|CONFIG|HAZARDS|DATABASES|LISTS|VERSION"
+
+// project keeps the first column and those named prefix…, without the
+// prefix: SHOW STATS_TOTALS and STATS_AVERAGES are SHOW STATS split so.
+func (r *resultSet) project(prefix string) *resultSet {
+	keep := []int{0}
+	out := &resultSet{cols: []string{r.cols[0]}, types: []uint32{r.types[0]}}
+	for i, c := range r.cols {
+		if rest, ok := strings.CutPrefix(c, prefix); ok {
+			keep = append(keep, i)
+			out.cols, out.types = append(out.cols, rest), append(out.types, r.types[i])
+		}
+	}
+	for _, row := range r.rows {
+		vals := make([]string, len(keep))
+		for j, i := range keep {
+			vals[j] = row[i]
+		}
+		out.add(vals...)
+	}
+	return out
+}
+
+// totals sums each numeric column of SHOW STATS over the databases, as
+// name/value rows (SHOW TOTALS).
+func (r *resultSet) totals() *resultSet {
+	out := columns("name:t", "value:i")
+	for i := 1; i < len(r.cols); i++ {
+		var sum int64
+		for _, row := range r.rows {
+			n, _ := strconv.ParseInt(row[i], 10, 64)
+			sum += n
+		}
+		out.add(r.cols[i], itoa(sum))
+	}
+	return out
+}
+
+// showUsers lists the users of the auth file and of the pools, with the
+// pool mode (SHOW USERS).
+func (p *Proxy) showUsers() *resultSet {
+	rs := columns("name:t", "pool_mode:t")
+	p.mu.Lock()
+	names := map[string]bool{}
+	for u := range p.cfg.Users {
+		names[u] = true
+	}
+	for k := range p.pools {
+		names[k.user] = true
+	}
+	mode := string(p.cfg.Mode)
+	p.mu.Unlock()
+	for _, u := range slices.Sorted(maps.Keys(names)) {
+		rs.add(u, mode)
+	}
+	return rs
+}
+
 type resultSet struct {
 	cols  []string
 	types []uint32
@@ -775,7 +849,7 @@ func (p *Proxy) pauseDB(db string) error {
 		return &adminError{code: "55000", msg: "already paused"}
 	case db != "" && ps.dbs[db]:
 		return &adminError{code: "55000", msg: fmt.Sprintf("database %q is already paused", db)}
-	case db == AdminDatabase:
+	case isAdminDatabase(db):
 		return adminErrorf("cannot pause the admin console")
 	}
 	if ps.resumed == nil {

@@ -605,3 +605,49 @@ func TestReloadAppliesLimitsAndUsers(t *testing.T) {
 		t.Fatalf("the new password: %v", err)
 	}
 }
+
+// TestConsolePgBouncerNames: the console answers to PgBouncer's database
+// name and its SHOW USERS, STATS_TOTALS, STATS_AVERAGES and TOTALS.
+func TestConsolePgBouncerNames(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{AdminUsers: []string{pgtest.SuperUser}})
+	ctx := testCtx(t, 20*time.Second)
+	c := tp.connect(t, pgx.QueryExecModeExec)
+	for range 5 {
+		if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://%s@127.0.0.1:%d/pgbouncer?sslmode=disable", pgtest.SuperUser, tp.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	admin, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("console as database pgbouncer: %v", err)
+	}
+	defer admin.Close(ctx)
+	users := adminShow(t, admin, "SHOW USERS")
+	if len(users) != 1 || users[0]["name"] != pgtest.SuperUser || users[0]["pool_mode"] != "transaction" {
+		t.Errorf("SHOW USERS = %v", users)
+	}
+	totals := adminShow(t, admin, "SHOW STATS_TOTALS")
+	if len(totals) != 1 || totals[0]["database"] != pgtest.Database || totals[0]["xact_count"] == "" || totals[0]["xact_count"] == "0" {
+		t.Errorf("SHOW STATS_TOTALS = %v", totals)
+	}
+	if _, ok := totals[0]["avg_xact_count"]; ok {
+		t.Errorf("SHOW STATS_TOTALS has an average column: %v", totals[0])
+	}
+	avgs := adminShow(t, admin, "SHOW STATS_AVERAGES")
+	if len(avgs) != 1 || avgs[0]["xact_time"] == "" {
+		t.Errorf("SHOW STATS_AVERAGES = %v", avgs)
+	}
+	sum := map[string]string{}
+	for _, r := range adminShow(t, admin, "SHOW TOTALS") {
+		sum[r["name"]] = r["value"]
+	}
+	if sum["total_xact_count"] != totals[0]["xact_count"] {
+		t.Errorf("SHOW TOTALS total_xact_count %q, STATS_TOTALS %q", sum["total_xact_count"], totals[0]["xact_count"])
+	}
+}

@@ -672,12 +672,12 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	// that stall cannot fill it (they are bounded by MaxLoginClients and
 	// the login timeout); an admin user may take one connection more, so
 	// that the console works when clients are at the limit.
-	if !p.addClient(c, c.database == AdminDatabase && p.isAdmin(c.user)) {
+	if !p.addClient(c, isAdminDatabase(c.database) && p.isAdmin(c.user)) {
 		c.send(fatal(codeTooManyConnections, "no more connections allowed (max_client_conn)"))
 		p.log.Info("client refused: max_client_conn reached", "user", c.user, "addr", c.conn.RemoteAddr().String())
 		return false
 	}
-	if c.database == AdminDatabase {
+	if isAdminDatabase(c.database) {
 		return c.adminLogin(out)
 	}
 	if !p.admits(c.database) {

@@ -334,7 +334,7 @@ func (c *Config) validate() (*pgconn.Config, error) {
 		return nil, err
 	}
 	for name, db := range c.Databases {
-		if name == AdminDatabase {
+		if isAdminDatabase(name) {
 			return nil, fmt.Errorf("database %s: the name of the admin console cannot be a database entry", name)
 		}
 		if db.PoolSize < 0 {

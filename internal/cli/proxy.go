@@ -60,7 +60,7 @@ type proxyFlags struct {
 func newProxy(e *env) *cobra.Command {
 	var f proxyFlags
 	cmd := &cobra.Command{
-		Use:   "proxy --upstream URL [flags]",
+		Use:   "proxy [pgbouncer.ini] [flags]",
 		Short: "Run a PostgreSQL connection pooler (transaction, session or record mode)",
 		Long: `Run a connection pooler in front of PostgreSQL. Clients connect to --listen and
 log in to the pooler (--auth-type); the pooler keeps a pool of server connections
@@ -110,10 +110,12 @@ max_client_conn and the timeouts at once; other changed settings are
 logged as needing a restart.
 
 Admin console: users in --admin-users (who log in as any client does) may
-connect to the virtual database pgpoolcheck on the same port, e.g.
-psql -h 127.0.0.1 -p 6432 -U postgres pgpoolcheck, and run SHOW POOLS,
-SHOW STATS, SHOW CLIENTS, SHOW SERVERS, SHOW CONFIG (PgBouncer's columns),
-SHOW HAZARDS, SHOW VERSION, PAUSE [db], RESUME [db], RELOAD and SHUTDOWN.
+connect to the virtual database pgpoolcheck (or pgbouncer, PgBouncer's name)
+on the same port, e.g. psql -h 127.0.0.1 -p 6432 -U postgres pgpoolcheck,
+and run SHOW POOLS, SHOW STATS, STATS_TOTALS, STATS_AVERAGES, TOTALS, USERS,
+SHOW CLIENTS, SHOW SERVERS, SHOW CONFIG (PgBouncer's columns), SHOW HAZARDS,
+SHOW VERSION, PAUSE [db], RESUME [db], RELOAD and SHUTDOWN. One admin may
+connect when clients are at --max-client-conn.
 Other users are refused.
 
 Metrics: --metrics-listen ADDR serves Prometheus metrics on http://ADDR/metrics
@@ -146,10 +148,20 @@ transactions finish for up to --shutdown-timeout, closes everything and exits 0.
   pgpoolcheck proxy --listen 0.0.0.0:6432 --auth-type scram-sha-256 --auth-file userlist.txt \
       --upstream 'postgres://app@db/app?sslmode=require'
   pgpoolcheck proxy --pgbouncer-ini /etc/pgbouncer/pgbouncer.ini --listen 127.0.0.1:7432
+  pgpoolcheck proxy /etc/pgbouncer/pgbouncer.ini
   pgpoolcheck proxy --config proxy.yaml
   pgpoolcheck proxy --mode record --capture staging.jsonl --upstream postgres://app@db/app`,
-		Args: cobra.NoArgs,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				// pgpoolcheck proxy pgbouncer.ini, as pgbouncer pgbouncer.ini.
+				if cmd.Flags().Changed("pgbouncer-ini") {
+					return usagef("give the pgbouncer.ini once: as the argument or as --pgbouncer-ini")
+				}
+				if err := cmd.Flags().Set("pgbouncer-ini", args[0]); err != nil {
+					return usageError{err}
+				}
+			}
 			return runProxy(cmd.Context(), e, cmd.Flags(), &f)
 		},
 	}

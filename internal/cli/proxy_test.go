@@ -418,3 +418,18 @@ func TestTLSVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyINIArgument: pgpoolcheck proxy pgbouncer.ini reads the file as
+// --pgbouncer-ini does; both at once is a usage error.
+func TestProxyINIArgument(t *testing.T) {
+	dir := t.TempDir()
+	ini := writeProxyFile(t, dir, "pgbouncer.ini", "[databases]\n* = host=127.0.0.1 port=1\n[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = 1\nauth_type = bogus\n")
+	_, stderr, code := runCLI(t, "", "proxy", ini)
+	if code != ExitError || !strings.Contains(stderr, "auth_type bogus is not supported") {
+		t.Errorf("proxy %s: exit %d, %q; want the ini read (its auth_type refused)", ini, code, stderr)
+	}
+	_, stderr, code = runCLI(t, "", "proxy", ini, "--pgbouncer-ini", ini)
+	if code != ExitError || !strings.Contains(stderr, "give the pgbouncer.ini once") {
+		t.Errorf("both: exit %d, %q", code, stderr)
+	}
+}
