@@ -18,12 +18,13 @@
 // Files:
 //   - proxy.go: listener, shutdown, the janitor (idle servers, parking
 //     quiet clients); config.go: Config and its defaults.
-//   - client.go: a client's login and its life between the drivers (run,
-//     toLoop, parking); startup.go and wire.go: startup packets and
-//     message encoding.
+//   - client.go: a client's login (TLS negotiation, the allow-list of
+//     databases) and its life between the drivers (run, toLoop, parking);
+//     startup.go and wire.go: startup packets and message encoding.
 //   - auth.go, scram.go, userlist.go: client authentication.
 //   - relay.go: the goroutine relay (relay, pump) and what both drivers
-//     share: policyStep, forward, attach/setUp, serverMessage,
+//     share: admit (the body the engine must see, the capture, the
+//     policy's verdict), forward, attach/setUp, serverMessage,
 //     readyForQuery, serverLost, vanish.
 //   - evloop.go (Linux): the event loops; evloop_other.go elsewhere;
 //     rawio.go: sockets taken out of the runtime's poller; idlepoll.go:
@@ -34,8 +35,12 @@
 //     preserve/reset/reject/allow policies, pinning, cleaning a server).
 //   - pool.go: pools and their wait queue; server.go: server connections;
 //     cancel.go: cancel keys and forwarding.
+//   - proxy.go also holds the janitor's sweeps: idle servers, forgotten
+//     pools, the client timeouts (enforceClientTimeouts), logins in
+//     progress (startLogin, bounded by MaxLoginClients).
 //   - stats.go: counters and Proxy.Snapshot; admin.go: the admin console
-//     (SHOW, PAUSE/RESUME, RELOAD, SHUTDOWN); metricsserver.go: the HTTP
-//     server of package pooler/metrics.
+//     (SHOW, PAUSE/RESUME, RELOAD, SHUTDOWN; database pgpoolcheck or
+//     pgbouncer); metricsserver.go: the HTTP server of package
+//     pooler/metrics.
 //   - capturetoggle.go: a build tag for measuring the capture's cost.
 package pooler
