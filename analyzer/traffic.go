@@ -18,6 +18,9 @@ type CaptureOptions struct {
 	// and idle before idle-in-transaction reports it; 0 means
 	// DefaultIdleThreshold.
 	IdleThreshold time.Duration
+	// Strict makes a corrupt line in the middle of a capture an error;
+	// otherwise it is skipped, counted and reported as a warning.
+	Strict bool
 }
 
 // DefaultIdleThreshold is the idle-in-transaction threshold when none is
@@ -75,7 +78,11 @@ func (c *Config) AnalyzeCaptures(paths []string, opt CaptureOptions) (*Report, [
 			a.finishAll() // the previous capture is over: so are its sessions
 		}
 		lastID = fh.h.ID
-		w, err := capture.ReadFiles([]string{fh.path}, func(h capture.Header, file string, ev *capture.Event) error {
+		read := capture.ReadFilesSkippingCorrupt
+		if opt.Strict {
+			read = capture.ReadFiles
+		}
+		w, err := read([]string{fh.path}, func(h capture.Header, file string, ev *capture.Event) error {
 			a.event(h, file, ev)
 			return nil
 		})

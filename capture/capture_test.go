@@ -1200,3 +1200,106 @@ func TestQuietSessionBatch(t *testing.T) {
 		t.Errorf("%d queries in the file, want 2:\n%s", got, buf.String())
 	}
 }
+
+// TestCreateKeepsExisting: a recorder restarted on an existing capture
+// never truncates it: it writes to the next free part, and rotation goes
+// on from there; an empty file is reused.
+func TestCreateKeepsExisting(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cap.jsonl")
+	record := func(opt Options, queries int) string {
+		w, err := Create(path, Header{Mode: "record"}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := w.Path()
+		s := w.StartSession(SessionInfo{User: "u"})
+		for range queries {
+			s.Frontend('Q', []byte("SELECT 1\x00"), 9)
+		}
+		s.End("done")
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	if at := record(Options{}, 3); at != path {
+		t.Fatalf("first capture written to %s", at)
+	}
+	first, _ := os.ReadFile(path)
+	if at := record(Options{}, 3); at != PartPath(path, 2) {
+		t.Fatalf("restarted capture written to %s, want part 2", at)
+	}
+	if again, _ := os.ReadFile(path); !bytes.Equal(again, first) {
+		t.Fatal("the existing capture changed")
+	}
+	// Rotating from part 3 on skips nothing and overwrites nothing.
+	if at := record(Options{MaxBytes: 1000}, 60); at != PartPath(path, 3) {
+		t.Fatalf("third capture written to %s", at)
+	}
+	var parts []string
+	for n := 1; ; n++ {
+		if _, err := os.Stat(PartPath(path, n)); err != nil {
+			break
+		}
+		parts = append(parts, PartPath(path, n))
+	}
+	if len(parts) < 5 {
+		t.Fatalf("%d parts, want the two earlier captures and at least three of the rotated one", len(parts))
+	}
+	checkPartTrailers(t, parts)
+	ids := map[string]int{}
+	if _, err := ReadFiles(parts, func(h Header, file string, ev *Event) error {
+		if PartPath(path, h.Part) != file {
+			t.Errorf("%s: header part %d", file, h.Part)
+		}
+		ids[h.ID]++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 3 {
+		t.Errorf("%d captures in the parts, want 3", len(ids))
+	}
+	// An empty file is reused.
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Create(empty, Header{}, Options{})
+	if err != nil || w.Path() != empty {
+		t.Fatalf("empty file: %v, %s", err, w.Path())
+	}
+	w.Close()
+}
+
+// TestSkipCorrupt: with SkipCorrupt a bad line in the middle is skipped
+// and counted; the events around it are read.
+func TestSkipCorrupt(t *testing.T) {
+	good := sampleCapture(t)
+	lines := bytes.SplitAfter(good, []byte("\n"))
+	bad := append(append(append([]byte{}, bytes.Join(lines[:2], nil)...), "{nope\n{\"t\":1}\n"...), bytes.Join(lines[2:], nil)...)
+	r, err := NewReader(bytes.NewReader(bad), "test.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SkipCorrupt()
+	n := 0
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	_, want, _ := readAll(t, good)
+	if n != len(want) {
+		t.Errorf("%d events, want %d", n, len(want))
+	}
+	if w := r.Warnings(); len(w) != 1 || !strings.Contains(w[0], "2 corrupt lines skipped (the first at line 3)") {
+		t.Errorf("warnings %q", w)
+	}
+}

@@ -25,6 +25,28 @@ type Reader struct {
 	trailer *Trailer
 	warns   []string
 	done    bool
+	// skip makes lines that are not events warnings instead of errors
+	// (SkipCorrupt); skipped counts them and firstSkipped is the first.
+	skip                  bool
+	skipped, firstSkipped int
+}
+
+// SkipCorrupt makes the reader skip a line in the middle of the file that
+// is not a valid event (a disk error, a hand edit) instead of failing:
+// Warnings then says how many were skipped and where the first was.
+func (r *Reader) SkipCorrupt() { r.skip = true }
+
+// corrupt handles a line that is not a valid event: an error, or with
+// SkipCorrupt a count.
+func (r *Reader) corrupt(format string, a ...any) error {
+	if !r.skip {
+		return fmt.Errorf("%s:%d: "+format, append([]any{r.name, r.line}, a...)...)
+	}
+	if r.skipped == 0 {
+		r.firstSkipped = r.line
+	}
+	r.skipped++
+	return nil
 }
 
 // NewReader reads the header of the capture in r; name is used in errors
@@ -145,7 +167,10 @@ func (r *Reader) Next() (*Event, error) {
 				r.finish()
 				return nil, io.EOF
 			}
-			return nil, fmt.Errorf("%s:%d: not a capture event: %v", r.name, r.line, err)
+			if err := r.corrupt("not a capture event: %v", err); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if r.trailer != nil {
 			return nil, fmt.Errorf("%s:%d: a line after the trailer", r.name, r.line)
@@ -155,7 +180,10 @@ func (r *Reader) Next() (*Event, error) {
 			continue
 		}
 		if l.Kind == "" {
-			return nil, fmt.Errorf("%s:%d: an event without \"ev\"", r.name, r.line)
+			if err := r.corrupt("an event without \"ev\""); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		ev := l.Event
 		ev.Line = r.line
@@ -168,6 +196,9 @@ func (r *Reader) finish() {
 		return
 	}
 	r.done = true
+	if r.skipped > 0 {
+		r.warns = append(r.warns, fmt.Sprintf("%s: %d corrupt lines skipped (the first at line %d): their events are missing from the analysis", r.name, r.skipped, r.firstSkipped))
+	}
 	switch {
 	case r.trailer == nil:
 		r.warns = append(r.warns, fmt.Sprintf("%s: no trailer: the capture did not stop cleanly, events at its end may be missing", r.name))
@@ -203,11 +234,23 @@ func (f *File) Close() error { return f.f.Close() }
 // after the other in the order given, and returns the warnings of all of
 // them. fn's error stops the reading and is returned.
 func ReadFiles(paths []string, fn func(h Header, file string, ev *Event) error) ([]string, error) {
+	return readFiles(paths, false, fn)
+}
+
+// ReadFilesSkippingCorrupt is ReadFiles with Reader.SkipCorrupt.
+func ReadFilesSkippingCorrupt(paths []string, fn func(h Header, file string, ev *Event) error) ([]string, error) {
+	return readFiles(paths, true, fn)
+}
+
+func readFiles(paths []string, skip bool, fn func(h Header, file string, ev *Event) error) ([]string, error) {
 	var warns []string
 	for _, p := range paths {
 		f, err := Open(p)
 		if err != nil {
 			return warns, err
+		}
+		if skip {
+			f.SkipCorrupt()
 		}
 		for {
 			ev, err := f.Next()

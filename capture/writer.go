@@ -6,8 +6,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -128,14 +130,50 @@ type redaction struct{ sql, why string }
 // with the part number before the extension (capture.jsonl,
 // capture.2.jsonl, capture.3.jsonl, …).
 func Create(path string, h Header, opt Options) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	part, f, err := createPart(path, 1)
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
 	w := newWriter(f, h, opt)
 	w.file, w.path = f, path
+	if part > 1 {
+		// An earlier capture is at path (a restarted recorder): it is
+		// kept, and this one goes on in the next free part.
+		w.first.Part, w.header.Part = part, part
+		w.log.Warn("capture file exists: keeping it and writing to the next part", "file", path, "part", PartPath(path, part))
+	}
 	w.startLoop()
 	return w, nil
+}
+
+// createPart creates the first part of path from n on that does not exist
+// yet (an existing file is never truncated) and returns its number.
+func createPart(path string, n int) (int, *os.File, error) {
+	for ; ; n++ {
+		f, err := os.OpenFile(PartPath(path, n), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return n, f, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return 0, nil, err
+		}
+		if st, serr := os.Stat(PartPath(path, n)); serr == nil && st.Mode().IsRegular() && st.Size() == 0 {
+			// An empty file holds nothing to keep.
+			f, err := os.OpenFile(PartPath(path, n), os.O_WRONLY|os.O_TRUNC, 0o600)
+			if err == nil {
+				return n, f, nil
+			}
+		}
+	}
+}
+
+// Path returns the file a writer made by Create writes to, called right
+// after Create (the writer's goroutine moves on to new parts later).
+func (w *Writer) Path() string {
+	if w.path == "" {
+		return ""
+	}
+	return PartPath(w.path, w.header.Part)
 }
 
 // NewWriter writes a capture to out, which it does not close. It never
@@ -667,13 +705,13 @@ func (w *Writer) rotate() {
 		w.fail(err)
 		return
 	}
-	w.header.Part++
-	f, err := os.OpenFile(PartPath(w.path, w.header.Part), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	part, f, err := createPart(w.path, w.header.Part+1)
 	if err != nil {
 		w.file = nil
 		w.fail(err)
 		return
 	}
+	w.header.Part = part
 	w.file, w.out = f, f
 	w.bw.Reset(f)
 	w.written, w.events = 0, 0

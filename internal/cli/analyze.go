@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,6 +29,7 @@ type judgeFlags struct {
 	config   string
 	noConfig bool
 	idle     time.Duration
+	strict   bool
 }
 
 func addJudgeFlags(cmd *cobra.Command, f *judgeFlags) {
@@ -40,6 +42,7 @@ func addJudgeFlags(cmd *cobra.Command, f *judgeFlags) {
 	fl.StringVar(&f.config, "config", "", "config file (default: "+config.FileName+" in the working directory or a parent)")
 	fl.BoolVar(&f.noConfig, "no-config", false, "ignore config files")
 	fl.DurationVar(&f.idle, "idle-threshold", analyzer.DefaultIdleThreshold, "report transactions left idle longer than this (idle-in-transaction)")
+	fl.BoolVar(&f.strict, "strict", false, "fail on a corrupt line in a capture instead of skipping it with a warning")
 }
 
 // judgement is the settled form of judgeFlags.
@@ -51,6 +54,7 @@ type judgement struct {
 	cfg     *config.Config
 	analyze *analyzer.Config
 	idle    time.Duration
+	strict  bool
 }
 
 // settle reads the config file and checks the flags; flags given on the
@@ -87,7 +91,7 @@ func (f judgeFlags) settle(e *env, cmd *cobra.Command) (*judgement, error) {
 	if cfg != nil {
 		ac.Severity = cfg.Severity
 	}
-	return &judgement{format: f.format, target: target, failOn: failOn, color: color, cfg: cfg, analyze: ac, idle: f.idle}, nil
+	return &judgement{format: f.format, target: target, failOn: failOn, color: color, cfg: cfg, analyze: ac, idle: f.idle, strict: f.strict}, nil
 }
 
 // failing returns the findings at or above --fail-on.
@@ -121,7 +125,9 @@ bound after a Sync, startup parameters and transactions left idle.
 Findings are grouped by rule and statement, with how often they happened, in
 how many sessions, when, and from which application_name. Arguments may be
 glob patterns (quote them); the parts of a rotated capture may come in any
-order.
+order, and a capture named as a file brings its other parts (FILE.2.jsonl …)
+along. A corrupt line in the middle of a capture is skipped with a warning
+that counts such lines (--strict: an error).
 
 Exit status: 0 when no finding is at or above --fail-on, 1 when one is, 2 for a
 usage error, an unreadable or invalid capture or an internal error.`,
@@ -161,7 +167,7 @@ func (j *judgement) analyzeCaptures(e *env, args []string) (*analyzer.Report, er
 	if err != nil {
 		return nil, err
 	}
-	rep, warns, err := j.analyze.AnalyzeCaptures(paths, analyzer.CaptureOptions{IdleThreshold: j.idle})
+	rep, warns, err := j.analyze.AnalyzeCaptures(paths, analyzer.CaptureOptions{IdleThreshold: j.idle, Strict: j.strict})
 	for _, w := range warns {
 		fmt.Fprintf(e.stderr, "pgpoolcheck: warning: %s\n", w)
 	}
@@ -190,6 +196,18 @@ func expandCaptures(args []string) ([]string, error) {
 			matches = m
 		} else if err != nil {
 			return nil, fmt.Errorf("%s: %w", a, analyzer.ErrNotFound)
+		}
+		if len(matches) == 1 && matches[0] == a {
+			// A capture named as a file brings its other parts
+			// (FILE.2.jsonl, … written by rotation or a restarted
+			// recorder).
+			for n := 2; ; n++ {
+				part := capture.PartPath(a, n)
+				if _, err := os.Stat(part); err != nil {
+					break
+				}
+				matches = append(matches, part)
+			}
 		}
 		for _, m := range matches {
 			if !seen[m] {

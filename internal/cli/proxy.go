@@ -230,6 +230,7 @@ func runProxy(ctx context.Context, e *env, fs *pflag.FlagSet, f *proxyFlags) err
 			return err
 		}
 		cfg.Capture = w
+		cfg.Logger.Info("capture started", "file", w.Path())
 		defer func() {
 			if err := w.Close(); err != nil {
 				cfg.Logger.Warn("capture closed with an error", "file", f.capture, "err", err)

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 	"github.com/spf13/pflag"
 )
@@ -431,5 +432,54 @@ func TestProxyINIArgument(t *testing.T) {
 	_, stderr, code = runCLI(t, "", "proxy", ini, "--pgbouncer-ini", ini)
 	if code != ExitError || !strings.Contains(stderr, "give the pgbouncer.ini once") {
 		t.Errorf("both: exit %d, %q", code, stderr)
+	}
+}
+
+// TestAnalyzeCaptureParts: analyze FILE reads the parts a restarted
+// recorder wrote next to it, skips a corrupt line with a warning, and
+// fails on it with --strict.
+func TestAnalyzeCaptureParts(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "staging.jsonl")
+	for _, sql := range []string{"SET search_path = a", "SELECT pg_advisory_lock(1)"} {
+		w, err := capture.Create(path, capture.Header{Mode: "record"}, capture.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := w.StartSession(capture.SessionInfo{User: "u"})
+		for _, q := range []string{sql, "SELECT 1", "SELECT 2"} {
+			s.Frontend('Q', append([]byte(q), 0), len(q)+1)
+			s.Backend('C', []byte("SELECT 1\x00"))
+			s.Backend('Z', []byte{'I'})
+		}
+		s.End("done")
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, stderr, code := runCLI(t, "", "analyze", "--format", "json", "--fail-on", "never", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, rule := range []string{"session-set", "advisory-lock-session"} {
+		if !strings.Contains(stdout, rule) {
+			t.Errorf("analyze %s: no %s finding (was the second part read?)\n%s", path, rule, stdout)
+		}
+	}
+	// A corrupt line in the middle of part 2.
+	part2 := capture.PartPath(path, 2)
+	data, _ := os.ReadFile(part2)
+	lines := strings.SplitAfter(string(data), "\n")
+	corrupt := strings.Join(lines[:2], "") + "{not json\n" + strings.Join(lines[2:], "")
+	if err := os.WriteFile(part2, []byte(corrupt), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = runCLI(t, "", "analyze", "--fail-on", "never", path)
+	if code != 0 || !strings.Contains(stderr, "1 corrupt lines skipped") {
+		t.Errorf("corrupt line: exit %d, stderr %q; want 0 and a warning", code, stderr)
+	}
+	_, stderr, code = runCLI(t, "", "analyze", "--strict", path)
+	if code != ExitError || !strings.Contains(stderr, "not a capture event") {
+		t.Errorf("--strict: exit %d, stderr %q; want 2", code, stderr)
 	}
 }
