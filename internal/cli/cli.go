@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/version"
 	"io"
 	"strings"
 
@@ -97,7 +98,9 @@ transaction-mode connection pooler such as PgBouncer.`,
   pgpoolcheck explain advisory-lock-session`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.String(),
 	}
+	root.SetVersionTemplate("pgpoolcheck {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newScan(e), newAnalyze(e), newGate(e), newRules(e), newExplain(e), newVersion(e), newProxy(e))
 	root.CompletionOptions.DisableDefaultCmd = true

@@ -16,6 +16,7 @@ import (
 )
 
 type scanFlags struct {
+	allowEmpty    bool
 	format        string
 	target        string
 	failOn        string
@@ -57,6 +58,7 @@ usage error, an unreadable path or an internal error.`,
 	fl.StringSliceVar(&f.disable, "disable", nil, "rule ids to turn off (comma-separated or repeated)")
 	fl.StringVar(&f.config, "config", "", "config file (default: "+config.FileName+" in the working directory or a parent)")
 	fl.BoolVar(&f.noConfig, "no-config", false, "ignore config files")
+	fl.BoolVar(&f.allowEmpty, "allow-empty", false, "exit 0 when the paths hold no file to scan (by default that is a usage error, so that a CI gate that checks nothing does not pass)")
 	fl.StringVar(&f.baseline, "baseline", "", "hide the findings recorded in this baseline file; report only new ones")
 	fl.StringVar(&f.writeBaseline, "write-baseline", "", "record the current findings in this baseline file (exit 0)")
 	return cmd
@@ -117,6 +119,9 @@ func runScan(e *env, cmd *cobra.Command, f scanFlags, args []string) error {
 	inputs, err := scanInputs(e, f, cfg, args)
 	if err != nil {
 		return err
+	}
+	if len(inputs) == 0 && !f.allowEmpty {
+		return usagef("no files to scan in %s (no SQL or application code the config selects); --allow-empty accepts that", strings.Join(args, ", "))
 	}
 
 	ac := &analyzer.Config{Target: target, Rules: enabled, Workers: f.workers}
