@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/config"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/output"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/version"

@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pgpoolcheck/pgpoolcheck/internal/version"
 	"io"
 	"strings"
 
+	"github.com/pgpoolcheck/pgpoolcheck/internal/suggest"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/version"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes.
@@ -50,7 +52,7 @@ func run(ctx context.Context, args []string, e *env) int {
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	switch {
 	case err == nil:
 		return ExitOK
@@ -60,7 +62,11 @@ func run(ctx context.Context, args []string, e *env) int {
 		msg := err.Error()
 		fmt.Fprintf(e.stderr, "pgpoolcheck: %s\n", msg)
 		if isUsage(err) {
-			fmt.Fprintf(e.stderr, "Run 'pgpoolcheck --help' for usage.\n")
+			path := "pgpoolcheck"
+			if cmd != nil {
+				path = cmd.CommandPath()
+			}
+			fmt.Fprintf(e.stderr, "Run '%s --help' for usage.\n", path)
 		}
 		return ExitError
 	}
@@ -101,7 +107,17 @@ transaction-mode connection pooler such as PgBouncer.`,
 		Version:       version.String(),
 	}
 	root.SetVersionTemplate("pgpoolcheck {{.Version}}\n")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// unknown flag: --name → a hint from the command's own flags.
+		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+			var names []string
+			c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+			if c, ok := suggest.Closest(name, names); ok {
+				return usagef("%v (did you mean --%s?)", err, c)
+			}
+		}
+		return usageError{err}
+	})
 	root.AddCommand(newScan(e), newAnalyze(e), newGate(e), newRules(e), newExplain(e), newVersion(e), newProxy(e))
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root

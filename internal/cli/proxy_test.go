@@ -188,7 +188,7 @@ func TestProxyConfigFileErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, stderr, code := runCLI(t, "", tt.args...)
-		if code != ExitError || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "Run 'pgpoolcheck --help'") {
+		if code != ExitError || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "Run 'pgpoolcheck proxy --help'") {
 			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tt.args, code, stderr, tt.want)
 		}
 	}

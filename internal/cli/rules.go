@@ -5,6 +5,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pgpoolcheck/pgpoolcheck/internal/suggest"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/version"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 	"github.com/spf13/cobra"
@@ -47,7 +48,7 @@ func newExplain(e *env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r := rules.Lookup(args[0])
 			if r == nil {
-				return usagef("unknown rule %q; known rules: %s", args[0], strings.Join(rules.IDs(), ", "))
+				return usagef("unknown rule %q%s; known rules: %s", args[0], suggest.Hint(args[0], rules.IDs()), strings.Join(rules.IDs(), ", "))
 			}
 			doc := r.Doc()
 			if !strings.HasSuffix(doc, "\n") {

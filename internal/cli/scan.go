@@ -10,6 +10,7 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/internal/config"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/output"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/suggest"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/version"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 	"github.com/spf13/cobra"
@@ -271,7 +272,7 @@ func enabledRules(disable []string) ([]*rules.Rule, error) {
 	for _, id := range disable {
 		id = strings.TrimSpace(id)
 		if rules.Lookup(id) == nil {
-			return nil, usagef("--disable: unknown rule %q (see pgpoolcheck rules)", id)
+			return nil, usagef("--disable: unknown rule %q%s (see pgpoolcheck rules)", id, suggest.Hint(id, rules.IDs()))
 		}
 		off[id] = true
 	}

@@ -22,9 +22,9 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"go.yaml.in/yaml/v3"
-
+	"github.com/pgpoolcheck/pgpoolcheck/internal/suggest"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
+	"go.yaml.in/yaml/v3"
 )
 
 // FileName is the name searched for; FileNameAlt is accepted too.
@@ -61,7 +61,8 @@ func describeTypeError(te *yaml.TypeError) string {
 	var parts []string
 	for _, e := range te.Errors {
 		if m := unknownField.FindStringSubmatch(e); m != nil {
-			parts = append(parts, fmt.Sprintf("%s: unknown key %q (known keys: target, fail-on, rules, include, exclude, languages)", m[1], m[2]))
+			keys := []string{"target", "fail-on", "rules", "include", "exclude", "languages"}
+			parts = append(parts, fmt.Sprintf("%s: unknown key %q%s (known keys: %s)", m[1], m[2], suggest.Hint(m[2], keys), strings.Join(keys, ", ")))
 			continue
 		}
 		parts = append(parts, strings.ReplaceAll(e, "config.Config", "config"))
@@ -140,7 +141,7 @@ func Parse(b []byte) (*Config, error) {
 	c.Disabled = map[string]bool{}
 	for id, v := range c.Rules {
 		if rules.Lookup(id) == nil {
-			return nil, fmt.Errorf("rules: unknown rule %q (see pgpoolcheck rules)", id)
+			return nil, fmt.Errorf("rules: unknown rule %q%s (see pgpoolcheck rules)", id, suggest.Hint(id, rules.IDs()))
 		}
 		if strings.EqualFold(v, "off") || strings.EqualFold(v, "false") {
 			c.Disabled[id] = true

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgpoolcheck/pgpoolcheck/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -62,7 +63,7 @@ func ParseYAML(b []byte) (*Settings, error) {
 		k, v := root.Content[i], root.Content[i+1]
 		f, ok := lookupField(k.Value)
 		if !ok {
-			return nil, fmt.Errorf("line %d: unknown key %q (known keys: %s)", k.Line, k.Value, strings.Join(Keys(), ", "))
+			return nil, fmt.Errorf("line %d: unknown key %q%s (known keys: %s)", k.Line, k.Value, suggest.Hint(k.Value, Keys()), strings.Join(Keys(), ", "))
 		}
 		if prev, dup := seen[f.key]; dup {
 			return nil, fmt.Errorf("line %d: %s is already set on line %d", k.Line, k.Value, prev)
