@@ -3,7 +3,6 @@ package pooler
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -77,10 +76,7 @@ func psqlTool(t *testing.T, srv *pgtest.Server) string {
 	t.Helper()
 	psql := srv.Tool("psql")
 	if psql == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("psql not found")
-		}
-		t.Skip("psql not found")
+		pgtest.Optional(t, "psql", "install PostgreSQL's client programs", "not found")
 	}
 	return psql
 }

@@ -77,7 +77,53 @@ func Main(m *testing.M) int {
 	if shared != nil {
 		shared.Stop()
 	}
+	reportOptional()
 	return code
+}
+
+// optional are the groups of tests skipped for a missing optional
+// dependency, with how to get it (Optional).
+var optional struct {
+	sync.Mutex
+	groups map[string]string
+	counts map[string]int
+}
+
+// Optional skips t because an optional dependency of its group (a driver,
+// a client program such as psql) is missing, or fails it when CI=true,
+// where .ci/run installs every one. Main lists the skipped groups once, at
+// the end of the run, with how to enable them (go test shows it with -v,
+// or when the package fails).
+func Optional(t testing.TB, group, how, reason string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s: %s (CI=true: a missing dependency is a failure; %s)", group, reason, how)
+	}
+	optional.Lock()
+	if optional.groups == nil {
+		optional.groups, optional.counts = map[string]string{}, map[string]int{}
+	}
+	optional.groups[group] = how
+	optional.counts[group]++
+	optional.Unlock()
+	t.Skipf("%s: %s (%s; with CI=true this is a failure)", group, reason, how)
+}
+
+func reportOptional() {
+	optional.Lock()
+	defer optional.Unlock()
+	if len(optional.groups) == 0 {
+		return
+	}
+	names := make([]string, 0, len(optional.groups))
+	for g := range optional.groups {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	fmt.Println("pgtest: tests skipped for missing optional dependencies:")
+	for _, g := range names {
+		fmt.Printf("  %s: %d tests skipped; to run them: %s\n", g, optional.counts[g], optional.groups[g])
+	}
 }
 
 // Shared returns the server shared by the whole test binary, starting it
