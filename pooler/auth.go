@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -85,6 +86,9 @@ func (a *authenticator) mockSecret(user string) *scramSecret {
 // only that the password was wrong.
 var errAuthFailed = errors.New("password authentication failed")
 
+// errCertUser is a client certificate whose common name is not the user.
+var errCertUser = errors.New("certificate authentication failed")
+
 // isMD5Secret reports whether s is "md5" and 32 hex digits.
 func isMD5Secret(s string) bool {
 	if len(s) != 35 || !strings.HasPrefix(s, "md5") {
@@ -138,6 +142,18 @@ func randomString() string {
 func (a *authenticator) authenticate(c *clientConn, user string) error {
 	switch a.typ {
 	case AuthTrust:
+		return nil
+	case AuthCert:
+		// The handshake verified the certificate against the CAs
+		// (verify-ca/verify-full); its common name must be the user.
+		tc, ok := c.conn.(*tls.Conn)
+		if !ok {
+			return errAuthFailed
+		}
+		certs := tc.ConnectionState().PeerCertificates
+		if len(certs) == 0 || certs[0].Subject.CommonName != user {
+			return errCertUser
+		}
 		return nil
 	case AuthMD5:
 		if s, ok := a.secret(user); ok && strings.HasPrefix(s, "SCRAM-SHA-256$") {

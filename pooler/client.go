@@ -659,7 +659,10 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		out = out[:0]
 	}
 	if err := p.auth.authenticate(c, c.user); err != nil {
-		if errors.Is(err, errAuthFailed) {
+		if errors.Is(err, errCertUser) {
+			c.send(fatal(codeInvalidAuth, "certificate authentication failed for user %q", c.user))
+			p.log.Info("client login failed: certificate", "user", c.user, "addr", c.conn.RemoteAddr().String())
+		} else if errors.Is(err, errAuthFailed) {
 			c.send(fatal(codeInvalidPassword, "password authentication failed for user %q", c.user))
 			p.log.Info("client login failed", "user", c.user, "database", c.database, "addr", c.conn.RemoteAddr().String())
 		} else if !errors.Is(err, io.EOF) {

@@ -53,6 +53,10 @@ const (
 	AuthTrust AuthType = "trust"
 	AuthMD5   AuthType = "md5"
 	AuthSCRAM AuthType = "scram-sha-256"
+	// AuthCert logs in a client whose TLS client certificate (verified
+	// against Config.ClientTLS.ClientCAs: ClientTLSMode verify-ca or
+	// verify-full) has the user name as its common name.
+	AuthCert AuthType = "cert"
 )
 
 // TLSMode is how clients use TLS: PgBouncer's client_tls_sslmode.
@@ -305,8 +309,12 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	}
 	switch c.AuthType {
 	case AuthTrust, AuthMD5, AuthSCRAM:
+	case AuthCert:
+		if c.ClientTLSMode != TLSVerifyCA && c.ClientTLSMode != TLSVerifyFull {
+			return nil, errors.New("auth type cert needs client TLS mode verify-ca or verify-full (client certificates verified against a CA)")
+		}
 	default:
-		return nil, fmt.Errorf("unknown auth type %q (want trust, md5 or scram-sha-256)", c.AuthType)
+		return nil, fmt.Errorf("unknown auth type %q (want trust, md5, scram-sha-256 or cert)", c.AuthType)
 	}
 	switch c.Relay {
 	case RelayLoop, RelayGoroutine:
@@ -321,7 +329,7 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	if c.Mode == ModeRecord && c.Capture == nil {
 		return nil, errors.New("record mode needs a capture file")
 	}
-	if c.AuthType != AuthTrust && c.Users == nil {
+	if c.AuthType != AuthTrust && c.AuthType != AuthCert && c.Users == nil {
 		return nil, fmt.Errorf("auth type %s needs an auth file", c.AuthType)
 	}
 	if c.AuthType == AuthTrust && !c.InsecureTrust && !isLoopback(c.Listen) {

@@ -305,3 +305,31 @@ func FuzzStartupNegotiation(f *testing.F) {
 		}
 	})
 }
+
+// TestAuthCert: auth_type cert logs in the user named by the verified
+// client certificate's common name, and nobody else with it.
+func TestAuthCert(t *testing.T) {
+	srv := pgtest.Shared(t)
+	pk := newTestPKI(t, "cert")
+	tp := startProxy(t, srv, Config{AuthType: AuthCert, ClientTLSMode: TLSVerifyFull, ClientTLS: pk.config()})
+	ctx := testCtx(t, 30*time.Second)
+	withCert := fmt.Sprintf("sslmode=verify-full&sslrootcert=%s&sslcert=%s&sslkey=%s", pk.caFile, pk.clientCertFile, pk.clientKeyFile)
+	c, err := connectURL(ctx, t, tp.tlsURL(withCert))
+	if err != nil {
+		t.Fatalf("the certificate's user: %v", err)
+	}
+	var user string
+	if err := c.QueryRow(ctx, "SELECT current_user").Scan(&user); err != nil || user != pgtest.SuperUser {
+		t.Fatalf("current_user %q, %v", user, err)
+	}
+	other := fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?%s", pgtest.MD5User, tp.port, pgtest.Database, withCert)
+	_, err = connectURL(ctx, t, other)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "28000" || !strings.Contains(pgErr.Message, "certificate authentication failed") {
+		t.Fatalf("another user with the certificate: %v, want 28000", err)
+	}
+	if _, err := New(Config{Listen: "127.0.0.1:0", Upstream: "postgres://x@127.0.0.1/db", AuthType: AuthCert,
+		ClientTLSMode: TLSRequire, ClientTLS: pk.config()}); err == nil || !strings.Contains(err.Error(), "verify-ca or verify-full") {
+		t.Errorf("cert without verify mode: %v", err)
+	}
+}

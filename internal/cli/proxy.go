@@ -187,7 +187,7 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.connectTimeout, "server-connect-timeout", 15*time.Second, "timeout of one server login")
 	fl.DurationVar(&f.loginRetry, "server-login-retry", 15*time.Second, "longest wait between server logins while the server is down (from 250ms, doubling); clients meanwhile get the login error at once")
 	fl.DurationVar(&f.shutdown, "shutdown-timeout", 30*time.Second, "how long shutdown lets transactions finish")
-	fl.StringVar(&f.authType, "auth-type", "trust", "client authentication: trust, md5 or scram-sha-256")
+	fl.StringVar(&f.authType, "auth-type", "trust", "client authentication: trust, md5, scram-sha-256 or cert (a client certificate whose common name is the user; needs --client-tls-sslmode verify-ca or verify-full)")
 	fl.StringVar(&f.authFile, "auth-file", "", "PgBouncer-format userlist file")
 	fl.BoolVar(&f.insecureTrust, "insecure-trust", false, "allow trust authentication on a non-loopback address")
 	fl.IntVar(&f.maxMessageSize, "max-message-size", pooler.DefaultMaxMessageSize, "largest client message in bytes")

@@ -146,13 +146,13 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			port, portLine = l.value, l
 		case "auth_type":
 			switch v := strings.ToLower(l.value); v {
-			case "trust", "md5", "scram-sha-256":
+			case "trust", "md5", "scram-sha-256", "cert":
 				s.AuthType = &v
 			case "plain":
 				s.AuthType = ptrTo("md5")
 				ignore(l, "plain is not supported; clients log in with md5 against the same auth_file")
 			default:
-				return ignored, fail("auth_type %s is not supported by pgpoolcheck (trust, md5 or scram-sha-256)", l.value)
+				return ignored, fail("auth_type %s is not supported by pgpoolcheck (trust, md5, scram-sha-256 or cert)", l.value)
 			}
 		case "auth_file":
 			s.AuthFile = ptrTo(l.value)

@@ -213,7 +213,7 @@ func TestPgBouncerINIErrors(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
 		{"two-hosts.ini", "[databases] names 2 servers: db1:5432 (line 2), db2:5432 (line 3); pgpoolcheck has one upstream"},
 		{"include.ini", "line 3: %include is not supported"},
-		{"bad-auth.ini", "line 2: auth_type: auth_type hba is not supported by pgpoolcheck (trust, md5 or scram-sha-256)"},
+		{"bad-auth.ini", "line 2: auth_type: auth_type hba is not supported by pgpoolcheck (trust, md5, scram-sha-256 or cert)"},
 	} {
 		_, _, err := LoadPgBouncerINI("testdata/" + tc.file)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.file) {

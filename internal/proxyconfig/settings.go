@@ -50,7 +50,7 @@
 //	server_connect_timeout: 15s
 //	server_login_retry: 15s        # longest wait between logins while the server is down
 //	shutdown_timeout: 30s
-//	auth_type: scram-sha-256       # trust, md5 or scram-sha-256
+//	auth_type: scram-sha-256       # trust, md5, scram-sha-256 or cert (with client_tls_sslmode verify-ca/-full)
 //	auth_file: userlist.txt
 //	insecure_trust: false
 //	max_message_size: 67108864
@@ -170,7 +170,7 @@ var fields = []field{
 	{key: "server_connect_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerConnectTimeout }},
 	{key: "server_login_retry", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerLoginRetry }},
 	{key: "shutdown_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ShutdownTimeout }},
-	{key: "auth_type", enum: []string{"trust", "md5", "scram-sha-256"}, ptr: func(s *Settings) any { return &s.AuthType }},
+	{key: "auth_type", enum: []string{"trust", "md5", "scram-sha-256", "cert"}, ptr: func(s *Settings) any { return &s.AuthType }},
 	{key: "auth_file", isPath: true, ptr: func(s *Settings) any { return &s.AuthFile }},
 	{key: "insecure_trust", kind: kindBool, ptr: func(s *Settings) any { return &s.InsecureTrust }},
 	{key: "max_message_size", kind: kindInt, min: 1024, ptr: func(s *Settings) any { return &s.MaxMessageSize }},
