@@ -742,6 +742,9 @@ func (p *Proxy) reload() error {
 	if next.Listen != cur.Listen {
 		restart = append(restart, "listen")
 	}
+	if next.UnixSocketDir != cur.UnixSocketDir {
+		restart = append(restart, "unix_socket_dir")
+	}
 	if next.Upstream != cur.Upstream {
 		restart = append(restart, "upstream")
 	}

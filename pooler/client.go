@@ -362,6 +362,11 @@ func (c *clientConn) idle() {
 	c.run()
 }
 
+// local reports whether the client came through the Unix-domain socket.
+func (c *clientConn) local() bool {
+	return c.conn.LocalAddr().Network() == "unix"
+}
+
 // shutRead shuts the read side of the client's socket: whichever driver
 // has the client then reads the end of the stream and lets it vanish
 // (sending c.kill), as when the client leaves. Writes still work.
@@ -567,7 +572,7 @@ func (c *clientConn) readStartupPacket() (*startupPacket, error) {
 			c.proxy.forwardCancel(&pkt.cancel)
 			return nil, nil
 		default:
-			if c.proxy.cfg.ClientTLSMode.requires() && !c.tls {
+			if c.proxy.cfg.ClientTLSMode.requires() && !c.tls && !c.local() {
 				c.send(fatal(codeInvalidAuth, "SSL required"))
 				c.proxy.log.Info("client refused: TLS required", "addr", c.conn.RemoteAddr().String())
 				return nil, nil

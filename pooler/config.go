@@ -93,6 +93,12 @@ const DefaultMaxMessageSize = 64 << 20
 type Config struct {
 	// Listen is the TCP address clients connect to.
 	Listen string
+	// UnixSocketDir, when set, is a directory where the pooler also
+	// listens on a Unix-domain socket named as PostgreSQL names its own
+	// (.s.PGSQL.<the Listen port>), as PgBouncer's unix_socket_dir.
+	// Clients on it are local: the TLS requirement does not apply to them
+	// (PostgreSQL and libpq use no TLS on Unix sockets).
+	UnixSocketDir string
 	// Upstream is the server's connection URL or DSN. It gives host,
 	// port, TLS settings and the default user, password and database.
 	Upstream string

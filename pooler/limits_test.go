@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -455,5 +457,42 @@ func TestPoolsComeAndGo(t *testing.T) {
 	}
 	if _, err := keep.Exec(ctx, "SELECT 1"); err != nil {
 		t.Fatalf("the pool in use: %v", err)
+	}
+}
+
+// TestUnixSocket: with UnixSocketDir the pooler also listens where libpq
+// looks (psql -h DIR -p PORT), in both relays' paths, exempt from the TLS
+// requirement (local clients), and removes the socket when it stops.
+func TestUnixSocket(t *testing.T) {
+	srv := pgtest.Shared(t)
+	dir := t.TempDir()
+	pk := newTestPKI(t, "unix")
+	tp := startProxy(t, srv, Config{UnixSocketDir: dir, PoolSize: 2, ClientTLSMode: TLSRequire, ClientTLS: pk.config()})
+	ctx := testCtx(t, 20*time.Second)
+	url := fmt.Sprintf("host=%s port=%d user=%s dbname=%s", dir, tp.port, pgtest.SuperUser, pgtest.Database)
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("over the Unix socket: %v", err)
+	}
+	defer c.Close(ctx)
+	for i := range 3 {
+		var n int
+		if err := c.QueryRow(ctx, "SELECT $1::int", i).Scan(&n); err != nil || n != i {
+			t.Fatalf("query %d: %d, %v", i, n, err)
+		}
+	}
+	sock := filepath.Join(dir, fmt.Sprintf(".s.PGSQL.%d", tp.port))
+	if ln, err := listenUnix(dir, &net.TCPAddr{Port: tp.port}); err == nil || !strings.Contains(err.Error(), "another process listens") {
+		if ln != nil {
+			ln.Close()
+		}
+		t.Errorf("a second pooler on the same socket: %v", err)
+	}
+	c.Close(ctx)
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tp.Shutdown(sctx)
+	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the socket file is left after shutdown: %v", err)
 	}
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -85,6 +88,8 @@ type Proxy struct {
 	nextLoop atomic.Uint32
 	// live are the settings RELOAD changes while clients run.
 	live liveSettings
+	// unixLn listens on Config.UnixSocketDir (nil: not configured).
+	unixLn net.Listener
 	// logins are the connections still logging in (under mu);
 	// loginWarned is when refusing one was last logged (UnixNano).
 	logins      map[net.Conn]struct{}
@@ -160,8 +165,17 @@ func (p *Proxy) Listen() error {
 	if err != nil {
 		return err
 	}
+	if p.cfg.UnixSocketDir != "" {
+		if p.unixLn, err = listenUnix(p.cfg.UnixSocketDir, ln.Addr()); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	if err := p.listenMetrics(); err != nil {
 		ln.Close()
+		if p.unixLn != nil {
+			p.unixLn.Close()
+		}
 		return err
 	}
 	p.ln = ln
@@ -194,13 +208,60 @@ func (p *Proxy) Serve(ctx context.Context) error {
 		p.Shutdown(sctx)
 	})
 	defer stop()
+	if p.unixLn != nil {
+		p.log.Info("proxy listening", "unix_socket", p.unixLn.Addr().String())
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			if err := p.accept(p.unixLn); err != nil {
+				p.log.Error("accepting on the Unix socket failed", "err", err)
+			}
+		}()
+	}
+	err := p.accept(p.ln)
+	if err == nil {
+		<-p.ctx.Done() // Shutdown has finished
+		p.wg.Wait()
+	}
+	return err
+}
+
+// listenUnix listens on the Unix-domain socket PostgreSQL's clients look
+// for in dir for the TCP listener's port (.s.PGSQL.PORT), so that
+// psql -h dir -p PORT works as with PgBouncer. A socket file left by a
+// process that is gone is replaced; one that answers is an error.
+func listenUnix(dir string, tcp net.Addr) (net.Listener, error) {
+	port := 0
+	if a, ok := tcp.(*net.TCPAddr); ok {
+		port = a.Port
+	}
+	path := filepath.Join(dir, fmt.Sprintf(".s.PGSQL.%d", port))
+	if _, err := os.Lstat(path); err == nil {
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("unix socket %s: another process listens on it", path)
+		}
+		os.Remove(path)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(path, 0o777); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// accept serves the clients of ln until it is closed: nil when Shutdown
+// closed it, the error when accepting failed for another reason.
+func (p *Proxy) accept(ln net.Listener) error {
 	var delay time.Duration
 	for {
-		nc, err := p.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			if p.closing.Load() {
-				<-p.ctx.Done() // Shutdown has finished
-				p.wg.Wait()
 				return nil
 			}
 			var ne net.Error
@@ -262,6 +323,9 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	p.log.Info("proxy shutting down")
 	if p.ln != nil {
 		p.ln.Close()
+	}
+	if p.unixLn != nil {
+		p.unixLn.Close() // removes the socket file
 	}
 	p.stopMetrics(ctx)
 	p.mu.Lock()

@@ -23,6 +23,7 @@ import (
 
 type proxyFlags struct {
 	listen, upstream, mode    string
+	unixSocketDir             string
 	poolSize, maxClientConn   int
 	queryWait, idle, lifetime time.Duration
 	connectTimeout, shutdown  time.Duration
@@ -172,6 +173,7 @@ transactions finish for up to --shutdown-timeout, closes everything and exits 0.
 // register defines the proxy's flags on fl, bound to f.
 func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:6432", "address to accept clients on")
+	fl.StringVar(&f.unixSocketDir, "unix-socket-dir", "", "also listen on a Unix-domain socket in this directory (.s.PGSQL.PORT, as PostgreSQL names it: psql -h DIR -p PORT)")
 	fl.StringVar(&f.upstream, "upstream", "", "PostgreSQL connection URL (or PGPOOLCHECK_UPSTREAM)")
 	fl.StringVar(&f.mode, "mode", "transaction", "pool mode: transaction, session or record")
 	fl.IntVar(&f.poolSize, "pool-size", 20, "server connections per database and user")
@@ -512,6 +514,7 @@ func reloader(e *env, cmdline map[string]string) func(*pooler.Config) error {
 		// Everything the files can set: the proxy applies what can change
 		// while it runs and logs the rest as needing a restart.
 		c.Listen, c.Upstream, c.Mode, c.AuthType = next.Listen, next.Upstream, next.Mode, next.AuthType
+		c.UnixSocketDir = next.UnixSocketDir
 		c.PoolSize, c.MaxClientConn, c.Databases = next.PoolSize, next.MaxClientConn, next.Databases
 		c.QueryWaitTimeout, c.ServerIdleTimeout, c.ServerLifetime = next.QueryWaitTimeout, next.ServerIdleTimeout, next.ServerLifetime
 		c.ServerConnectTimeout, c.ServerLoginRetry, c.ClientLoginTimeout = next.ServerConnectTimeout, next.ServerLoginRetry, next.ClientLoginTimeout

@@ -261,6 +261,10 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			if v := strings.ToLower(l.value); v != "auto" && v != "none" {
 				return ignored, fail("%q is not supported: pgpoolcheck uses Go's key exchanges (ECDHE with X25519 and the NIST curves, no finite-field DHE); remove the key or set auto", l.value)
 			}
+		case "unix_socket_dir":
+			if l.value != "" {
+				s.UnixSocketDir = ptrTo(l.value)
+			}
 		case "stats_users":
 			ignore(l, "not used: only admin_users reach the admin console, so these users get no access to it")
 		case "auth_hba_file", "auth_ident_file", "auth_user", "auth_query", "auth_dbname", "auth_ldap_options":

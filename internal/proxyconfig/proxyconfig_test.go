@@ -33,6 +33,7 @@ func TestLoadYAML(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `listen=0.0.0.0:6432
+unix_socket_dir=testdata/sockets
 upstream=postgres://app@db:5432/app
 mode=transaction
 pool_size=20
@@ -82,7 +83,7 @@ server_tls_key_file=testdata/client.key
 
 func TestParseYAMLErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
-		{"listen: a\npool_mode: transaction\n", `line 2: unknown key "pool_mode" (known keys: listen, upstream,`},
+		{"listen: a\npool_mode: transaction\n", `line 2: unknown key "pool_mode" (known keys: listen, unix_socket_dir, upstream,`},
 		{"pool_size: ten\n", `line 1: pool_size: want a whole number, not "ten"`},
 		{"pool_size: 0\n", "line 1: pool_size: want a whole number from 1, not 0"},
 		{"max_message_size: 10\n", "from 1024"},
@@ -134,6 +135,7 @@ func TestPgBouncerINI(t *testing.T) {
 		file, settings, ignored string
 	}{
 		{"seed-004-pgbouncer.ini", `listen=:6432
+unix_socket_dir=/var/run/postgresql
 upstream=postgres://localhost:5432
 max_client_conn=500
 databases=*
@@ -141,7 +143,6 @@ auth_type=md5
 auth_file=/etc/pgbouncer/userlist.txt
 `, `line 7: [pgbouncer] logfile: not used by pgpoolcheck
 line 8: [pgbouncer] pidfile: not used by pgpoolcheck
-line 13: [pgbouncer] unix_socket_dir: not used by pgpoolcheck
 `},
 		{"seed-000-pgbouncer.ini", `listen=0.0.0.0:6432
 upstream=postgres://pg-leak:5432
@@ -183,11 +184,11 @@ line 17: [pgbouncer] server_lifetime: 0 (no limit) has no equivalent; pgpoolchec
 line 21: [pgbouncer] server_reset_query: not used by pgpoolcheck
 `},
 		{"socket.ini", `listen=127.0.0.1:6433
+unix_socket_dir=/var/run/postgresql
 upstream=postgres://postgres@?host=%2Fvar%2Frun%2Fpostgresql&port=5432
 databases=*
 `, `line 2: [databases] *.user: used as the upstream URL's user: PgBouncer logs every client of this database in to the server as postgres, pgpoolcheck logs each client in as itself and uses this password when the client is postgres
 line 5: [pgbouncer] listen_port: no listen_addr (Unix sockets only in PgBouncer): pgpoolcheck listens on TCP at 127.0.0.1
-line 6: [pgbouncer] unix_socket_dir: not used by pgpoolcheck
 `},
 	} {
 		s, ignored, err := LoadPgBouncerINI("testdata/" + tc.file)
@@ -281,6 +282,7 @@ func TestConnString(t *testing.T) {
 func proxyFlagSet() *pflag.FlagSet {
 	fs := pflag.NewFlagSet("proxy", pflag.ContinueOnError)
 	fs.String("listen", "127.0.0.1:6432", "")
+	fs.String("unix-socket-dir", "", "")
 	fs.String("upstream", "", "")
 	fs.String("mode", "transaction", "")
 	fs.Int("pool-size", 20, "")
@@ -373,7 +375,7 @@ func TestMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	ini.Merge(y)
-	want := "listen=:6432\nupstream=postgres://localhost:5432\nmax_client_conn=42\ndatabases=*\nauth_type=md5\nauth_file=/etc/pgbouncer/userlist.txt\non_session_state=reject\n"
+	want := "listen=:6432\nunix_socket_dir=/var/run/postgresql\nupstream=postgres://localhost:5432\nmax_client_conn=42\ndatabases=*\nauth_type=md5\nauth_file=/etc/pgbouncer/userlist.txt\non_session_state=reject\n"
 	if got := render(ini); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

@@ -35,6 +35,7 @@
 // file's directory by the Load functions.
 //
 //	listen: 0.0.0.0:6432
+//	unix_socket_dir: /var/run/postgresql  # also listen on .s.PGSQL.6432 there
 //	upstream: postgres://app@db:5432/app
 //	mode: transaction              # transaction, session or record
 //	pool_size: 20
@@ -90,6 +91,7 @@ import (
 // Settings are proxy settings read from a file. A nil field was not set.
 type Settings struct {
 	Listen                 *string
+	UnixSocketDir          *string
 	Upstream               *string
 	Mode                   *string
 	PoolSize               *int
@@ -155,6 +157,7 @@ type field struct {
 // fields lists every setting, in the order of the flags.
 var fields = []field{
 	{key: "listen", ptr: func(s *Settings) any { return &s.Listen }},
+	{key: "unix_socket_dir", isPath: true, ptr: func(s *Settings) any { return &s.UnixSocketDir }},
 	{key: "upstream", ptr: func(s *Settings) any { return &s.Upstream }},
 	{key: "mode", enum: []string{"transaction", "session", "record"}, ptr: func(s *Settings) any { return &s.Mode }},
 	{key: "pool_size", kind: kindInt, min: 1, ptr: func(s *Settings) any { return &s.PoolSize }},
