@@ -93,6 +93,10 @@ const DefaultMaxMessageSize = 64 << 20
 type Config struct {
 	// Listen is the TCP address clients connect to.
 	Listen string
+	// SoReusePort sets SO_REUSEPORT on the TCP listener, so that several
+	// pooler processes can listen on the same address (PgBouncer's
+	// so_reuseport); each still runs all its relay loops. Linux.
+	SoReusePort bool
 	// UnixSocketDir, when set, is a directory where the pooler also
 	// listens on a Unix-domain socket named as PostgreSQL names its own
 	// (.s.PGSQL.<the Listen port>), as PgBouncer's unix_socket_dir.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -494,5 +495,51 @@ func TestUnixSocket(t *testing.T) {
 	tp.Shutdown(sctx)
 	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the socket file is left after shutdown: %v", err)
+	}
+}
+
+// TestSoReusePort: two poolers with SoReusePort listen on one address and
+// both serve clients (the kernel spreads the connections); without it the
+// second cannot listen.
+func TestSoReusePort(t *testing.T) {
+	srv := pgtest.Shared(t)
+	a := startProxy(t, srv, Config{SoReusePort: true})
+	addr := fmt.Sprintf("127.0.0.1:%d", a.port)
+	b, err := New(Config{Listen: addr, Upstream: srv.SocketURL(pgtest.SuperUser), SoReusePort: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Listen(); err != nil {
+		t.Fatalf("second pooler with SO_REUSEPORT: %v", err)
+	}
+	go b.Serve(context.Background())
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		b.Shutdown(ctx)
+	}()
+	ctx := testCtx(t, 30*time.Second)
+	for range 40 {
+		c, err := pgx.Connect(ctx, a.url(pgtest.SuperUser, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+		c.Close(ctx)
+		if b.Snapshot().ServersOpened > 0 && a.Snapshot().ServersOpened > 0 {
+			break
+		}
+	}
+	if b.Snapshot().ServersOpened == 0 || a.Snapshot().ServersOpened == 0 {
+		t.Errorf("clients reached only one pooler: a opened %d servers, b %d", a.Snapshot().ServersOpened, b.Snapshot().ServersOpened)
+	}
+	c, err := New(Config{Listen: addr, Upstream: srv.SocketURL(pgtest.SuperUser)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Listen(); err == nil || !errors.Is(err, syscall.EADDRINUSE) {
+		t.Errorf("a pooler without SO_REUSEPORT on the same address: %v, want EADDRINUSE", err)
 	}
 }

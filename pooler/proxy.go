@@ -161,7 +161,11 @@ func New(cfg Config) (*Proxy, error) {
 
 // Listen opens the listening socket.
 func (p *Proxy) Listen() error {
-	ln, err := net.Listen("tcp", p.cfg.Listen)
+	var lc net.ListenConfig
+	if p.cfg.SoReusePort {
+		lc.Control = reusePort
+	}
+	ln, err := lc.Listen(context.Background(), "tcp", p.cfg.Listen)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ import (
 type proxyFlags struct {
 	listen, upstream, mode    string
 	unixSocketDir             string
+	soReusePort               bool
 	poolSize, maxClientConn   int
 	queryWait, idle, lifetime time.Duration
 	connectTimeout, shutdown  time.Duration
@@ -173,6 +174,7 @@ transactions finish for up to --shutdown-timeout, closes everything and exits 0.
 // register defines the proxy's flags on fl, bound to f.
 func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:6432", "address to accept clients on")
+	fl.BoolVar(&f.soReusePort, "so-reuseport", false, "set SO_REUSEPORT on the listener, so that several pgpoolcheck processes on one machine share --listen (Linux)")
 	fl.StringVar(&f.unixSocketDir, "unix-socket-dir", "", "also listen on a Unix-domain socket in this directory (.s.PGSQL.PORT, as PostgreSQL names it: psql -h DIR -p PORT)")
 	fl.StringVar(&f.upstream, "upstream", "", "PostgreSQL connection URL (or PGPOOLCHECK_UPSTREAM)")
 	fl.StringVar(&f.mode, "mode", "transaction", "pool mode: transaction, session or record")

@@ -261,6 +261,9 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			if v := strings.ToLower(l.value); v != "auto" && v != "none" {
 				return ignored, fail("%q is not supported: pgpoolcheck uses Go's key exchanges (ECDHE with X25519 and the NIST curves, no finite-field DHE); remove the key or set auto", l.value)
 			}
+		case "so_reuseport":
+			v := l.value == "1" || strings.EqualFold(l.value, "true") || strings.EqualFold(l.value, "yes") || strings.EqualFold(l.value, "on")
+			s.SoReusePort = &v
 		case "unix_socket_dir":
 			if l.value != "" {
 				s.UnixSocketDir = ptrTo(l.value)

@@ -34,6 +34,7 @@ func TestLoadYAML(t *testing.T) {
 	}
 	want := `listen=0.0.0.0:6432
 unix_socket_dir=testdata/sockets
+so_reuseport=true
 upstream=postgres://app@db:5432/app
 mode=transaction
 pool_size=20
@@ -83,7 +84,7 @@ server_tls_key_file=testdata/client.key
 
 func TestParseYAMLErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
-		{"listen: a\npool_mode: transaction\n", `line 2: unknown key "pool_mode" (known keys: listen, unix_socket_dir, upstream,`},
+		{"listen: a\npool_mode: transaction\n", `line 2: unknown key "pool_mode" (known keys: listen, unix_socket_dir, so_reuseport, upstream,`},
 		{"pool_size: ten\n", `line 1: pool_size: want a whole number, not "ten"`},
 		{"pool_size: 0\n", "line 1: pool_size: want a whole number from 1, not 0"},
 		{"max_message_size: 10\n", "from 1024"},
@@ -283,6 +284,7 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs := pflag.NewFlagSet("proxy", pflag.ContinueOnError)
 	fs.String("listen", "127.0.0.1:6432", "")
 	fs.String("unix-socket-dir", "", "")
+	fs.Bool("so-reuseport", false, "")
 	fs.String("upstream", "", "")
 	fs.String("mode", "transaction", "")
 	fs.Int("pool-size", 20, "")

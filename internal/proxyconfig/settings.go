@@ -36,6 +36,7 @@
 //
 //	listen: 0.0.0.0:6432
 //	unix_socket_dir: /var/run/postgresql  # also listen on .s.PGSQL.6432 there
+//	so_reuseport: false            # several processes on one address (Linux)
 //	upstream: postgres://app@db:5432/app
 //	mode: transaction              # transaction, session or record
 //	pool_size: 20
@@ -92,6 +93,7 @@ import (
 type Settings struct {
 	Listen                 *string
 	UnixSocketDir          *string
+	SoReusePort            *bool
 	Upstream               *string
 	Mode                   *string
 	PoolSize               *int
@@ -158,6 +160,7 @@ type field struct {
 var fields = []field{
 	{key: "listen", ptr: func(s *Settings) any { return &s.Listen }},
 	{key: "unix_socket_dir", isPath: true, ptr: func(s *Settings) any { return &s.UnixSocketDir }},
+	{key: "so_reuseport", kind: kindBool, ptr: func(s *Settings) any { return &s.SoReusePort }},
 	{key: "upstream", ptr: func(s *Settings) any { return &s.Upstream }},
 	{key: "mode", enum: []string{"transaction", "session", "record"}, ptr: func(s *Settings) any { return &s.Mode }},
 	{key: "pool_size", kind: kindInt, min: 1, ptr: func(s *Settings) any { return &s.PoolSize }},
