@@ -10,12 +10,17 @@ import (
 // process ID and secret, unique among connected clients.
 type cancelKey struct{ pid, secret uint32 }
 
-// registerCancelKey makes a unique key for c.
-func (p *Proxy) registerCancelKey(c *clientConn) cancelKey {
+// registerCancelKey makes a unique key for c: its process ID is pid when
+// not 0 (the real one of the client's own server, in session mode),
+// otherwise random; its secret is random either way.
+func (p *Proxy) registerCancelKey(c *clientConn, pid uint32) cancelKey {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
 		k := randomKey()
+		if pid != 0 {
+			k.pid = pid // the client's own server's (session mode)
+		}
 		if _, taken := p.keys[k]; !taken {
 			p.keys[k] = c
 			return k

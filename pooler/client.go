@@ -274,6 +274,12 @@ func (p *Proxy) serveClient(nc net.Conn) {
 	ok := c.handshake()
 	p.endLogin(nc)
 	if !ok {
+		if c.attached() {
+			c.vanish() // session mode: the server attached at login goes back
+		}
+		if c.rec != nil {
+			c.rec.End("login failed")
+		}
 		c.putReader()
 		p.removeClient(c)
 		nc.Close()
@@ -434,16 +440,23 @@ func (c *clientConn) handshake() bool {
 		return false
 	}
 	nc.SetDeadline(time.Time{})
-	if w := p.cfg.Capture; w != nil && !c.admin {
+	c.startCapture(pkt)
+	return true
+}
+
+// startCapture starts the client's capture session (Config.Capture),
+// once: before its server is attached at login in session and record
+// mode (the pump reads c.rec), after the login otherwise.
+func (c *clientConn) startCapture(pkt *startupPacket) {
+	if w := c.proxy.cfg.Capture; w != nil && !c.admin && c.rec == nil {
 		c.rec = w.StartSession(capture.SessionInfo{
-			ClientAddr:      nc.RemoteAddr().String(),
+			ClientAddr:      c.conn.RemoteAddr().String(),
 			User:            c.user,
 			Database:        c.database,
 			ApplicationName: c.appName,
 			Params:          pkt.params,
 		})
 	}
-	return true
 }
 
 // clientReaders holds the read buffers of clients; a client idle for a
@@ -726,9 +739,26 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		out = encode(out, &pgproto3.ParameterStatus{Name: k, Value: v})
 	}
 	c.sig = paramsSig(c.params)
-	c.key = p.registerCancelKey(c)
+	var pid uint32
+	if p.cfg.Mode != ModeTransaction {
+		// One server per client: it is attached now, so that the client
+		// is told its real process ID (pg_terminate_backend, joins with
+		// pg_stat_activity work as without the pooler); the cancel
+		// secret stays the pooler's.
+		c.move(engine.Idle)
+		c.startCapture(pkt)
+		s, err := c.attach()
+		if err != nil {
+			c.send(serverFailure(err))
+			p.log.Warn("client login: no server", "user", c.user, "database", c.database, "err", err)
+			return false
+		}
+		pid = s.pid
+	}
+	c.key = p.registerCancelKey(c, pid)
+	sent := false
 	defer func() {
-		if c.place == engine.LoggingIn {
+		if !sent {
 			p.unregisterCancelKey(c.key)
 		}
 	}()
@@ -738,7 +768,10 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	if err := c.send(out); err != nil {
 		return false
 	}
-	c.move(engine.Idle)
+	sent = true
+	if c.place == engine.LoggingIn {
+		c.move(engine.Idle)
+	}
 	p.log.Debug("client logged in", "user", c.user, "database", c.database, "application_name", c.appName, "addr", c.conn.RemoteAddr().String())
 	return true
 }

@@ -43,9 +43,13 @@ func TestSessionMode(t *testing.T) {
 			if wm != "77MB" {
 				t.Fatalf("work_mem = %s", wm)
 			}
-			// The pool of 1 is held: a second client waits and times out.
-			b := tp.connect(t, pgx.QueryExecModeExec)
-			if _, err := b.Exec(ctx, "SELECT 1"); sqlState(err) != "08P01" {
+			// The pool of 1 is held: a second client waits for its server
+			// at login (it is told the server's real process ID) and
+			// times out.
+			if b, err := pgx.Connect(ctx, tp.url(pgtest.SuperUser, "")); sqlState(err) != "08P01" {
+				if err == nil {
+					b.Close(ctx)
+				}
 				t.Fatalf("second client while the session holds the server: %v", err)
 			}
 			a.Close(ctx)
@@ -311,10 +315,15 @@ func TestShutdownWithWaiter(t *testing.T) {
 			if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
 				t.Fatal(err)
 			}
-			waiting := tp.connect(t, pgx.QueryExecModeExec)
+			// The waiter connects and queries on a goroutine: in session
+			// mode it already waits for its server at login.
 			res := make(chan error, 1)
 			go func() {
-				_, err := waiting.Exec(ctx, "SELECT 2")
+				waiting, err := pgx.Connect(ctx, tp.url(pgtest.SuperUser, ""))
+				if err == nil {
+					defer waiting.Close(context.Background())
+					_, err = waiting.Exec(ctx, "SELECT 2")
+				}
 				res <- err
 			}()
 			if !waitFor(5*time.Second, func() bool { return tp.poolWaiting() == 1 }) {
@@ -336,5 +345,42 @@ func TestShutdownWithWaiter(t *testing.T) {
 				t.Fatal("waiting client still waits after shutdown")
 			}
 		})
+	}
+}
+
+// TestSessionModeRealPID: in session mode the client is told its server's
+// real process ID, so pg_backend_pid() agrees, pg_terminate_backend of it
+// ends that client's server, and a cancel still reaches the right query.
+func TestSessionModeRealPID(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{Mode: ModeSession, PoolSize: 3})
+	ctx := testCtx(t, 30*time.Second)
+	c := tp.connect(t, pgx.QueryExecModeExec)
+	var pid uint32
+	if err := c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.PgConn().PID(); got != pid {
+		t.Fatalf("BackendKeyData PID %d, pg_backend_pid() %d", got, pid)
+	}
+	// A cancel with the key the client got cancels its query.
+	qctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err := c.Exec(qctx, "SELECT pg_sleep(10)")
+	cancel()
+	if err == nil {
+		t.Fatal("pg_sleep(10) was not cancelled")
+	}
+	c2 := tp.connect(t, pgx.QueryExecModeExec)
+	var pid2 uint32
+	if err := c2.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid2); err != nil || pid2 != c2.PgConn().PID() {
+		t.Fatalf("second client: %d vs %d, %v", pid2, c2.PgConn().PID(), err)
+	}
+	direct := directConn(t, srv)
+	var ok bool
+	if err := direct.QueryRow(ctx, "SELECT pg_terminate_backend($1)", int(pid2)).Scan(&ok); err != nil || !ok {
+		t.Fatalf("pg_terminate_backend(%d) = %v, %v", pid2, ok, err)
+	}
+	if _, err := c2.Exec(ctx, "SELECT 1"); err == nil {
+		t.Fatal("the terminated client's query ran")
 	}
 }
