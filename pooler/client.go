@@ -131,7 +131,7 @@ type clientConn struct {
 	// state the client made is eng.Session).
 	policyOn bool
 	// startupSets are startup parameters beyond the tracked ones, set on
-	// the client's server in session and record mode.
+	// every server the client gets (see login's carry).
 	startupSets []engine.Setting
 	nmu         sync.Mutex
 	nudged      bool
@@ -640,17 +640,23 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		c.database = c.user
 	}
 	c.params = make(map[string]string)
+	// carry: the client's other startup parameters are set on every
+	// server it gets. In session and record mode it has a server of its
+	// own, which gets them at attach (DISCARD ALL resets them when the
+	// client leaves); in transaction mode under preserve and reset they
+	// follow the client as its SETs do (set at each attach, reset at each
+	// release). Under allow, or with the classification off, transaction
+	// mode refuses them, as PgBouncer does.
+	carry := p.cfg.Mode != ModeTransaction || p.cfg.Classifier != nil &&
+		(p.cfg.OnSessionState == PolicyPreserve || p.cfg.OnSessionState == PolicyReset)
 	for k, v := range pkt.params {
 		switch {
 		case k == "user" || k == "database" || strings.HasPrefix(k, "_pq_.") || ignoredStartupParams[k]:
 		case isTracked(k):
 			c.params[canonicalParam(k)] = v
-		case p.cfg.Mode != ModeTransaction && validParamName(k):
-			// Session and record mode: the client has a server of its
-			// own, which gets the setting at attach (DISCARD ALL resets
-			// it when the client leaves).
+		case carry && validParamName(k):
 			c.startupSets = append(c.startupSets, engine.Setting{Name: k, Value: v})
-		case p.cfg.Mode != ModeTransaction && k == "options":
+		case carry && k == "options":
 			// PGOPTIONS / options=-c name=value: the same settings.
 			sets, err := parseStartupOptions(v)
 			if err != nil {
@@ -664,6 +670,9 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 					c.startupSets = append(c.startupSets, st)
 				}
 			}
+		case p.cfg.Mode == ModeTransaction:
+			c.send(append(out, fatal(codeProtocolViolation, "unsupported startup parameter: %s (in transaction mode a startup parameter is carried per client under --on-session-state preserve or reset; this pooler runs %s)", k, sessionStateText(p.cfg))...))
+			return false
 		default:
 			c.send(append(out, fatal(codeProtocolViolation, "unsupported startup parameter: %s", k)...))
 			return false

@@ -412,3 +412,62 @@ func TestClientIdleTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestStartupParametersCarried: in transaction mode under preserve and
+// reset a startup parameter (search_path, statement_timeout) follows its
+// client to every server it gets and never reaches another client (pool
+// of 1, interleaved); under allow it is refused as PgBouncer refuses it.
+func TestStartupParametersCarried(t *testing.T) {
+	for _, relay := range quietRelays {
+		for _, policy := range []pooler.Policy{pooler.PolicyPreserve, pooler.PolicyReset} {
+			t.Run(fmt.Sprintf("%s/%s", relay, policy), func(t *testing.T) {
+				t.Parallel()
+				qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, OnSessionState: policy})
+				cfg, err := pgx.ParseConfig(qp.url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+				cfg.RuntimeParams["search_path"] = "startup_path"
+				cfg.RuntimeParams["statement_timeout"] = "123s"
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				a, err := pgx.ConnectConfig(ctx, cfg)
+				if err != nil {
+					t.Fatalf("startup parameters refused: %v", err)
+				}
+				defer a.Close(ctx)
+				b := qp.conn(t)
+				for range 3 {
+					answered(t, a, "SHOW search_path", "startup_path")
+					answered(t, a, "SHOW statement_timeout", "123s")
+					answered(t, b, "SHOW search_path", `"$user", public`)
+					answered(t, b, "SHOW statement_timeout", "0")
+				}
+				exec(t, a, "SET statement_timeout = '7s'")
+				answered(t, b, "SHOW statement_timeout", "0")
+				want := "7s"
+				if policy == pooler.PolicyReset {
+					want = "123s" // reset drops the SET, the startup value stays
+				}
+				answered(t, a, "SHOW statement_timeout", want)
+				qp.settled(t)
+			})
+		}
+	}
+	t.Run("allow", func(t *testing.T) {
+		qp := startWith(t, pooler.Config{PoolSize: 1, OnSessionState: pooler.PolicyAllow})
+		cfg, _ := pgx.ParseConfig(qp.url)
+		cfg.RuntimeParams["search_path"] = "startup_path"
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		c, err := pgx.ConnectConfig(ctx, cfg)
+		if err == nil {
+			c.Close(ctx)
+			t.Fatal("a startup search_path was accepted under allow")
+		}
+		if !strings.Contains(err.Error(), "unsupported startup parameter: search_path") {
+			t.Fatalf("under allow: %v", err)
+		}
+	})
+}

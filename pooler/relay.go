@@ -400,6 +400,13 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 		for _, st := range settings {
 			engine.SetAdd(&c.eng.Session.Touched, st.Name)
 		}
+		if p.cfg.Mode == ModeTransaction {
+			// Startup parameters too: the server goes back to the pool
+			// after the transaction.
+			for _, st := range c.startupSets {
+				engine.SetAdd(&c.eng.Session.Touched, st.Name)
+			}
+		}
 		c.mu.Unlock()
 	}
 	if s.sig == c.sig {
