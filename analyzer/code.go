@@ -106,7 +106,8 @@ func callee(src []byte, start int) string {
 	} else if i < 0 || !isName(src[i]) {
 		return "" // not a call argument (assignment, list, concatenation)
 	}
-	// Without parentheses (Ruby, Elixir: puts "…") the name ends here too.
+	// Without parentheses (Ruby, Elixir: puts "…"; PHP: echo "…") the name
+	// ends here too.
 	end := i + 1
 	for i >= 0 && isName(src[i]) {
 		i--
@@ -130,6 +131,8 @@ var notSQLCalls = map[string]bool{
 	"click_button": true, "click_on": true, "click_link": true,
 	// Expected text (chai's expect(sql).to.equal('…'), assert.equal).
 	"equal": true, "eql": true, "deepequal": true, "strictequal": true,
+	// PHP's output, logging and exit messages (echo "…", error_log('…')).
+	"echo": true, "error_log": true, "trigger_error": true, "die": true, "exit": true,
 }
 
 // notSQLCall reports whether a literal passed to function name is a
@@ -183,10 +186,11 @@ func looksLikeProse(v string) bool {
 
 // continuesExpression reports whether the literal at start, with value v,
 // is the right operand of a concatenation that continues a statement
-// begun earlier ("ALTER DATABASE " + name() + " SET …"), in text the
-// extractor did not join: the literal alone is a fragment, not a
-// statement. The leading blank that separates it from the text before
-// tells a fragment from a script appended to a variable (sql <> """…""").
+// begun earlier ("ALTER DATABASE " + name() + " SET …", or sql += " SET …"
+// after sql = "UPDATE t"), in text the extractor did not join: the literal
+// alone is a fragment, not a statement. The leading blank that separates
+// it from the text before tells a fragment from a script appended to a
+// variable (sql <> """…""").
 func continuesExpression(src []byte, start int, v string) bool {
 	if v == "" || v[0] != ' ' && v[0] != '\t' {
 		return false
@@ -204,7 +208,9 @@ func continuesExpression(src []byte, start int, v string) bool {
 	case '>':
 		return i > 0 && src[i-1] == '<' // Elixir <>
 	case '.':
-		return i > 0 && src[i-1] == '.' // Lua-style .., rare
+		return true // PHP's ., Lua-style ..
+	case '=':
+		return i > 0 && (src[i-1] == '+' || src[i-1] == '.') // sql += "…", $sql .= "…"
 	}
 	return false
 }

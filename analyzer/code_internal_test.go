@@ -33,6 +33,10 @@ func TestContinuesExpression(t *testing.T) {
 		{`q = " SET a = 1"`, false},
 		{`f(a, " SET a = 1")`, false},
 		{`x = a++ " SET a = 1"`, false},
+		{`$q = 'ALTER DATABASE ' . db() . " SET a = 1"`, true},
+		{`$q .= " SET a = 1"`, true},
+		{`q += " SET a = 1"`, true},
+		{`$q = " SET a = 1"`, false},
 	} {
 		start := indexQuote(c.src)
 		v := c.src[start+1 : len(c.src)-1]
@@ -103,6 +107,10 @@ func TestNotSQLCallExpectations(t *testing.T) {
 		"conn.execute":                 false,
 		"db.exec":                      false,
 		"query":                        false,
+		"echo":                         true,
+		"error_log":                    true,
+		"sys.exit":                     true,
+		"db::statement":                false,
 	} {
 		if got := notSQLCall(name); got != want {
 			t.Errorf("notSQLCall(%q) = %v, want %v", name, got, want)

@@ -23,6 +23,8 @@ var benchSnippets = map[Language]string{
 		"  val q = \"\"\"\n      SELECT *\n        FROM jobs\n      WHERE id = ${id + 1}\n      \"\"\".trimIndent()\n  val u = \"UPDATE jobs \" +\n      \"SET state = 1\"\n}\n",
 	Elixir: "# Takes the lock; it's \"safe\".\ndef lock(id) do\n  Repo.query!(\"SELECT pg_advisory_lock($1)\", [id])\n" +
 		"  q = \"\"\"\n  SELECT *\n    FROM jobs\n  WHERE id = #{id}\n  \"\"\"\n  s = ~s(SET a = 1) <> \"b\"\n  Logger.warn(\"could not SET timeout\")\nend\n",
+	PHP: "<?php\n// Takes the lock; it's \"safe\".\nfunction lock(PDO $pdo, int $id): void {\n  $pdo->query(\"SELECT pg_advisory_lock($id)\");\n" +
+		"  $q = <<<SQL\n      SELECT *\n        FROM jobs\n      WHERE id = {$ids[0]}\n      SQL;\n  $u = 'UPDATE jobs ' .\n      \"SET state = 1\" . $x / 2;\n  error_log('could not SET timeout');\n}\n",
 }
 
 func benchmarkLanguage(b *testing.B, lang Language) {
@@ -44,6 +46,7 @@ func BenchmarkJavaScript(b *testing.B) { benchmarkLanguage(b, JavaScript) }
 func BenchmarkJava(b *testing.B)       { benchmarkLanguage(b, Java) }
 func BenchmarkKotlin(b *testing.B)     { benchmarkLanguage(b, Kotlin) }
 func BenchmarkElixir(b *testing.B)     { benchmarkLanguage(b, Elixir) }
+func BenchmarkPHP(b *testing.B)        { benchmarkLanguage(b, PHP) }
 
 // TestBenchSnippets checks that the benchmark inputs exercise the lexers.
 func TestBenchSnippets(t *testing.T) {

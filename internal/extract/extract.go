@@ -1,6 +1,7 @@
 // Package extract finds string literals and comments in application source
-// code (Go, Python, Ruby, JavaScript/TypeScript, Java, Kotlin and Elixir) so
-// that the SQL they contain can be analysed with exact source positions.
+// code (Go, Python, Ruby, JavaScript/TypeScript, Java, Kotlin, Elixir and
+// PHP) so that the SQL they contain can be analysed with exact source
+// positions.
 //
 // Each language has a small hand-written lexer (Go uses go/scanner from the
 // standard library). The lexers only understand as much of each language as
@@ -36,32 +37,36 @@ const (
 	Java       Language = "java"
 	Kotlin     Language = "kotlin"
 	Elixir     Language = "elixir"
+	PHP        Language = "php"
 )
 
 // Placeholder replaces every interpolation (`#{…}`, `${…}`, `{…}` in
-// f-strings, `$name` in Kotlin) and every non-literal operand of a string
-// concatenation. It is an ordinary identifier, so the SQL parser accepts it
-// wherever a value or a name stands.
+// f-strings, `$name` in Kotlin and PHP, `{$…}` in PHP) and every
+// non-literal operand of a string concatenation. It is an ordinary
+// identifier, so the SQL parser accepts it wherever a value or a name
+// stands.
 const Placeholder = "pgpoolcheck_param"
 
 var extensions = map[string]Language{
-	".go":   Go,
-	".py":   Python,
-	".rb":   Ruby,
-	".rake": Ruby,
-	".js":   JavaScript,
-	".mjs":  JavaScript,
-	".cjs":  JavaScript,
-	".jsx":  JavaScript,
-	".ts":   JavaScript,
-	".tsx":  JavaScript,
-	".mts":  JavaScript,
-	".cts":  JavaScript,
-	".java": Java,
-	".kt":   Kotlin,
-	".kts":  Kotlin,
-	".ex":   Elixir,
-	".exs":  Elixir,
+	".go":    Go,
+	".py":    Python,
+	".rb":    Ruby,
+	".rake":  Ruby,
+	".js":    JavaScript,
+	".mjs":   JavaScript,
+	".cjs":   JavaScript,
+	".jsx":   JavaScript,
+	".ts":    JavaScript,
+	".tsx":   JavaScript,
+	".mts":   JavaScript,
+	".cts":   JavaScript,
+	".java":  Java,
+	".kt":    Kotlin,
+	".kts":   Kotlin,
+	".ex":    Elixir,
+	".exs":   Elixir,
+	".php":   PHP,
+	".phtml": PHP,
 }
 
 // LanguageFor reports the language of a file from its extension. The second
@@ -135,7 +140,8 @@ type Comment struct {
 // order. It never fails or panics on malformed input: an unterminated
 // one-line string is dropped and lexing resumes at its line break, while an
 // unterminated multi-line form (triple quotes, template, heredoc, text
-// block) ends the file. The error is only for an unknown language.
+// block, any PHP string) ends the file. The error is only for an unknown
+// language.
 func Literals(lang Language, src []byte) (lits []Literal, comments []Comment, err error) {
 	var lx *lexer
 	switch lang {
@@ -153,6 +159,8 @@ func Literals(lang Language, src []byte) (lits []Literal, comments []Comment, er
 		lx = lexJava(src, true)
 	case Elixir:
 		lx = lexElixir(src)
+	case PHP:
+		lx = lexPHP(src)
 	default:
 		return nil, nil, fmt.Errorf("extract: unsupported language %q", lang)
 	}

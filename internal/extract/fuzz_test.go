@@ -24,3 +24,4 @@ func FuzzJavaScript(f *testing.F) { fuzzLanguage(f, JavaScript, javascriptCases)
 func FuzzJava(f *testing.F)       { fuzzLanguage(f, Java, javaCases) }
 func FuzzKotlin(f *testing.F)     { fuzzLanguage(f, Kotlin, kotlinCases) }
 func FuzzElixir(f *testing.F)     { fuzzLanguage(f, Elixir, elixirCases) }
+func FuzzPHP(f *testing.F)        { fuzzLanguage(f, PHP, phpCases) }

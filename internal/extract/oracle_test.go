@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"go/scanner"
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -55,6 +57,59 @@ func TestRubyOracle(t *testing.T) {
 // runs when EXTRACT_ELIXIR_ORACLE names a JSON file in the same format.
 func TestElixirOracle(t *testing.T) {
 	runOracle(t, "EXTRACT_ELIXIR_ORACLE", lexElixir)
+}
+
+// TestPHPOracle compares the PHP lexer's string pieces with the string
+// literals that PHP's own token_get_all finds, valued by PHP itself
+// (testdata/oracle/phptok.php). It reads EXTRACT_PHP_ORACLE when that is
+// set, like the other oracle tests; otherwise it runs phptok.php with the
+// php on PATH over testdata/oracle/php and the PHP table cases, and skips
+// when php is not installed.
+func TestPHPOracle(t *testing.T) {
+	const env = "EXTRACT_PHP_ORACLE"
+	if os.Getenv(env) != "" {
+		runOracle(t, env, lexPHP)
+		return
+	}
+	php, err := exec.LookPath("php")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("php is not installed (CI=true: .ci/run installs php-cli)")
+		}
+		t.Skip("php is not installed (install php-cli; .ci/run does), and " + env + " is not set")
+	}
+	dir := t.TempDir()
+	files, err := filepath.Glob("testdata/oracle/php/*.php")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no PHP oracle corpus: %v", err)
+	}
+	for i, c := range phpCases {
+		if strings.HasPrefix(c.name, "unterminated") {
+			continue // PHP reads the rest of the file as an error token
+		}
+		path := filepath.Join(dir, fmt.Sprintf("case%02d.php", i))
+		if err := os.WriteFile(path, []byte(c.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, path)
+	}
+	list := filepath.Join(dir, "files.txt")
+	if err := os.WriteFile(list, []byte(strings.Join(files, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(php, "-d", "short_open_tag=0", "testdata/oracle/phptok.php", list)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("phptok.php: %v\n%s", err, stderr.Bytes())
+	}
+	path := filepath.Join(dir, "php.json")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(env, path)
+	runOracle(t, env, lexPHP)
 }
 
 func runOracle(t *testing.T, env string, lex func([]byte) *lexer) {
