@@ -161,6 +161,31 @@ func notSQLCall(name string) bool {
 	return false
 }
 
+// notSQLMacros are Rust macros whose arguments are messages or expected
+// values, not statements: printing, logging (log and tracing), panics and
+// errors (anyhow, eyre), assertions. A literal anywhere in their argument
+// list counts, since tracing takes fields before the message
+// (warn!(%id, "LISTEN failed")).
+var notSQLMacros = map[string]bool{
+	"print": true, "println": true, "eprint": true, "eprintln": true, "dbg": true,
+	"log": true, "trace": true, "debug": true, "info": true, "warn": true, "error": true, "event": true,
+	"trace_span": true, "debug_span": true, "info_span": true, "warn_span": true, "error_span": true, "span": true,
+	"panic": true, "todo": true, "unimplemented": true, "unreachable": true, "compile_error": true,
+	"anyhow": true, "bail": true, "ensure": true, "eyre": true, "format_err": true,
+	"assert": true, "assert_eq": true, "assert_ne": true, "debug_assert": true,
+	"debug_assert_eq": true, "debug_assert_ne": true, "assert_matches": true,
+}
+
+// rustNotSQLCall reports whether a Rust literal passed to function name
+// (as callee returns it) is a message: Option and Result's expect("…")
+// panic with it.
+func rustNotSQLCall(name string) bool {
+	if k := strings.LastIndexByte(name, '.'); k >= 0 {
+		name = name[k+1:]
+	}
+	return name == "expect" || name == "expect_err"
+}
+
 // maxTxGap is how many lines may separate two literals of one transaction
 // begun by a BEGIN literal; farther apart, the transaction is taken to have
 // been ended by the driver's API (tx.Commit(), conn.rollback()).
@@ -375,7 +400,8 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	for i := range lits {
 		lit := &lits[i]
 		if !looksLikeSQL(lit.Value) || looksLikeProse(lit.Value) || continuesExpression(src, lit.Start, lit.Value) ||
-			matchOperand(src, lit.Start) || notSQLCall(callee(src, lit.Start)) {
+			matchOperand(src, lit.Start) || notSQLCall(callee(src, lit.Start)) || notSQLMacros[lit.Macro] ||
+			lang == extract.Rust && rustNotSQLCall(callee(src, lit.Start)) {
 			continue
 		}
 		norm, m := normalizePlaceholders(lit.Value)

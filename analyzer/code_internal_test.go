@@ -117,3 +117,18 @@ func TestNotSQLCallExpectations(t *testing.T) {
 		}
 	}
 }
+
+func TestRustNotSQLCall(t *testing.T) {
+	for name, want := range map[string]bool{
+		".expect":     true,
+		"row.expect":  true,
+		"expect_err":  true,
+		"query":       false,
+		"sql_query":   false,
+		"expectation": false,
+	} {
+		if got := rustNotSQLCall(name); got != want {
+			t.Errorf("rustNotSQLCall(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

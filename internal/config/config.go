@@ -112,7 +112,7 @@ func Load(path string) (*Config, error) {
 }
 
 // Languages a walk can pick up.
-var knownLanguages = []string{"sql", "go", "python", "ruby", "javascript", "typescript", "java", "kotlin", "elixir", "php"}
+var knownLanguages = []string{"sql", "go", "python", "ruby", "javascript", "typescript", "java", "kotlin", "elixir", "php", "rust"}
 
 // Parse reads config text: unknown keys, rule ids, severities, targets and
 // languages are errors.

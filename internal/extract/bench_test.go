@@ -25,6 +25,9 @@ var benchSnippets = map[Language]string{
 		"  q = \"\"\"\n  SELECT *\n    FROM jobs\n  WHERE id = #{id}\n  \"\"\"\n  s = ~s(SET a = 1) <> \"b\"\n  Logger.warn(\"could not SET timeout\")\nend\n",
 	PHP: "<?php\n// Takes the lock; it's \"safe\".\nfunction lock(PDO $pdo, int $id): void {\n  $pdo->query(\"SELECT pg_advisory_lock($id)\");\n" +
 		"  $q = <<<SQL\n      SELECT *\n        FROM jobs\n      WHERE id = {$ids[0]}\n      SQL;\n  $u = 'UPDATE jobs ' .\n      \"SET state = 1\" . $x / 2;\n  error_log('could not SET timeout');\n}\n",
+	Rust: "/// Takes the lock; it's \"safe\".\npub async fn lock<'a>(pool: &'a PgPool, id: i64) -> Result<(), Error> {\n" +
+		"    sqlx::query(\"SELECT pg_advisory_lock($1)\").bind(id).execute(pool).await?;\n    let q = format!(r#\"\n        SELECT *\n          FROM {table}\n        WHERE id = $1\"#);\n" +
+		"    let u = concat!(\"UPDATE jobs \", \"SET state = 1\");\n    let c = '\"';\n    tracing::warn!(%id, \"could not SET timeout: {}\", x / 2);\n    Ok(())\n}\n",
 }
 
 func benchmarkLanguage(b *testing.B, lang Language) {
@@ -47,6 +50,7 @@ func BenchmarkJava(b *testing.B)       { benchmarkLanguage(b, Java) }
 func BenchmarkKotlin(b *testing.B)     { benchmarkLanguage(b, Kotlin) }
 func BenchmarkElixir(b *testing.B)     { benchmarkLanguage(b, Elixir) }
 func BenchmarkPHP(b *testing.B)        { benchmarkLanguage(b, PHP) }
+func BenchmarkRust(b *testing.B)       { benchmarkLanguage(b, Rust) }
 
 // TestBenchSnippets checks that the benchmark inputs exercise the lexers.
 func TestBenchSnippets(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package extract finds string literals and comments in application source
-// code (Go, Python, Ruby, JavaScript/TypeScript, Java, Kotlin, Elixir and
-// PHP) so that the SQL they contain can be analysed with exact source
+// code (Go, Python, Ruby, JavaScript/TypeScript, Java, Kotlin, Elixir, PHP
+// and Rust) so that the SQL they contain can be analysed with exact source
 // positions.
 //
 // Each language has a small hand-written lexer (Go uses go/scanner from the
@@ -38,10 +38,12 @@ const (
 	Kotlin     Language = "kotlin"
 	Elixir     Language = "elixir"
 	PHP        Language = "php"
+	Rust       Language = "rust"
 )
 
 // Placeholder replaces every interpolation (`#{…}`, `${…}`, `{…}` in
-// f-strings, `$name` in Kotlin and PHP, `{$…}` in PHP) and every
+// f-strings and Rust format strings, `$name` in Kotlin and PHP, `{$…}` in
+// PHP) and every
 // non-literal operand of a string concatenation. It is an ordinary
 // identifier, so the SQL parser accepts it wherever a value or a name
 // stands.
@@ -67,6 +69,7 @@ var extensions = map[string]Language{
 	".exs":   Elixir,
 	".php":   PHP,
 	".phtml": PHP,
+	".rs":    Rust,
 }
 
 // LanguageFor reports the language of a file from its extension. The second
@@ -95,6 +98,10 @@ type Literal struct {
 	// the first opening quote (or heredoc marker) to just after the last
 	// closing quote (or heredoc terminator, or trailing operand).
 	Start, End int
+	// Macro is the name of the macro whose argument list holds the literal
+	// directly, without its path and its '!' ("println" for
+	// std::println!("…", x)). Only the Rust lexer sets it.
+	Macro string
 }
 
 // SourceOffset returns the source byte offset of the value byte at
@@ -140,8 +147,8 @@ type Comment struct {
 // order. It never fails or panics on malformed input: an unterminated
 // one-line string is dropped and lexing resumes at its line break, while an
 // unterminated multi-line form (triple quotes, template, heredoc, text
-// block, any PHP string) ends the file. The error is only for an unknown
-// language.
+// block, any PHP or Rust string) ends the file. The error is only for an
+// unknown language.
 func Literals(lang Language, src []byte) (lits []Literal, comments []Comment, err error) {
 	var lx *lexer
 	switch lang {
@@ -161,6 +168,8 @@ func Literals(lang Language, src []byte) (lits []Literal, comments []Comment, er
 		lx = lexElixir(src)
 	case PHP:
 		lx = lexPHP(src)
+	case Rust:
+		lx = lexRust(src)
 	default:
 		return nil, nil, fmt.Errorf("extract: unsupported language %q", lang)
 	}

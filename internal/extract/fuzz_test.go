@@ -25,3 +25,4 @@ func FuzzJava(f *testing.F)       { fuzzLanguage(f, Java, javaCases) }
 func FuzzKotlin(f *testing.F)     { fuzzLanguage(f, Kotlin, kotlinCases) }
 func FuzzElixir(f *testing.F)     { fuzzLanguage(f, Elixir, elixirCases) }
 func FuzzPHP(f *testing.F)        { fuzzLanguage(f, PHP, phpCases) }
+func FuzzRust(f *testing.F)       { fuzzLanguage(f, Rust, rustCases) }
