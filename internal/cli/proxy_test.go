@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/proxyconfig"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 	"github.com/spf13/pflag"
 )
@@ -481,5 +482,28 @@ func TestAnalyzeCaptureParts(t *testing.T) {
 	_, stderr, code = runCLI(t, "", "analyze", "--strict", path)
 	if code != ExitError || !strings.Contains(stderr, "not a capture event") {
 		t.Errorf("--strict: exit %d, stderr %q; want 2", code, stderr)
+	}
+}
+
+// TestProxyEveryKeyHasAFlag: every key of the proxy's YAML sets a flag of
+// the real command (capture_max_bytes was missing), through Apply.
+func TestProxyEveryKeyHasAFlag(t *testing.T) {
+	var f proxyFlags
+	fs := pflag.NewFlagSet("proxy", pflag.ContinueOnError)
+	f.register(fs)
+	for _, k := range proxyconfig.Keys() {
+		if fs.Lookup(proxyconfig.FlagName(k)) == nil {
+			t.Errorf("key %s has no flag --%s", k, proxyconfig.FlagName(k))
+		}
+	}
+	s, err := proxyconfig.ParseYAML([]byte("capture: x.jsonl\ncapture_max_bytes: 2000\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if noFlag, err := s.Apply(fs); err != nil || len(noFlag) != 0 {
+		t.Fatalf("Apply: %v, keys without a flag %v", err, noFlag)
+	}
+	if f.captureMaxBytes != 2000 || f.capture != "x.jsonl" {
+		t.Errorf("capture %q, capture-max-bytes %d", f.capture, f.captureMaxBytes)
 	}
 }

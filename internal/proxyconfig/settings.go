@@ -63,6 +63,7 @@
 //	admin_users: [postgres, ops]
 //	metrics_listen: 127.0.0.1:9127
 //	capture: /var/tmp/app.capture
+//	capture_max_bytes: 0           # start a new part before one exceeds this (0: never)
 //	redact: true
 //	client_tls_sslmode: require      # TLS to clients: disable … verify-full
 //	client_tls_cert_file: pooler.crt
@@ -122,6 +123,7 @@ type Settings struct {
 	AdminUsers             *[]string
 	MetricsListen          *string
 	Capture                *string
+	CaptureMaxBytes        *int
 	Redact                 *bool
 	ClientTLSSSLMode       *string
 	ClientTLSCertFile      *string
@@ -189,6 +191,7 @@ var fields = []field{
 	{key: "admin_users", kind: kindList, ptr: func(s *Settings) any { return &s.AdminUsers }},
 	{key: "metrics_listen", ptr: func(s *Settings) any { return &s.MetricsListen }},
 	{key: "capture", isPath: true, ptr: func(s *Settings) any { return &s.Capture }},
+	{key: "capture_max_bytes", kind: kindInt, ptr: func(s *Settings) any { return &s.CaptureMaxBytes }},
 	{key: "redact", kind: kindBool, ptr: func(s *Settings) any { return &s.Redact }},
 	{key: "client_tls_sslmode", enum: sslModes, ptr: func(s *Settings) any { return &s.ClientTLSSSLMode }},
 	{key: "client_tls_cert_file", isPath: true, ptr: func(s *Settings) any { return &s.ClientTLSCertFile }},
