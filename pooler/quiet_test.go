@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	osexec "os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -470,4 +471,41 @@ func TestStartupParametersCarried(t *testing.T) {
 			t.Fatalf("under allow: %v", err)
 		}
 	})
+}
+
+// TestDropIfExistsIsNoHazard: DROP TABLE IF EXISTS of a plain table is
+// neither refused under reject nor counted as a temp-table hazard, nor does
+// it pin under preserve; pgbench -i runs through the reject policy.
+func TestDropIfExistsIsNoHazard(t *testing.T) {
+	qp := startWith(t, pooler.Config{PoolSize: 1, OnSessionState: pooler.PolicyReject})
+	c := qp.conn(t)
+	table := fmt.Sprintf("plain_%d", qp.key)
+	exec(t, c, "DROP TABLE IF EXISTS "+table)
+	exec(t, c, "CREATE TABLE "+table+" (i int)")
+	exec(t, c, "DROP TABLE IF EXISTS "+table)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := c.Exec(ctx, "CREATE TEMP TABLE t_"+table+" (i int)"); err == nil {
+		t.Fatal("CREATE TEMP TABLE was not refused under reject")
+	}
+	for _, h := range qp.Hazards() {
+		if h.Rule == "temp-table" && h.Action != "rejected" {
+			t.Errorf("hazard counted for a plain DROP: %+v", h)
+		}
+	}
+	pgbench := qp.srv.Tool("pgbench")
+	if pgbench == "" {
+		pgtest.Optional(t, "pgbench", "install PostgreSQL's client programs", "not found")
+	}
+	out, err := osexec.CommandContext(ctx, pgbench, "-i", "-s", "1", "--quiet", qp.url).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pgbench -i through the reject policy: %v\n%s", err, out)
+	}
+	direct, err := pgx.Connect(ctx, qp.srv.SocketURL(pgtest.SuperUser))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close(ctx)
+	direct.Exec(ctx, "DROP TABLE IF EXISTS pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers")
+	qp.settled(t)
 }

@@ -195,6 +195,9 @@ func (c *clientConn) classifyText(text []byte) ([]StateEffect, string) {
 	p := c.proxy
 	policy := p.cfg.OnSessionState
 	for _, e := range effs {
+		if !e.Kind.Makes() {
+			continue // undoing state is no hazard (engine.StateKind.Makes)
+		}
 		action := actionOf(policy, e)
 		c.mu.Lock()
 		first := !c.eng.Session.Logged[e.Rule]

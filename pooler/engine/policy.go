@@ -42,7 +42,7 @@ const (
 // effects on session state are effs, under policy p; attached says
 // whether the client has a server (it is inside a transaction).
 func Judge(p Policy, typ byte, effs []StateEffect, attached bool) Verdict {
-	if len(effs) == 0 || p != PolicyReject {
+	if p != PolicyReject || !makesState(effs) {
 		return Pass
 	}
 	switch {
@@ -52,6 +52,26 @@ func Judge(p Policy, typ byte, effs []StateEffect, attached bool) Verdict {
 		return RaiseOnServer
 	}
 	return RefuseNow
+}
+
+// refused is the effect a refusal names: the first that makes state.
+func refused(effs []StateEffect) StateEffect {
+	for _, e := range effs {
+		if e.Kind.Makes() {
+			return e
+		}
+	}
+	return effs[0]
+}
+
+// makesState reports whether any of effs makes session state (Makes).
+func makesState(effs []StateEffect) bool {
+	for _, e := range effs {
+		if e.Kind.Makes() {
+			return true
+		}
+	}
+	return false
 }
 
 // ApplyEffects records effs, which the client's statement had on its
@@ -75,7 +95,7 @@ func refusalText(e StateEffect) string {
 // Refusal is the ErrorResponse (SQLSTATE 0A000) that refuses a statement
 // with effects effs under the reject policy, with the rule's fix as hint.
 func Refusal(effs []StateEffect) []byte {
-	e := effs[0]
+	e := refused(effs)
 	return ErrorResponse("ERROR", "0A000", refusalText(e), e.Fix)
 }
 
@@ -83,7 +103,7 @@ func Refusal(effs []StateEffect) []byte {
 // itself, so that a transaction in progress fails as PostgreSQL would fail
 // it.
 func RaiseQuery(effs []StateEffect) string {
-	e := effs[0]
+	e := refused(effs)
 	q := "DO $pgpoolcheck$BEGIN RAISE EXCEPTION USING ERRCODE = '0A000', MESSAGE = " + QuoteLiteral(refusalText(e))
 	if e.Fix != "" {
 		q += ", HINT = " + QuoteLiteral(e.Fix)

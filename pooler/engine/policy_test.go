@@ -72,3 +72,30 @@ func TestRefusal(t *testing.T) {
 		t.Fatalf("no fix: %+v %v", e, err)
 	}
 }
+
+// Undoing statements are never refused: DROP TABLE IF EXISTS of a plain
+// table (pgbench -i) is classified as a temporary table's drop, which
+// makes no state.
+func TestJudgeUndoingPasses(t *testing.T) {
+	drop := []StateEffect{{Kind: StateDropTemp, Name: "pgbench_accounts", Rule: "temp-table"}}
+	if v := Judge(PolicyReject, 'Q', drop, false); v != Pass {
+		t.Errorf("DROP under reject: %v, want Pass", v)
+	}
+	mixed := append(drop, StateEffect{Kind: StateSet, Name: "search_path", Rule: "session-set"})
+	if v := Judge(PolicyReject, 'Q', mixed, false); v != RefuseNow {
+		t.Errorf("DROP and SET under reject: %v, want RefuseNow", v)
+	}
+	if r := string(Refusal(mixed)); !strings.Contains(r, "session-set") {
+		t.Errorf("the refusal names %q, want the SET's rule", r)
+	}
+	for _, k := range []StateKind{StateReset, StateUnlock, StateUnlockAll, StateUnlisten, StateDropTemp, StateDiscardTemp, StateCloseCursor, StateDeallocate, StateDiscardAll} {
+		if k.Makes() {
+			t.Errorf("kind %d makes state", k)
+		}
+	}
+	for _, k := range []StateKind{StateSet, StateRole, StateLock, StateListen, StateCreateTemp, StateDeclareHold, StatePrepare, StateLoad} {
+		if !k.Makes() {
+			t.Errorf("kind %d does not make state", k)
+		}
+	}
+}

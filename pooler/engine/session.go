@@ -33,6 +33,21 @@ const (
 	StateDiscardAll
 )
 
+// Makes reports whether an effect of kind k makes session state that
+// could leak (a setting, a role, a lock, a LISTEN, a temporary table, a
+// held cursor, a prepared statement, a loaded library), as opposed to
+// undoing it (RESET, unlocks, UNLISTEN, DROP, CLOSE, DEALLOCATE, DISCARD).
+// Only such effects are hazards: the reject policy refuses them and the
+// hazard counts count them. An undoing statement is harmless whatever it
+// names: DROP TABLE IF EXISTS of a plain table is not a temporary table.
+func (k StateKind) Makes() bool {
+	switch k {
+	case StateSet, StateRole, StateLock, StateListen, StateCreateTemp, StateDeclareHold, StatePrepare, StateLoad:
+		return true
+	}
+	return false
+}
+
 // StateEffect is one effect of a statement on session state.
 type StateEffect struct {
 	Kind StateKind
