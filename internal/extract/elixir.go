@@ -269,10 +269,7 @@ func (lx *lexer) exHeredoc(start, q int, quote byte, escapes, report bool) int {
 	for i := bodyStart; i < closeLine; {
 		if i != dedented && (i == bodyStart || src[i-1] == '\n') {
 			dedented = i
-			k := i
-			for k < closeLine && k-i < indent && (src[k] == ' ' || src[k] == '\t') {
-				k++
-			}
+			k := skipIndent(src, i, closeLine, indent)
 			if k != i {
 				b.skip()
 			}

@@ -472,6 +472,17 @@ func selfEscape(b *builder, src []byte, i int) int {
 	return i + 1
 }
 
+// skipIndent returns the offset after the blanks (spaces and tabs) that
+// start a heredoc line at src[i], at most indent of them and not past end:
+// the indentation a closing marker's column strips from each line.
+func skipIndent(src []byte, i, end, indent int) int {
+	j := i
+	for j < end && j-i < indent && (src[j] == ' ' || src[j] == '\t') {
+		j++
+	}
+	return j
+}
+
 // simpleEscape decodes the one-character escapes shared by most C-like
 // languages.
 func simpleEscape(c byte) (string, bool) {

@@ -444,10 +444,7 @@ func (p *phpLexer) heredoc(start, i int) (int, bool) {
 	for j := bodyStart; j < bodyEnd; {
 		if indent > 0 && j != dedented && (j == bodyStart || src[j-1] == '\n') {
 			dedented = j
-			m := j
-			for m < bodyEnd && m-j < indent && (src[m] == ' ' || src[m] == '\t') {
-				m++
-			}
+			m := skipIndent(src, j, bodyEnd, indent)
 			if m != j {
 				b.skip()
 			}
@@ -491,26 +488,12 @@ func phpEscape(b *builder, src []byte, i int, quote byte) int {
 	}
 	c := src[i+1]
 	switch c {
-	case 'n':
-		b.decoded("\n", i)
-		return i + 2
-	case 't':
-		b.decoded("\t", i)
-		return i + 2
-	case 'r':
-		b.decoded("\r", i)
-		return i + 2
-	case 'v':
-		b.decoded("\v", i)
+	case 'n', 't', 'r', 'v', 'f', '\\', '$':
+		v, _ := simpleEscape(c)
+		b.decoded(v, i)
 		return i + 2
 	case 'e':
 		b.decoded("\x1b", i)
-		return i + 2
-	case 'f':
-		b.decoded("\f", i)
-		return i + 2
-	case '\\', '$':
-		b.decoded(string(c), i)
 		return i + 2
 	case '"', '`':
 		if c == quote {

@@ -326,16 +326,9 @@ func rustEscape(b *builder, src []byte, i int, byteStr bool) int {
 	case '\n', '\r':
 		b.skip()
 		return rustBlanks(src, i+1)
-	case 'n':
-		b.decoded("\n", i)
-	case 'r':
-		b.decoded("\r", i)
-	case 't':
-		b.decoded("\t", i)
-	case '0':
-		b.decoded("\x00", i)
-	case '\\', '\'', '"':
-		b.decoded(string([]byte{c}), i)
+	case 'n', 'r', 't', '0', '\\', '\'', '"':
+		v, _ := simpleEscape(c)
+		b.decoded(v, i)
 	case 'x':
 		v, n := hexRun(src, i+2, 2)
 		if n != 2 {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -223,12 +224,16 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 				return ignored, fail("0 (no limit) is not supported: a login that never ends holds a connection slot; give a number of seconds")
 			}
 			s.ClientLoginTimeout = &d
-		case "server_tls_sslmode":
+		case "server_tls_sslmode", "client_tls_sslmode":
 			v := strings.ToLower(l.value)
-			if !contains(sslModes, v) {
+			if !slices.Contains(sslModes, v) {
 				return ignored, fail("unknown value %q (want %s)", l.value, orList(sslModes))
 			}
-			s.ServerTLSSSLMode = &v
+			if l.key == "server_tls_sslmode" {
+				s.ServerTLSSSLMode = &v
+			} else {
+				s.ClientTLSSSLMode = &v
+			}
 		case "server_tls_ca_file":
 			s.ServerTLSCAFile = ptrTo(l.value)
 		case "server_tls_cert_file":
@@ -239,12 +244,6 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			if !defaultTLSValue(l.key, l.value) {
 				return ignored, fail("%q is not supported: pgpoolcheck connects to PostgreSQL with Go's TLS defaults (TLS 1.2 and 1.3, Go's cipher suites); remove the key or set %s", l.value, tlsDefaults[l.key])
 			}
-		case "client_tls_sslmode":
-			v := strings.ToLower(l.value)
-			if !contains(sslModes, v) {
-				return ignored, fail("unknown value %q (want %s)", l.value, orList(sslModes))
-			}
-			s.ClientTLSSSLMode = &v
 		case "client_tls_cert_file":
 			s.ClientTLSCertFile = ptrTo(l.value)
 		case "client_tls_key_file":
@@ -479,15 +478,6 @@ func defaultTLSValue(key, v string) bool {
 		return v == "secure" || v == "tlsv1.2,tlsv1.3" || v == "tlsv1.3,tlsv1.2"
 	}
 	return v == "default" || v == "secure" || v == "fast" || v == "normal"
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // connParam is one key=value of a connection string.
