@@ -679,6 +679,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		}
 	}
 	c.appName = c.params["application_name"]
+	c.eng.Startup = c.startupSets
 	if len(out) > 0 {
 		if err := c.send(out); err != nil {
 			return false

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // HeaderLen is the size of a regular message header: type and length.
@@ -83,6 +84,12 @@ type Client struct {
 	St RelState
 	// Session is the session state the client made on its servers.
 	Session Session
+	// Startup are the settings the client's startup packet sets on every
+	// server it uses (part of what its statements resolve against).
+	Startup []Setting
+	// nonce identifies the client in the names of statements private to
+	// it (stmtContext); 0 until needed.
+	nonce uint64
 
 	// Prepared-statement tracking (track.go).
 	// stmts are the client's named statements.
@@ -118,6 +125,9 @@ type Limits struct {
 	MaxMessage int
 	// MaxPrepared is how many protocol statements a server keeps.
 	MaxPrepared int
+	// Epoch is the schema epoch server-side statement names carry
+	// (prepared.go).
+	Epoch atomic.Uint64
 }
 
 // ErrInvalidType is the violation of a message type a client may not send.

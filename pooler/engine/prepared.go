@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"strconv"
+	"strings"
+	"sync/atomic"
 )
 
 // Protocol-level prepared statements in transaction mode.
@@ -13,12 +16,24 @@ import (
 // client had when it sent the Parse; in transaction mode its next Bind may
 // land on another. The pooler therefore keeps, per client, each named
 // statement's Parse body (query text and parameter types) and gives it a
-// server-side name derived from a hash of that body, so that every client
-// preparing the same text shares one statement per server. Each server
-// keeps a bounded LRU of the names it holds. Before a Bind or Describe
-// that needs a statement the server lacks, the pooler sends the Parse
-// first and swallows its ParseComplete; Parse, Bind, Describe and Close
-// are rewritten to the server-side name.
+// server-side name derived from a hash of that body and of what the text
+// resolves against (stmtContext), so that clients preparing the same text
+// in the same context share one statement per server. Each server keeps a
+// bounded LRU of the names it holds. Before a Bind or Describe that needs
+// a statement the server lacks, the pooler sends the Parse first and
+// swallows its ParseComplete; Parse, Bind, Describe and Close are
+// rewritten to the server-side name.
+//
+// A server statement goes stale when the objects it was planned against
+// change: PostgreSQL replans it and, when its result type changed, fails
+// every execution with 0A000 (cached plan must not change result type),
+// as it would for a client connected directly; the client's answer is to
+// prepare the statement again. So that this Parse reaches a server rather
+// than finding the stale statement under the same name, names also carry
+// the proxy's schema epoch (Limits.Epoch), which a schema change sent
+// through the pooler (ALTER, DROP) and a 0A000 from any server advance.
+// A statement the client already has keeps its name (and its stale
+// plan, as without the pooler); the stale ones age out of the LRU.
 //
 // The unnamed statement is handled the same way without renaming: the
 // client's latest unnamed Parse is remembered and re-sent when the client
@@ -47,12 +62,104 @@ type stmt struct {
 	effs []StateEffect
 }
 
-// serverStmtName derives the server-side statement name from the Parse
-// body after the name. 96 bits of SHA-256: a collision would run another
-// client's statement, so the hash must be cryptographic.
-func serverStmtName(rest []byte) string {
-	sum := sha256.Sum256(rest)
+// serverStmtBase derives the hash part of a server-side statement name
+// from the Parse body after the name and the statement's context. 96 bits
+// of SHA-256: a collision would run another client's statement, so the
+// hash must be cryptographic.
+func serverStmtBase(rest []byte, ctx string) string {
+	h := sha256.New()
+	h.Write(rest)
+	if ctx != "" {
+		h.Write([]byte{0})
+		h.Write([]byte(ctx))
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
 	return "pgpc_" + hex.EncodeToString(sum[:12])
+}
+
+// serverStmtName is the server-side name of a statement with hash part
+// base in schema epoch epoch.
+func serverStmtName(base string, epoch uint64) string {
+	if epoch == 0 {
+		return base
+	}
+	return base + "_" + strconv.FormatUint(epoch, 10)
+}
+
+// nonces numbers the clients whose statements are private to them.
+var nonces atomic.Uint64
+
+// stmtContext is what a statement the client parses now resolves against
+// beyond its text: the search_path and role it runs under. It is "" in
+// the common case (neither set by the client), so that all clients of a
+// pool share statements. While the server holds a search_path or role the
+// client set and the pooler has not read back, or while the client has
+// temporary objects (which no other client sees), the context is private
+// to the client and to that state (its generation).
+func (c *Client) stmtContext() string {
+	st := &c.Session
+	if st.ctxDirty || len(st.temps) > 0 {
+		if c.nonce == 0 {
+			c.nonce = nonces.Add(1)
+		}
+		return "private " + strconv.FormatUint(c.nonce, 10) + "." + strconv.FormatUint(st.ctxGen, 10)
+	}
+	var path, role, auth string
+	pick := func(sets []Setting) {
+		for _, s := range sets {
+			switch strings.ToLower(s.Name) {
+			case "search_path":
+				path = s.Value
+			case "role":
+				role = s.Value
+			case "session_authorization":
+				auth = s.Value
+			}
+		}
+	}
+	pick(c.Startup)
+	pick(st.Settings)
+	if path == "" && role == "" && auth == "" {
+		return ""
+	}
+	return "search_path=" + path + "\x00role=" + role + "\x00session_authorization=" + auth
+}
+
+// advanceEpoch starts a new schema epoch: statements the clients prepare
+// from now on are not taken for ones prepared before.
+func (l *Limits) advanceEpoch() { l.Epoch.Add(1) }
+
+// schemaChangeTag reports whether a CommandComplete tag is that of a
+// command that may change what a prepared statement's plan resolves to or
+// returns.
+func schemaChangeTag(tag []byte) bool {
+	return bytes.HasPrefix(tag, []byte("ALTER ")) || bytes.HasPrefix(tag, []byte("DROP ")) ||
+		bytes.Equal(tag, []byte("CREATE VIEW")) || bytes.Equal(tag, []byte("CREATE RULE"))
+}
+
+// isStalePlan reports whether an ErrorResponse body is PostgreSQL's
+// "cached plan must not change result type" (SQLSTATE 0A000 from the plan
+// cache).
+func isStalePlan(body []byte) bool {
+	code, msg := errorField(body, 'C'), errorField(body, 'M')
+	return string(code) == "0A000" && bytes.HasPrefix(msg, []byte("cached plan must not change result type"))
+}
+
+// errorField returns field f of an ErrorResponse or NoticeResponse body.
+func errorField(body []byte, f byte) []byte {
+	for len(body) > 0 && body[0] != 0 {
+		t := body[0]
+		v, rest, ok := CString(body[1:])
+		if !ok {
+			return nil
+		}
+		if t == f {
+			return v
+		}
+		body = rest
+	}
+	return nil
 }
 
 // pendKind is what a pending response entry waits for.

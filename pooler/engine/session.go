@@ -90,6 +90,16 @@ type Session struct {
 	Loaded       bool
 	// logged are the rules already logged for this client.
 	Logged map[string]bool
+	// What the client's statements resolve against beyond their text
+	// (prepared.go): ctxGen counts the changes of search_path, role and
+	// temporary objects (kept across cleaning), ctxDirty is set while the
+	// server holds such a change whose value the pooler has not read back.
+	ctxGen   uint64
+	ctxDirty bool
+	// tempDrops counts the DROPs of the client's own temporary objects
+	// whose CommandComplete has not come yet: they change no statement of
+	// another client.
+	tempDrops int
 }
 
 // Setting is a run-time parameter and its value.
@@ -130,10 +140,15 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 				// (varcache).
 				continue
 			}
+			if strings.EqualFold(e.Name, "search_path") {
+				st.resolveChanged()
+			}
 			SetAdd(&st.Touched, strings.ToLower(e.Name))
 		case StateResetAll:
+			st.resolveChanged()
 			st.ResetAll = true
 		case StateRole:
+			st.resolveChanged()
 			if e.SessionAuthority {
 				SetAdd(&st.Touched, "session_authorization")
 			}
@@ -170,10 +185,16 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 		case StateUnlistenAll:
 			st.listens = nil
 		case StateCreateTemp:
+			st.ctxGen++
 			SetAdd(&st.temps, e.Name)
 		case StateDropTemp:
-			delete(st.temps, e.Name)
+			if st.temps[e.Name] {
+				st.ctxGen++
+				st.tempDrops++
+				delete(st.temps, e.Name)
+			}
 		case StateDiscardTemp:
+			st.ctxGen++
 			st.temps = nil
 		case StateDeclareHold:
 			SetAdd(&st.cursors, e.Name)
@@ -190,6 +211,7 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 		case StateLoad:
 			st.Loaded = true
 		case StateDiscardAll:
+			st.resolveChanged()
 			st.locks, st.unknownLocks, st.listens, st.temps, st.cursors, st.prepared = nil, 0, nil, nil, nil, nil
 			st.ResetAll = true
 			SetAdd(&st.Touched, "role")
@@ -298,7 +320,14 @@ func RestoreSQL(settings []Setting) string {
 // Cleaned is the session after its server was cleaned: what was logged
 // stays, and so do the settings that follow the client.
 func (st *Session) Cleaned(settings []Setting) Session {
-	return Session{Logged: st.Logged, Settings: settings}
+	return Session{Logged: st.Logged, Settings: settings, ctxGen: st.ctxGen}
+}
+
+// resolveChanged notes a change of what names resolve to (search_path,
+// role) whose value only the server knows until it is read back.
+func (st *Session) resolveChanged() {
+	st.ctxGen++
+	st.ctxDirty = true
 }
 
 // QuoteLiteral quotes v as an SQL string literal valid whatever

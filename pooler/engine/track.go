@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 )
 
@@ -122,13 +123,30 @@ func (c *Client) Backend(s *Server, typ byte, body []byte) (forward bool) {
 	if e == nil {
 		return true
 	}
-	if (e.kind == pkQuery || e.kind == pkExecute) && typ == 'C' && body != nil && isDeallocateAllTag(body) {
-		s.lru.removeBefore(e.seq)
-		for name, st := range c.stmts {
-			if st.seq < e.cseq {
-				delete(c.stmts, name)
+	if (e.kind == pkQuery || e.kind == pkExecute) && typ == 'C' && body != nil {
+		if isDeallocateAllTag(body) {
+			s.lru.removeBefore(e.seq)
+			for name, st := range c.stmts {
+				if st.seq < e.cseq {
+					delete(c.stmts, name)
+				}
+			}
+		} else if tag, _, _ := CString(body); schemaChangeTag(tag) {
+			if bytes.Equal(tag, []byte("DROP TABLE")) && c.Session.tempDrops > 0 {
+				// The client's own temporary table: only its private
+				// statements could name it, and they are named by the
+				// generation of its temporary objects.
+				c.Session.tempDrops--
+			} else {
+				c.Limits.advanceEpoch()
 			}
 		}
+	}
+	if typ == 'E' && body != nil && isStalePlan(body) {
+		// A statement planned against objects that changed since (a
+		// schema change made elsewhere): the client will prepare it again,
+		// and that Parse must reach the server.
+		c.Limits.advanceEpoch()
 	}
 	if done, failed := completes(e.kind, typ); done {
 		ent := s.q.pop()
@@ -299,7 +317,8 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 			pl.Action = PlanDrop
 			return pl
 		}
-		st := &stmt{srv: serverStmtName(rest), rest: append([]byte(nil), rest...), seq: c.qseq, effs: effs}
+		srv := serverStmtName(serverStmtBase(rest, c.stmtContext()), c.Limits.Epoch.Load())
+		st := &stmt{srv: srv, rest: append([]byte(nil), rest...), seq: c.qseq, effs: effs}
 		c.stmts[cname] = st
 		pl.Action = PlanRename
 		pl.NewName, pl.Tail, pl.Skip = st.srv, st.rest, len(body)
