@@ -384,3 +384,35 @@ func TestSessionModeRealPID(t *testing.T) {
 		t.Fatal("the terminated client's query ran")
 	}
 }
+
+// TestSessionModeLeaveInTransaction: a session-mode client that leaves
+// inside a transaction takes its server with it, as its backend would
+// end without the pooler; one that leaves idle gives it back. Pool of 1.
+func TestSessionModeLeaveInTransaction(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{Mode: ModeSession, PoolSize: 1})
+	ctx := testCtx(t, 30*time.Second)
+	pidOf := func(c *pgx.Conn) uint32 {
+		var pid uint32
+		if err := c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	a := tp.connect(t, pgx.QueryExecModeExec)
+	pa := pidOf(a)
+	a.Close(ctx)
+	b := tp.connect(t, pgx.QueryExecModeExec)
+	pb := pidOf(b)
+	if pb != pa {
+		t.Fatalf("after an idle client left, the next one got server %d, not %d (reused)", pb, pa)
+	}
+	if _, err := b.Exec(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	b.Close(ctx)
+	c := tp.connect(t, pgx.QueryExecModeExec)
+	if pc := pidOf(c); pc == pb {
+		t.Fatalf("a client that left inside a transaction left its server %d to the next", pb)
+	}
+}

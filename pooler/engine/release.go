@@ -48,7 +48,8 @@ const (
 	// VanishCancelClose: a query is running; cancel it and close the
 	// server, since PostgreSQL would otherwise run it to the end.
 	VanishCancelClose
-	// VanishClose: an unfinished extended query or a broken stream; close.
+	// VanishClose: an unfinished extended query, a broken stream, or a
+	// session-mode client that left inside a transaction; close.
 	VanishClose
 )
 
@@ -66,6 +67,13 @@ func OnVanish(attached bool, s RelState) VanishAction {
 		return VanishClose
 	case s.TxStatus == 'I':
 		return VanishReset
+	case s.HeldForSession:
+		// Session and record mode: the client had a server of its own
+		// and left inside a transaction. Without the pooler its backend
+		// would end with it; so does this server, and the next client
+		// gets another (with another process ID, which clients such as
+		// pgxpool check).
+		return VanishClose
 	default:
 		return VanishRollback
 	}

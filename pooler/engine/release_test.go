@@ -76,6 +76,8 @@ func TestOnVanish(t *testing.T) {
 		{"idle", true, RelState{TxStatus: 'I'}, VanishReset},
 		{"idle in transaction", true, RelState{TxStatus: 'T'}, VanishRollback},
 		{"failed transaction", true, RelState{TxStatus: 'E'}, VanishRollback},
+		{"session mode, in a transaction", true, RelState{TxStatus: 'T', HeldForSession: true}, VanishClose},
+		{"session mode, idle", true, RelState{TxStatus: 'I', HeldForSession: true}, VanishReset},
 		{"query running", true, RelState{TxStatus: 'I', PendingSyncs: 1}, VanishCancelClose},
 		{"query running in transaction", true, RelState{TxStatus: 'T', PendingSyncs: 1}, VanishCancelClose},
 		{"unsynced extended query", true, RelState{TxStatus: 'T', Unsynced: true}, VanishClose},
