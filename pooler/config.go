@@ -194,6 +194,13 @@ type Config struct {
 	// settings SHOW CONFIG marks changeable and logs the others as
 	// needing a restart.
 	Reload func(*Config) error
+	// PeerID, from 1 to MaxPeerID, makes the pooler one of several
+	// behind one address (cancel.go): the cancel keys it gives carry it,
+	// and a CancelRequest for another peer's key is sent on to that peer
+	// at its address in Peers (host:port, or a Unix socket path). Peers
+	// lists every instance, this one included (0: no peering).
+	PeerID int
+	Peers  map[int]string
 	// Relay is how transaction mode relays (default loop; Linux only,
 	// elsewhere always goroutine).
 	Relay Relay
@@ -351,6 +358,9 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	if err := c.checkClientTLS(); err != nil {
 		return nil, err
 	}
+	if err := c.checkPeers(); err != nil {
+		return nil, err
+	}
 	for name, db := range c.Databases {
 		if isAdminDatabase(name) {
 			return nil, fmt.Errorf("database %s: the name of the admin console cannot be a database entry", name)
@@ -367,6 +377,45 @@ func (c *Config) validate() (*pgconn.Config, error) {
 		return nil, fmt.Errorf("upstream: %w", err)
 	}
 	return pc, nil
+}
+
+// checkPeers checks PeerID against Peers.
+func (c *Config) checkPeers() error {
+	if c.PeerID < 0 || c.PeerID > MaxPeerID {
+		return fmt.Errorf("peer id %d: want 1 to %d (0: no peering)", c.PeerID, MaxPeerID)
+	}
+	if c.PeerID == 0 {
+		if len(c.Peers) > 0 {
+			return errors.New("peers are listed but this instance has no peer id: set one (the list names every instance, this one included)")
+		}
+		return nil
+	}
+	if _, ok := c.Peers[c.PeerID]; !ok && len(c.Peers) > 0 {
+		return fmt.Errorf("peer id %d is not in the peer list (the list names every instance, this one included)", c.PeerID)
+	}
+	for id, addr := range c.Peers {
+		if id < 1 || id > MaxPeerID {
+			return fmt.Errorf("peer %d: want an id from 1 to %d", id, MaxPeerID)
+		}
+		if strings.HasPrefix(addr, "/") {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return fmt.Errorf("peer %d: address %q: want host:port or a Unix socket path", id, addr)
+		}
+	}
+	return nil
+}
+
+// ParsePeer reads a peer as the command line writes it: ID=HOST:PORT (or
+// ID=/path/to/socket).
+func ParsePeer(spec string) (int, string, error) {
+	id, addr, ok := strings.Cut(spec, "=")
+	n, err := strconv.Atoi(strings.TrimSpace(id))
+	if !ok || err != nil || strings.TrimSpace(addr) == "" {
+		return 0, "", fmt.Errorf("peer %q: want ID=HOST:PORT", spec)
+	}
+	return n, strings.TrimSpace(addr), nil
 }
 
 // checkClientTLS checks ClientTLSMode against ClientTLS.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,6 +28,8 @@ type testProxy struct {
 	port int
 	srv  *pgtest.Server
 	done chan error
+	// stopOnce guards stop (peers_test.go).
+	stopOnce sync.Once
 }
 
 // startProxy starts a proxy in front of srv (over its unix socket, as

@@ -8,7 +8,7 @@
 //	  session-load: error
 //	include: ["db/**"]         # globs (** allowed), relative to the config file's directory
 //	exclude: ["db/legacy/**"]
-//	languages: [sql]           # which kinds of files directory walks pick up
+//	languages: [sql]           # which kinds of files directory walks pick up ("config": .env, properties, YAML, appsettings.json)
 package config
 
 import (
@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -36,7 +37,7 @@ const (
 // Config is the content of a config file.
 type Config struct {
 	Target    string            `yaml:"target"`
-	FailOn    string            `yaml:"fail-on"`
+	FailOn    string            `yaml:"fail_on"`
 	Rules     map[string]string `yaml:"rules"`
 	Include   []string          `yaml:"include"`
 	Exclude   []string          `yaml:"exclude"`
@@ -50,7 +51,14 @@ type Config struct {
 	// rules turned off.
 	Severity map[string]rules.Severity `yaml:"-"`
 	Disabled map[string]bool           `yaml:"-"`
+	// Warnings are deprecated spellings the file used, one line each.
+	Warnings []string `yaml:"-"`
 }
+
+// keys are the keys a config file may set. Keys are snake_case, as in the
+// proxy's YAML config and pgbouncer.ini; the spelling with "-" (fail-on)
+// is accepted with a warning.
+var keys = []string{"target", "fail_on", "rules", "include", "exclude", "languages"}
 
 // unknownField matches the YAML library's message for an unknown key.
 var unknownField = regexp.MustCompile(`^(line \d+): field (\S+) not found in type .*$`)
@@ -61,7 +69,6 @@ func describeTypeError(te *yaml.TypeError) string {
 	var parts []string
 	for _, e := range te.Errors {
 		if m := unknownField.FindStringSubmatch(e); m != nil {
-			keys := []string{"target", "fail-on", "rules", "include", "exclude", "languages"}
 			parts = append(parts, fmt.Sprintf("%s: unknown key %q%s (known keys: %s)", m[1], m[2], suggest.Hint(m[2], keys), strings.Join(keys, ", ")))
 			continue
 		}
@@ -112,15 +119,34 @@ func Load(path string) (*Config, error) {
 }
 
 // Languages a walk can pick up.
-var knownLanguages = []string{"sql", "go", "python", "ruby", "javascript", "typescript", "java", "kotlin", "elixir", "php", "rust"}
+var knownLanguages = []string{"sql", "go", "python", "ruby", "javascript", "typescript", "java", "kotlin", "elixir", "php", "rust", "csharp", "config"}
 
 // Parse reads config text: unknown keys, rule ids, severities, targets and
 // languages are errors.
 func Parse(b []byte) (*Config, error) {
 	c := &Config{}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
+		m := doc.Content[0]
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			k := m.Content[i]
+			if snake := strings.ReplaceAll(k.Value, "-", "_"); snake != k.Value && slices.Contains(keys, snake) {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("line %d: %s is deprecated: write %s (config keys are snake_case, as in the proxy's config)", k.Line, k.Value, snake))
+				k.Value = snake
+			}
+			if !slices.Contains(keys, k.Value) {
+				return nil, fmt.Errorf("line %d: unknown key %q%s (known keys: %s)", k.Line, k.Value, suggest.Hint(k.Value, keys), strings.Join(keys, ", "))
+			}
+		}
+	}
+	var err error
+	if len(doc.Content) > 0 {
+		err = doc.Decode(c)
+	}
+	if err != nil {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
 			return nil, errors.New(describeTypeError(te))
@@ -134,7 +160,7 @@ func Parse(b []byte) (*Config, error) {
 	}
 	if c.FailOn != "" && !strings.EqualFold(c.FailOn, "never") {
 		if _, err := rules.ParseSeverity(c.FailOn); err != nil {
-			return nil, fmt.Errorf("fail-on: %v (or never)", err)
+			return nil, fmt.Errorf("fail_on: %v (or never)", err)
 		}
 	}
 	c.Severity = map[string]rules.Severity{}

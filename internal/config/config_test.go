@@ -14,12 +14,12 @@ func TestParse(t *testing.T) {
 		name, text, err string
 	}{
 		{"empty", "", ""},
-		{"full", "target: rds-proxy\nfail-on: warning\nrules:\n  backend-pid: off\n  listen: critical\ninclude: [db/**]\nexclude: ['db/legacy/**']\nlanguages: [sql, go]\n", ""},
+		{"full", "target: rds-proxy\nfail_on: warning\nrules:\n  backend-pid: off\n  listen: critical\ninclude: [db/**]\nexclude: ['db/legacy/**']\nlanguages: [sql, go]\n", ""},
 		{"unknown key", "targets: generic\n", `unknown key "targets"`},
 		{"unknown rule", "rules:\n  no-such: off\n", `unknown rule "no-such"`},
 		{"bad severity", "rules:\n  listen: loud\n", `"loud" is not off`},
 		{"bad target", "target: pgbouncr\n", `unknown target "pgbouncr"`},
-		{"bad fail-on", "fail-on: sometimes\n", "fail-on"},
+		{"bad fail_on", "fail_on: sometimes\n", "fail_on"},
 		{"bad language", "languages: [cobol]\n", `unknown language "cobol"`},
 		{"bad glob", "exclude: ['[a-']\n", "bad glob"},
 		{"not a map", "- a\n- b\n", "cannot unmarshal"},
@@ -79,5 +79,21 @@ func TestFind(t *testing.T) {
 	got, err := Find(deep)
 	if err != nil || got != filepath.Join(root, "a", FileName) {
 		t.Errorf("Find = %q, %v", got, err)
+	}
+}
+
+func TestDeprecatedKeySpelling(t *testing.T) {
+	c, err := Parse([]byte("target: pgbouncer\nfail-on: warning\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.FailOn != "warning" {
+		t.Fatalf("fail-on read as %q", c.FailOn)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "line 2: fail-on is deprecated: write fail_on") {
+		t.Fatalf("warnings %q", c.Warnings)
+	}
+	if _, err := Parse([]byte("fail_onn: error\n")); err == nil || !strings.Contains(err.Error(), "did you mean fail_on?") {
+		t.Fatalf("misspelt key: %v", err)
 	}
 }

@@ -107,6 +107,8 @@ func ParsePgBouncerINI(b []byte) (*Settings, []Ignored, error) {
 			ignored, err = s.pgbouncerSection(sections[name], ignored)
 		case "databases":
 			ignored, err = s.databasesSection(sections[name], ignored)
+		case "peers":
+			err = s.peersSection(sections[name])
 		case "users":
 			if ls := sections[name]; len(ls) > 0 {
 				err = fmt.Errorf("line %d: [users] %s: per-user settings (pool_mode, max_user_connections, pool_size) are not supported by pgpoolcheck; remove the [users] section", ls[0].line, ls[0].key)
@@ -122,6 +124,45 @@ func ParsePgBouncerINI(b []byte) (*Settings, []Ignored, error) {
 	}
 	sort.SliceStable(ignored, func(i, j int) bool { return ignored[i].Line < ignored[j].Line })
 	return s, ignored, nil
+}
+
+// peersSection maps [peers]: "ID = host=HOST port=PORT", as PgBouncer
+// writes it (a host starting with / is a Unix socket directory).
+func (s *Settings) peersSection(lines []iniLine) error {
+	var peers []string
+	for _, l := range lines {
+		if id, err := strconv.Atoi(l.key); err != nil || id < 1 || id > 16383 {
+			return fmt.Errorf("line %d: [peers] %s: want a peer id from 1 to 16383", l.line, l.key)
+		}
+		params, err := parseConnString(l.value)
+		if err != nil {
+			return fmt.Errorf("line %d: [peers] %s: %v", l.line, l.key, err)
+		}
+		host, port := "", "6432"
+		for _, p := range params {
+			switch p.key {
+			case "host":
+				host = p.value
+			case "port":
+				port = p.value
+			case "pool_size":
+				// PgBouncer's pool for forwarded cancels: each is sent on a
+				// connection of its own here.
+			default:
+				return fmt.Errorf("line %d: [peers] %s: unknown key %q (want host and port)", l.line, l.key, p.key)
+			}
+		}
+		if host == "" {
+			return fmt.Errorf("line %d: [peers] %s: no host", l.line, l.key)
+		}
+		addr := net.JoinHostPort(host, port)
+		if strings.HasPrefix(host, "/") {
+			addr = host + "/.s.PGSQL." + port
+		}
+		peers = append(peers, l.key+"="+addr)
+	}
+	s.Peers = &peers
+	return nil
 }
 
 // pgbouncerSection maps the [pgbouncer] keys.
@@ -169,6 +210,12 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			default:
 				return ignored, fail("unknown pool_mode %q (want session, transaction or statement)", l.value)
 			}
+		case "peer_id":
+			n, err := strconv.Atoi(l.value)
+			if err != nil || n < 0 || n > 16383 {
+				return ignored, fail("want a peer id from 1 to 16383 (0: no peering), not %q", l.value)
+			}
+			s.PeerID = &n
 		case "default_pool_size", "max_client_conn", "max_prepared_statements", "max_packet_size":
 			n, err := strconv.ParseInt(l.value, 0, 64)
 			if err != nil || n < 0 || n > 1<<31-1 {

@@ -35,6 +35,8 @@ func TestLoadYAML(t *testing.T) {
 	want := `listen=0.0.0.0:6432
 unix_socket_dir=testdata/sockets
 so_reuseport=true
+peer_id=2
+peers=1=pooler-0.pooler:6432,2=pooler-1.pooler:6432
 upstream=postgres://app@db:5432/app
 mode=transaction
 pool_size=20
@@ -85,7 +87,7 @@ server_tls_key_file=testdata/client.key
 
 func TestParseYAMLErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
-		{"listen: a\npool_mode: transaction\n", `line 2: unknown key "pool_mode" (known keys: listen, unix_socket_dir, so_reuseport, upstream,`},
+		{"listen: a\npool_mode: transaction\n", `line 2: unknown key "pool_mode" (known keys: listen, unix_socket_dir, so_reuseport, peer_id, peers, upstream,`},
 		{"pool_size: ten\n", `line 1: pool_size: want a whole number, not "ten"`},
 		{"pool_size: 0\n", "line 1: pool_size: want a whole number from 1, not 0"},
 		{"max_message_size: 10\n", "from 1024"},
@@ -286,6 +288,8 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs.String("listen", "127.0.0.1:6432", "")
 	fs.String("unix-socket-dir", "", "")
 	fs.Bool("so-reuseport", false, "")
+	fs.Int("peer-id", 0, "")
+	fs.StringSlice("peers", nil, "")
 	fs.String("upstream", "", "")
 	fs.String("mode", "transaction", "")
 	fs.Int("pool-size", 20, "")
@@ -396,5 +400,49 @@ func TestFlagNames(t *testing.T) {
 		if fs.Lookup(FlagName(k)) == nil {
 			t.Errorf("key %s has no flag --%s", k, FlagName(k))
 		}
+	}
+}
+
+func TestPgBouncerPeers(t *testing.T) {
+	s, ignored, err := ParsePgBouncerINI([]byte(`[databases]
+app = host=db port=5432
+[pgbouncer]
+peer_id = 2
+[peers]
+1 = host=pooler-0.pooler port=6432
+2 = host=/var/run/pgpoolcheck port=6433
+3 = host=10.0.0.3
+`))
+	if err != nil || len(ignored) != 0 {
+		t.Fatal(err, ignored)
+	}
+	if got, _ := s.Get("peer_id"); got != "2" {
+		t.Errorf("peer_id %q", got)
+	}
+	if got, _ := s.Get("peers"); got != "1=pooler-0.pooler:6432,2=/var/run/pgpoolcheck/.s.PGSQL.6433,3=10.0.0.3:6432" {
+		t.Errorf("peers %q", got)
+	}
+	for _, tc := range []struct{ ini, want string }{
+		{"[pgbouncer]\npeer_id = 20000\n", "peer id from 1 to 16383"},
+		{"[peers]\nx = host=a\n", "want a peer id"},
+		{"[peers]\n1 = port=6432\n", "no host"},
+		{"[peers]\n1 = host=a dbname=b\n", `unknown key "dbname"`},
+	} {
+		if _, _, err := ParsePgBouncerINI([]byte(tc.ini)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.ini, err, tc.want)
+		}
+	}
+}
+
+func TestYAMLDeprecatedSpelling(t *testing.T) {
+	s, err := ParseYAML([]byte("pool-size: 5\nmax_client_conn: 9\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := s.Get("pool_size"); v != "5" {
+		t.Fatalf("pool-size read as %q", v)
+	}
+	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "line 1: pool-size is deprecated: write pool_size") {
+		t.Fatalf("warnings %q", s.Warnings)
 	}
 }

@@ -28,7 +28,8 @@
 // should report.
 //
 // The YAML file is a mapping of the keys below (snake_case, as in
-// pgbouncer.ini; the flag spelling with "-" is accepted too). An unknown
+// pgbouncer.ini; the flag spelling with "-" is still read, with a
+// deprecation warning in Settings.Warnings). An unknown
 // key, or a value of the wrong type, is an error naming the key and its
 // line. Durations are Go durations ("90s", "2m30s") or numbers of seconds.
 // Relative auth_file and capture paths are resolved against the config
@@ -37,6 +38,8 @@
 //	listen: 0.0.0.0:6432
 //	unix_socket_dir: /var/run/postgresql  # also listen on .s.PGSQL.6432 there
 //	so_reuseport: false            # several processes on one address (Linux)
+//	peer_id: 1                     # this instance among peers (cancel forwarding)
+//	peers: {1: "pooler-0.pooler:6432", 2: "pooler-1.pooler:6432"}  # every instance, this one included
 //	upstream: postgres://app@db:5432/app
 //	mode: transaction              # transaction, session or record
 //	pool_size: 20
@@ -95,6 +98,8 @@ type Settings struct {
 	Listen                 *string
 	UnixSocketDir          *string
 	SoReusePort            *bool
+	PeerID                 *int
+	Peers                  *[]string
 	Upstream               *string
 	Mode                   *string
 	PoolSize               *int
@@ -134,6 +139,9 @@ type Settings struct {
 	ServerTLSCAFile        *string
 	ServerTLSCertFile      *string
 	ServerTLSKeyFile       *string
+
+	// Warnings are deprecated spellings the file used, one line each.
+	Warnings []string
 }
 
 // valueKind is the type of a setting.
@@ -163,6 +171,8 @@ var fields = []field{
 	{key: "listen", ptr: func(s *Settings) any { return &s.Listen }},
 	{key: "unix_socket_dir", isPath: true, ptr: func(s *Settings) any { return &s.UnixSocketDir }},
 	{key: "so_reuseport", kind: kindBool, ptr: func(s *Settings) any { return &s.SoReusePort }},
+	{key: "peer_id", kind: kindInt, ptr: func(s *Settings) any { return &s.PeerID }},
+	{key: "peers", kind: kindList, ptr: func(s *Settings) any { return &s.Peers }},
 	{key: "upstream", ptr: func(s *Settings) any { return &s.Upstream }},
 	{key: "mode", enum: []string{"transaction", "session", "record"}, ptr: func(s *Settings) any { return &s.Mode }},
 	{key: "pool_size", kind: kindInt, min: 1, ptr: func(s *Settings) any { return &s.PoolSize }},

@@ -69,6 +69,9 @@ func ParseYAML(b []byte) (*Settings, error) {
 			return nil, fmt.Errorf("line %d: %s is already set on line %d", k.Line, k.Value, prev)
 		}
 		seen[f.key] = k.Line
+		if k.Value != f.key {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("line %d: %s is deprecated: write %s (config keys are snake_case, as in pgbouncer.ini)", k.Line, k.Value, f.key))
+		}
 		if err := s.setYAML(f, v); err != nil {
 			return nil, fmt.Errorf("line %d: %s: %w", v.Line, k.Value, err)
 		}
@@ -87,6 +90,15 @@ func (s *Settings) setYAML(f field, v *yaml.Node) error {
 					return fmt.Errorf("line %d: want a list of names", item.Line)
 				}
 				list = append(list, item.Value)
+			}
+		case v.Kind == yaml.MappingNode && f.key == "peers":
+			// peers: {1: host:port, …}: the list's ID=HOST:PORT entries.
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				k, val := v.Content[i], v.Content[i+1]
+				if k.Kind != yaml.ScalarNode || val.Kind != yaml.ScalarNode || val.Tag == "!!null" {
+					return fmt.Errorf("line %d: want peer id: host:port", k.Line)
+				}
+				list = append(list, k.Value+"="+val.Value)
 			}
 		case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
 			list = splitList(v.Value) // "a, b", as in pgbouncer.ini
