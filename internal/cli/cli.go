@@ -119,6 +119,7 @@ transaction-mode connection pooler such as PgBouncer.`,
 		return usageError{err}
 	})
 	root.AddCommand(newScan(e), newAnalyze(e), newGate(e), newRules(e), newExplain(e), newVersion(e), newProxy(e))
+	root.AddCommand(newDemo(e))
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }

@@ -25,6 +25,8 @@ type proxyFlags struct {
 	listen, upstream, mode    string
 	unixSocketDir             string
 	soReusePort               bool
+	peerID                    int
+	peers                     []string
 	poolSize, maxClientConn   int
 	queryWait, idle, lifetime time.Duration
 	connectTimeout, shutdown  time.Duration
@@ -175,6 +177,8 @@ transactions finish for up to --shutdown-timeout, closes everything and exits 0.
 func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:6432", "address to accept clients on")
 	fl.BoolVar(&f.soReusePort, "so-reuseport", false, "set SO_REUSEPORT on the listener, so that several pgpoolcheck processes on one machine share --listen (Linux)")
+	fl.IntVar(&f.peerID, "peer-id", 0, fmt.Sprintf("this instance's id among peers behind one address, 1 to %d: cancel keys carry it, and a cancel request for another peer's key is forwarded to that peer (0: no peering)", pooler.MaxPeerID))
+	fl.StringSliceVar(&f.peers, "peers", nil, "every instance behind the address, this one included, comma-separated or repeated: ID=HOST:PORT (or ID=/path/.s.PGSQL.PORT)")
 	fl.StringVar(&f.unixSocketDir, "unix-socket-dir", "", "also listen on a Unix-domain socket in this directory (.s.PGSQL.PORT, as PostgreSQL names it: psql -h DIR -p PORT)")
 	fl.StringVar(&f.upstream, "upstream", "", "PostgreSQL connection URL (or PGPOOLCHECK_UPSTREAM)")
 	fl.StringVar(&f.mode, "mode", "transaction", "pool mode: transaction, session or record")
@@ -220,36 +224,11 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 }
 
 func runProxy(ctx context.Context, e *env, fs *pflag.FlagSet, f *proxyFlags) error {
-	cfg, err := proxyConfig(e, fs, f)
+	p, cfg, closeCapture, err := startProxy(e, fs, f)
 	if err != nil {
 		return err
 	}
-	if cfg.Mode == pooler.ModeRecord && f.capture == "" {
-		return usagef("--mode record needs --capture FILE")
-	}
-	if f.capture != "" {
-		w, err := capture.Create(f.capture, capture.Header{Upstream: cfg.Upstream, Mode: string(cfg.Mode)},
-			capture.Options{Redact: f.redact, MaxBytes: f.captureMaxBytes, Logger: cfg.Logger})
-		if err != nil {
-			return err
-		}
-		cfg.Capture = w
-		cfg.Logger.Info("capture started", "file", w.Path())
-		defer func() {
-			if err := w.Close(); err != nil {
-				cfg.Logger.Warn("capture closed with an error", "file", f.capture, "err", err)
-			} else {
-				cfg.Logger.Info("capture written", "file", f.capture)
-			}
-		}()
-	}
-	p, err := pooler.New(cfg)
-	if err != nil {
-		return usageError{err}
-	}
-	if err := p.Listen(); err != nil {
-		return err
-	}
+	defer closeCapture()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	{
@@ -274,6 +253,45 @@ func runProxy(ctx context.Context, e *env, fs *pflag.FlagSet, f *proxyFlags) err
 		}()
 	}
 	return p.Serve(ctx)
+}
+
+// startProxy makes the pooler the flags describe and has it listen,
+// opening the --capture file first when one is given. closeCapture
+// flushes and closes that file: call it after Serve returns.
+func startProxy(e *env, fs *pflag.FlagSet, f *proxyFlags) (p *pooler.Proxy, cfg pooler.Config, closeCapture func(), err error) {
+	cfg, err = proxyConfig(e, fs, f)
+	if err != nil {
+		return nil, cfg, nil, err
+	}
+	if cfg.Mode == pooler.ModeRecord && f.capture == "" {
+		return nil, cfg, nil, usagef("--mode record needs --capture FILE")
+	}
+	closeCapture = func() {}
+	if f.capture != "" {
+		w, err := capture.Create(f.capture, capture.Header{Upstream: cfg.Upstream, Mode: string(cfg.Mode)},
+			capture.Options{Redact: f.redact, MaxBytes: f.captureMaxBytes, Logger: cfg.Logger})
+		if err != nil {
+			return nil, cfg, nil, err
+		}
+		cfg.Capture = w
+		cfg.Logger.Info("capture started", "file", w.Path())
+		closeCapture = func() {
+			if err := w.Close(); err != nil {
+				cfg.Logger.Warn("capture closed with an error", "file", f.capture, "err", err)
+			} else {
+				cfg.Logger.Info("capture written", "file", f.capture)
+			}
+		}
+	}
+	if p, err = pooler.New(cfg); err != nil {
+		closeCapture()
+		return nil, cfg, nil, usageError{err}
+	}
+	if err := p.Listen(); err != nil {
+		closeCapture()
+		return nil, cfg, nil, err
+	}
+	return p, cfg, closeCapture, nil
 }
 
 // loadProxyFiles reads --pgbouncer-ini and --config into fs's flags (and
@@ -303,6 +321,9 @@ func loadProxyFiles(e *env, fs *pflag.FlagSet, f *proxyFlags) error {
 		s, err := proxyconfig.LoadYAML(f.config)
 		if err != nil {
 			return usagef("--config: %w", err)
+		}
+		for _, w := range s.Warnings {
+			warn("%s: %s", f.config, w)
 		}
 		yml = s
 		merged.Merge(s)
@@ -390,8 +411,26 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		}
 		databases[name] = db
 	}
+	var peers map[int]string
+	for _, spec := range f.peers {
+		id, addr, err := pooler.ParsePeer(spec)
+		if err != nil {
+			return pooler.Config{}, usagef("--peers: %w", err)
+		}
+		if peers == nil {
+			peers = map[int]string{}
+		}
+		if _, dup := peers[id]; dup {
+			return pooler.Config{}, usagef("--peers: peer %d is listed twice", id)
+		}
+		peers[id] = addr
+	}
 	cfg := pooler.Config{
 		Listen:                 f.listen,
+		SoReusePort:            f.soReusePort,
+		UnixSocketDir:          f.unixSocketDir,
+		PeerID:                 f.peerID,
+		Peers:                  peers,
 		Upstream:               upstream,
 		Mode:                   pooler.Mode(f.mode),
 		PoolSize:               f.poolSize,

@@ -7,32 +7,26 @@
 // removes the directory when the tests are done. Tests that must stop or
 // restart a server get their own with New.
 //
-// The server binaries are looked up on PATH, through `pg_config --bindir`
-// and under /usr/lib/postgresql/*/bin. Without them the tests are skipped
-// with a message, except when the environment variable CI is "true": then
-// a missing PostgreSQL is a test failure. PostgreSQL refuses to run as
-// root, so when the test runs as uid 0 initdb and postgres run as the
-// `postgres` OS user.
+// The servers come from package pgserver: the binaries are looked up on
+// PATH, through `pg_config --bindir` and under /usr/lib/postgresql/*/bin,
+// and as root they run as the `postgres` OS user. Without the binaries the
+// tests are skipped with a message, except when the environment variable
+// CI is "true": then a missing PostgreSQL is a test failure. Every server
+// also has an md5 user and a SCRAM user (MD5User, SCRAMUser) for
+// authentication tests.
 package pgtest
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
-	"os/user"
-	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgserver"
 )
 
 // Users made in every server, with passwords stored in the named format,
@@ -43,26 +37,12 @@ const (
 	MD5Password   = "md5-secret"
 	SCRAMUser     = "scramuser"
 	SCRAMPassword = "scram-secret"
-	SuperUser     = "postgres"
-	Database      = "postgres"
+	SuperUser     = pgserver.SuperUser
+	Database      = pgserver.Database
 )
 
-// Server is a running throwaway PostgreSQL.
-type Server struct {
-	// BinDir holds the server binaries (initdb, postgres, psql, pgbench).
-	BinDir string
-	// Dir is the temporary directory: data in Dir/data, socket in Dir.
-	Dir string
-	// Port is the TCP port on 127.0.0.1 (the socket uses the same number).
-	Port int
-
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
-	cred *syscall.Credential
-	uid  int
-	gid  int
-}
+// Server is a running throwaway PostgreSQL (package pgserver).
+type Server = pgserver.Server
 
 var (
 	sharedOnce sync.Once
@@ -149,256 +129,34 @@ func New(t testing.TB) *Server {
 	return s
 }
 
-// errNoBinaries says that no PostgreSQL server binaries were found.
-var errNoBinaries = errors.New("PostgreSQL server binaries (initdb, postgres) not found on PATH, via pg_config --bindir or under /usr/lib/postgresql/*/bin")
-
 func unavailable(t testing.TB, err error) {
 	t.Helper()
-	if errors.Is(err, errNoBinaries) && os.Getenv("CI") != "true" {
+	if errors.Is(err, pgserver.ErrNoBinaries) && os.Getenv("CI") != "true" {
 		t.Skipf("pgtest: %v (set CI=true to make this a failure)", err)
 	}
 	t.Fatalf("pgtest: %v", err)
 }
 
-// FindBinDir returns the directory holding initdb and postgres.
-func FindBinDir() (string, error) {
-	has := func(dir string) bool {
-		for _, b := range []string{"initdb", "postgres"} {
-			if fi, err := os.Stat(filepath.Join(dir, b)); err != nil || fi.IsDir() {
-				return false
-			}
-		}
-		return true
-	}
-	if p, err := exec.LookPath("initdb"); err == nil && has(filepath.Dir(p)) {
-		return filepath.Dir(p), nil
-	}
-	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
-		if d := strings.TrimSpace(string(out)); has(d) {
-			return d, nil
-		}
-	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool { return versionOf(dirs[i]) > versionOf(dirs[j]) })
-	for _, d := range dirs {
-		if has(d) {
-			return d, nil
-		}
-	}
-	return "", errNoBinaries
-}
-
-func versionOf(binDir string) int {
-	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
-	return v
-}
-
-// Tool returns the path of a client program (psql, pgbench) from the
-// server's directory or PATH, or "" when there is none.
-func (s *Server) Tool(name string) string {
-	if p := filepath.Join(s.BinDir, name); fileExists(p) {
-		return p
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	return ""
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
-
 func start() (*Server, error) {
-	bin, err := FindBinDir()
+	s, err := pgserver.New(context.Background(), pgserver.Options{
+		DirPrefix: "pgtest-",
+		HBA: []string{
+			"host all " + MD5User + " 127.0.0.1/32 md5",
+			"host all " + SCRAMUser + " 127.0.0.1/32 scram-sha-256",
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "pgtest-")
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{BinDir: bin, Dir: dir, uid: -1, gid: -1}
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("running as root needs the postgres OS user: %w", err)
-		}
-		s.uid, _ = strconv.Atoi(u.Uid)
-		s.gid, _ = strconv.Atoi(u.Gid)
-		s.cred = &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.gid)}
-		if err := os.Chown(dir, s.uid, s.gid); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
-	}
-	if err := s.initdb(); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	if err := s.startWithRetry(); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	if err := s.setup(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Exec(ctx, fmt.Sprintf(`
+SET password_encryption = 'md5';
+CREATE ROLE %s LOGIN SUPERUSER PASSWORD '%s';
+SET password_encryption = 'scram-sha-256';
+CREATE ROLE %s LOGIN SUPERUSER PASSWORD '%s';`, MD5User, MD5Password, SCRAMUser, SCRAMPassword)); err != nil {
 		s.Stop()
 		return nil, err
 	}
 	return s, nil
-}
-
-func (s *Server) command(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(filepath.Join(s.BinDir, name), args...)
-	cmd.Dir = s.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cred}
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "LANG=C")
-	return cmd
-}
-
-func (s *Server) dataDir() string { return filepath.Join(s.Dir, "data") }
-
-func (s *Server) initdb() error {
-	out, err := s.command("initdb", "-D", s.dataDir(), "-U", SuperUser, "-A", "trust",
-		"-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("initdb: %v: %s", err, out)
-	}
-	hba := strings.Join([]string{
-		"local all all trust",
-		"host all " + MD5User + " 127.0.0.1/32 md5",
-		"host all " + SCRAMUser + " 127.0.0.1/32 scram-sha-256",
-		"host all all 127.0.0.1/32 trust",
-		"",
-	}, "\n")
-	p := filepath.Join(s.dataDir(), "pg_hba.conf")
-	if err := os.WriteFile(p, []byte(hba), 0o600); err != nil {
-		return err
-	}
-	if s.uid >= 0 {
-		return os.Chown(p, s.uid, s.gid)
-	}
-	return nil
-}
-
-// startWithRetry picks a port in 21000–29999 and starts the server,
-// trying other ports when one is taken.
-func (s *Server) startWithRetry() error {
-	var last error
-	for range 10 {
-		s.Port = 21000 + rand.IntN(9000)
-		if last = s.Start(); last == nil {
-			return nil
-		}
-	}
-	return last
-}
-
-// Start starts the server on its port (again, after Stop or Kill).
-func (s *Server) Start() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	logf, err := os.OpenFile(filepath.Join(s.Dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	cmd := s.command("postgres", "-D", s.dataDir(), "-k", s.Dir, "-p", strconv.Itoa(s.Port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off", "-c", "max_connections=300", "-c", "shared_buffers=32MB",
-		"-c", "log_min_messages=warning", "-c", "logging_collector=off")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return err
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(done) }()
-	s.cmd, s.done = cmd, done
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-done:
-			s.cmd = nil
-			return fmt.Errorf("postgres exited during start (port %d); see %s", s.Port, filepath.Join(s.Dir, "postgres.log"))
-		default:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		c, err := pgconn.Connect(ctx, s.SocketURL(SuperUser))
-		cancel()
-		if err == nil {
-			c.Close(context.Background())
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	s.killLocked()
-	return errors.New("postgres did not accept connections within 30s")
-}
-
-// Stop shuts the server down (fast shutdown) and, when it is not going to
-// be started again, removes its directory: Stop on a server made by New or
-// Shared is final.
-func (s *Server) Stop() {
-	s.Halt()
-	os.RemoveAll(s.Dir)
-}
-
-// Halt shuts the server down (fast shutdown, terminating backends) but
-// keeps its data, so Start brings it back on the same port.
-func (s *Server) Halt() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.done:
-	case <-time.After(20 * time.Second):
-		s.killLocked()
-	}
-	s.cmd = nil
-}
-
-func (s *Server) killLocked() {
-	if s.cmd == nil {
-		return
-	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	<-s.done
-	s.cmd = nil
-}
-
-// SocketURL is a connection URL over the unix socket.
-func (s *Server) SocketURL(user string) string {
-	return fmt.Sprintf("postgres://%s@/%s?host=%s&port=%d&sslmode=disable", user, Database, s.Dir, s.Port)
-}
-
-// TCPURL is a connection URL over TCP to 127.0.0.1, with a password when
-// one is given.
-func (s *Server) TCPURL(user, password string) string {
-	cred := user
-	if password != "" {
-		cred += ":" + password
-	}
-	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", cred, s.Port, Database)
-}
-
-// Exec runs SQL as the superuser over the socket.
-func (s *Server) Exec(ctx context.Context, sql string) error {
-	c, err := pgconn.Connect(ctx, s.SocketURL(SuperUser))
-	if err != nil {
-		return err
-	}
-	defer c.Close(context.Background())
-	_, err = c.Exec(ctx, sql).ReadAll()
-	return err
-}
-
-func (s *Server) setup() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return s.Exec(ctx, fmt.Sprintf(`
-SET password_encryption = 'md5';
-CREATE ROLE %s LOGIN SUPERUSER PASSWORD '%s';
-SET password_encryption = 'scram-sha-256';
-CREATE ROLE %s LOGIN SUPERUSER PASSWORD '%s';`, MD5User, MD5Password, SCRAMUser, SCRAMPassword))
 }
