@@ -369,6 +369,8 @@ func otherDatabaseFile(name string) bool {
 // source file. Literals that are not SQL, or do not parse once driver
 // placeholders are normalised, are skipped silently. Literals are taken in
 // file order, so BEGIN … COMMIT sent as separate strings is followed.
+// Connection strings in the literals, and JDBC calls in Java and Kotlin,
+// are checked too (settings.go).
 func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Result, error) {
 	lits, comments, err := extract.Literals(lang, src)
 	if err != nil {
@@ -393,6 +395,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	}
 	tx := &txTracker{run: runGroup}
 	var res Result
+	settings := c.codeSettings(name, src, lang, lines, lits, comments)
 	if otherDatabaseFile(name) {
 		lits = nil // SQL for another database: not sent to PostgreSQL
 	}
@@ -401,7 +404,8 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 		lit := &lits[i]
 		if !looksLikeSQL(lit.Value) || looksLikeProse(lit.Value) || continuesExpression(src, lit.Start, lit.Value) ||
 			matchOperand(src, lit.Start) || notSQLCall(callee(src, lit.Start)) || notSQLMacros[lit.Macro] ||
-			lang == extract.Rust && rustNotSQLCall(callee(src, lit.Start)) {
+			lang == extract.Rust && rustNotSQLCall(callee(src, lit.Start)) ||
+			lang == extract.CSharp && csharpNotSQLCall(callee(src, lit.Start)) {
 			continue
 		}
 		norm, m := normalizePlaceholders(lit.Value)
@@ -479,6 +483,10 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 		}
 	}
 	tx.flush()
+	if !otherDatabaseFile(name) {
+		fb.findings = append(fb.findings, c.subscriptionFindings(name, lang, src, lines)...)
+	}
+	fb.findings = append(fb.findings, settings...)
 	cms := make([]comment, len(comments))
 	for i, cm := range comments {
 		cms[i] = comment{cm.Start, cm.End, cm.Text}

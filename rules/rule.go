@@ -34,6 +34,10 @@ type Rule struct {
 	// Kind says what the rule looks at: SQL text, captured traffic, or the
 	// scan itself (parse errors, ignore directives).
 	Kind Kind
+	// Settings marks traffic rules that scan reports too, from the
+	// connection strings, configuration files and driver calls of the
+	// source tree.
+	Settings bool
 	// Check reports the rule's findings in one group; nil for rules that
 	// are not checks over SQL text.
 	Check func(p *Pass)

@@ -146,16 +146,31 @@ func pairedSet(g *Group, i int, vs *pg.VariableSetStmt) bool {
 // reportParam reports a change of parameter name (lower-case, empty when
 // unknown) with severity base before the target adjusts it.
 func reportParam(p *Pass, st *Stmt, loc int32, name string, base Severity, what, breaks string) {
+	sev, msg := paramFinding(p.Target, name, base, what, breaks)
+	p.Report(st, loc, sev, msg, "")
+}
+
+// paramFinding rates a change of parameter name behind target t and
+// builds the message.
+func paramFinding(t Target, name string, base Severity, what, breaks string) (Severity, string) {
 	kind := StateParam
 	if TrackedParams[name] {
 		kind = StateTrackedParam
 	}
-	h, note := p.Target.Handle(kind)
+	h, note := t.Handle(kind)
 	if base == Error && h == Breaks && isSecurityParam(name) {
 		base = Critical
 		breaks += " (a security leak: this setting decides what a client sees or which checks run)"
 	}
-	p.Report(st, loc, Adjust(base, h), StateMessage(what, breaks, h, note), "")
+	return Adjust(base, h), StateMessage(what, breaks, h, note)
+}
+
+// SessionParamChange rates, as session-set rates a SET, a session-level
+// change of parameter name (lower-case) that a driver call or a
+// connection setting makes on the server connection: it returns the
+// severity behind target t and the message, which starts with what.
+func SessionParamChange(t Target, name, what string) (Severity, string) {
+	return paramFinding(t, name, Error, what, setBreaks)
 }
 
 // txNote says that a change inside an explicit transaction still outlives

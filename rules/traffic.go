@@ -11,6 +11,7 @@ var ProtocolPrepare = &Rule{
 	Severity: Error,
 	Fix:      "use a pooler that re-prepares per server connection (PgBouncer ≥ 1.21 with max_prepared_statements, pgpoolcheck), or turn the driver's statement cache off",
 	Kind:     TrafficRule,
+	Settings: true,
 }
 
 // UnnamedStatementReuse is the unnamed statement bound after a Sync.
@@ -29,6 +30,7 @@ var StartupParameter = &Rule{
 	Severity: Warning,
 	Fix:      "set the parameter per role or database (ALTER ROLE … SET) or with SET LOCAL inside transactions",
 	Kind:     TrafficRule,
+	Settings: true,
 }
 
 // IdleInTransaction is a transaction left open while the client is idle.

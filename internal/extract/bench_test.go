@@ -28,6 +28,9 @@ var benchSnippets = map[Language]string{
 	Rust: "/// Takes the lock; it's \"safe\".\npub async fn lock<'a>(pool: &'a PgPool, id: i64) -> Result<(), Error> {\n" +
 		"    sqlx::query(\"SELECT pg_advisory_lock($1)\").bind(id).execute(pool).await?;\n    let q = format!(r#\"\n        SELECT *\n          FROM {table}\n        WHERE id = $1\"#);\n" +
 		"    let u = concat!(\"UPDATE jobs \", \"SET state = 1\");\n    let c = '\"';\n    tracing::warn!(%id, \"could not SET timeout: {}\", x / 2);\n    Ok(())\n}\n",
+	CSharp: "/// <summary>Takes the lock; it's \"safe\".</summary>\npublic async Task LockAsync(NpgsqlConnection conn, long id) {\n" +
+		"    await using var cmd = new NpgsqlCommand(\"SELECT pg_advisory_lock(@id)\", conn);\n    var q = $\"\"\"\n        SELECT *\n          FROM {table}\n        WHERE id = @id\n        \"\"\";\n" +
+		"    var u = @\"UPDATE jobs \" + $\"SET state = {s}\";\n    char c = '\"';\n#if DEBUG\n    _logger.LogWarning(\"could not SET timeout: {Id}\", x / 2);\n#endif\n}\n",
 }
 
 func benchmarkLanguage(b *testing.B, lang Language) {
@@ -51,6 +54,7 @@ func BenchmarkKotlin(b *testing.B)     { benchmarkLanguage(b, Kotlin) }
 func BenchmarkElixir(b *testing.B)     { benchmarkLanguage(b, Elixir) }
 func BenchmarkPHP(b *testing.B)        { benchmarkLanguage(b, PHP) }
 func BenchmarkRust(b *testing.B)       { benchmarkLanguage(b, Rust) }
+func BenchmarkCSharp(b *testing.B)     { benchmarkLanguage(b, CSharp) }
 
 // TestBenchSnippets checks that the benchmark inputs exercise the lexers.
 func TestBenchSnippets(t *testing.T) {

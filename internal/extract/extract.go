@@ -1,6 +1,6 @@
 // Package extract finds string literals and comments in application source
-// code (Go, Python, Ruby, JavaScript/TypeScript, Java, Kotlin, Elixir, PHP
-// and Rust) so that the SQL they contain can be analysed with exact source
+// code (Go, Python, Ruby, JavaScript/TypeScript, Java, Kotlin, Elixir, PHP,
+// Rust and C#) so that the SQL they contain can be analysed with exact source
 // positions.
 //
 // Each language has a small hand-written lexer (Go uses go/scanner from the
@@ -39,11 +39,12 @@ const (
 	Elixir     Language = "elixir"
 	PHP        Language = "php"
 	Rust       Language = "rust"
+	CSharp     Language = "csharp"
 )
 
 // Placeholder replaces every interpolation (`#{…}`, `${…}`, `{…}` in
-// f-strings and Rust format strings, `$name` in Kotlin and PHP, `{$…}` in
-// PHP) and every
+// f-strings, Rust format strings and C# interpolated strings, `$name` in
+// Kotlin and PHP, `{$…}` in PHP) and every
 // non-literal operand of a string concatenation. It is an ordinary
 // identifier, so the SQL parser accepts it wherever a value or a name
 // stands.
@@ -70,6 +71,7 @@ var extensions = map[string]Language{
 	".php":   PHP,
 	".phtml": PHP,
 	".rs":    Rust,
+	".cs":    CSharp,
 }
 
 // LanguageFor reports the language of a file from its extension. The second
@@ -147,7 +149,8 @@ type Comment struct {
 // order. It never fails or panics on malformed input: an unterminated
 // one-line string is dropped and lexing resumes at its line break, while an
 // unterminated multi-line form (triple quotes, template, heredoc, text
-// block, any PHP or Rust string) ends the file. The error is only for an
+// block, any PHP or Rust string, a C# verbatim or multi-line raw string)
+// ends the file. The error is only for an
 // unknown language.
 func Literals(lang Language, src []byte) (lits []Literal, comments []Comment, err error) {
 	var lx *lexer
@@ -170,6 +173,8 @@ func Literals(lang Language, src []byte) (lits []Literal, comments []Comment, er
 		lx = lexPHP(src)
 	case Rust:
 		lx = lexRust(src)
+	case CSharp:
+		lx = lexCSharp(src)
 	default:
 		return nil, nil, fmt.Errorf("extract: unsupported language %q", lang)
 	}

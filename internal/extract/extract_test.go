@@ -136,7 +136,7 @@ func TestLanguageFor(t *testing.T) {
 		"a.js": JavaScript, "a.mjs": JavaScript, "a.cjs": JavaScript, "a.jsx": JavaScript,
 		"a.ts": JavaScript, "a.TSX": JavaScript, "A.java": Java, "a.kt": Kotlin,
 		"build.gradle.kts": Kotlin, "a.ex": Elixir, "a_test.exs": Elixir,
-		"a.php": PHP, "src/lib.rs": Rust,
+		"a.php": PHP, "src/lib.rs": Rust, "Jobs/JobQueue.cs": CSharp,
 	} {
 		if got, ok := LanguageFor(path); !ok || got != want {
 			t.Errorf("LanguageFor(%q) = %q, %v; want %q", path, got, ok, want)

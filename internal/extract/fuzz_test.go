@@ -26,3 +26,4 @@ func FuzzKotlin(f *testing.F)     { fuzzLanguage(f, Kotlin, kotlinCases) }
 func FuzzElixir(f *testing.F)     { fuzzLanguage(f, Elixir, elixirCases) }
 func FuzzPHP(f *testing.F)        { fuzzLanguage(f, PHP, phpCases) }
 func FuzzRust(f *testing.F)       { fuzzLanguage(f, Rust, rustCases) }
+func FuzzCSharp(f *testing.F)     { fuzzLanguage(f, CSharp, csharpCases) }

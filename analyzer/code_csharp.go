@@ -1,0 +1,91 @@
+package analyzer
+
+import (
+	"strings"
+
+	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
+	"github.com/pgpoolcheck/pgpoolcheck/rules"
+)
+
+// csharpNotSQLLast are the last names of .NET methods whose first
+// argument is a message for people: Microsoft.Extensions.Logging's
+// extensions (logger.LogWarning("…")), console and debug output, and
+// test failures and expectations (FluentAssertions' .Should().Be("…")).
+var csharpNotSQLLast = map[string]bool{
+	"logtrace": true, "logdebug": true, "loginformation": true, "logwarning": true,
+	"logerror": true, "logcritical": true, "write": true, "writeline": true,
+	"fail": true, "inconclusive": true, "ignore": true,
+	"be": true, "notbe": true, "contain": true, "notcontain": true, "startwith": true,
+	"endwith": true, "beequivalentto": true, "match": true,
+}
+
+// csharpNotSQLFirst are types whose static methods take messages or
+// expected text: Assert.Equal("…", sql), Debug.Assert, Trace.WriteLine.
+var csharpNotSQLFirst = map[string]bool{
+	"assert": true, "classicassert": true, "stringassert": true, "collectionassert": true,
+	"debug": true, "trace": true,
+}
+
+// csharpNotSQLCall reports whether a C# literal passed to function name
+// (as callee returns it) is a message: a logging, output or assertion
+// method, or the constructor of an exception (throw new
+// InvalidOperationException("LISTEN failed")).
+func csharpNotSQLCall(name string) bool {
+	if name == "" {
+		return false
+	}
+	first, last := name, name
+	if k := strings.IndexByte(name, '.'); k >= 0 {
+		first = name[:k]
+	}
+	if k := strings.LastIndexByte(name, '.'); k >= 0 {
+		last = name[k+1:]
+	}
+	return csharpNotSQLLast[last] || csharpNotSQLFirst[first] || strings.HasSuffix(last, "exception")
+}
+
+// subscriptionFindings reports, as listen findings, the calls of a file
+// that receive notifications through the driver's API
+// (extract.Subscriptions: Npgsql's Notification event and Wait). They
+// rely on a LISTEN that subscribed the server connection, whether or not
+// the scan found that LISTEN in a literal.
+func (c *Config) subscriptionFindings(name string, lang extract.Language, src []byte, lines *sqlparse.LineIndex) []Finding {
+	if !c.enabled(rules.Listen.ID) {
+		return nil
+	}
+	subs := extract.Subscriptions(lang, src)
+	if len(subs) == 0 {
+		return nil
+	}
+	h, note := c.target().Handle(rules.StateListen)
+	sev := rules.Adjust(rules.Listen.Severity, h)
+	var fs []Finding
+	for _, s := range subs {
+		var what, breaks, text string
+		if strings.HasSuffix(s.API, ".Notification") {
+			what = s.Receiver + ".Notification receives the notifications of the server connection that ran LISTEN, not of the client"
+			breaks = "between transactions that connection serves other clients, so this handler misses the notifications and the next client of the connection receives them"
+			text = s.Receiver + ".Notification += …"
+		} else {
+			method := s.API[strings.LastIndexByte(s.API, '.')+1:]
+			what = s.Receiver + "." + method + "() waits for notifications on the server connection that ran LISTEN"
+			breaks = "outside a transaction this client holds no server connection, so the notifications go to the connection's next client and this wait does not see them"
+			text = s.Receiver + "." + method + "(…)"
+		}
+		start, end := lines.Position(s.Start), lines.Position(s.End)
+		fs = append(fs, Finding{
+			Rule:     rules.Listen.ID,
+			Severity: sev,
+			File:     name,
+			Line:     start.Line, Column: start.Column, EndLine: end.Line, EndColumn: end.Column,
+			Message:     rules.StateMessage(what, breaks, h, note),
+			Fix:         rules.Listen.Fix,
+			Statement:   text,
+			SourceLine:  lines.LineText(start.Line),
+			stmtLine:    start.Line,
+			literalLine: start.Line,
+		})
+	}
+	return fs
+}

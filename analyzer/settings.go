@@ -1,0 +1,457 @@
+package analyzer
+
+// What scan finds in how an application connects rather than in its SQL:
+// connection-string parameters that become session state on every server
+// connection (startup-parameter), settings that make the driver prepare
+// statements on the server (protocol-prepare), and driver settings and
+// JDBC calls that the driver turns into session-level SETs (session-set).
+// They are found in the string literals of application code and in
+// configuration files (.env, properties, YAML, appsettings.json).
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
+	"github.com/pgpoolcheck/pgpoolcheck/rules"
+)
+
+// settingsCheck collects the findings of one file.
+type settingsCheck struct {
+	c        *Config
+	t        rules.Target
+	name     string
+	src      []byte
+	lines    *sqlparse.LineIndex
+	findings []Finding
+	// secrets are the file ranges of passwords, hidden in the source
+	// lines shown with the findings.
+	secrets [][2]int
+}
+
+func newSettingsCheck(c *Config, name string, src []byte, lines *sqlparse.LineIndex) *settingsCheck {
+	return &settingsCheck{c: c, t: c.target(), name: name, src: src, lines: lines}
+}
+
+// param is one setting found in a literal: a connection string parameter,
+// or a configuration value and its key.
+type param struct {
+	lit        *extract.Literal
+	key, value string
+	// start and end are the setting's range in the literal's value;
+	// valueAt maps an offset in value to the literal's value.
+	start, end int
+	valueAt    func(int) int
+	// text is the setting as shown in the finding's statement field.
+	text string
+}
+
+func connParam(lit *extract.Literal, p *extract.ConnParam) param {
+	return param{lit: lit, key: p.Key, value: p.Value, start: p.KeyStart, end: p.End, valueAt: p.ValueOffset, text: p.Key + "=" + p.Value}
+}
+
+// report adds a finding at the range [start, end) of the literal's value.
+func (s *settingsCheck) report(r *rules.Rule, sev rules.Severity, lit *extract.Literal, start, end int, msg, fix, text string) {
+	if !s.c.enabled(r.ID) {
+		return
+	}
+	from := lit.SourceOffset(start)
+	to := from + 1
+	if end > start {
+		to = lit.SourceOffset(end-1) + 1
+	}
+	p := s.lines.Position(from)
+	e := s.lines.Position(to)
+	if len(text) > 200 {
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + "…"
+	}
+	s.findings = append(s.findings, Finding{
+		Rule: r.ID, Severity: sev, Security: sev == rules.Critical, File: s.name,
+		Line: p.Line, Column: p.Column, EndLine: e.Line, EndColumn: e.Column,
+		Message: msg, Fix: fix, Statement: strings.ReplaceAll(text, extract.Placeholder, "…"),
+		stmtLine: p.Line, literalLine: s.lines.Position(lit.Start).Line,
+	})
+}
+
+// finish returns the findings with their source lines, passwords hidden.
+func (s *settingsCheck) finish() []Finding {
+	for i := range s.findings {
+		f := &s.findings[i]
+		f.SourceLine = s.redacted(f.Line)
+	}
+	return s.findings
+}
+
+// redacted returns the text of line n with every password on it replaced
+// by as many '*' as it has characters, so that columns stay the same.
+func (s *settingsCheck) redacted(n int) string {
+	text := s.lines.LineText(n)
+	start := s.lines.LineStart(n)
+	if len(s.secrets) == 0 {
+		return text
+	}
+	b := []byte(text)
+	var out []byte
+	for i := 0; i < len(b); {
+		_, size := utf8.DecodeRune(b[i:])
+		if s.secret(start + i) {
+			out = append(out, '*')
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return string(out)
+}
+
+func (s *settingsCheck) secret(off int) bool {
+	for _, r := range s.secrets {
+		if off >= r[0] && off < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// literal checks the connection strings of one literal or configuration
+// value.
+func (s *settingsCheck) literal(lit *extract.Literal) {
+	for _, cs := range extract.ConnStrings(lit.Value) {
+		for _, sec := range cs.Secrets {
+			s.secrets = append(s.secrets, [2]int{lit.SourceOffset(sec[0]), lit.SourceOffset(sec[1]-1) + 1})
+		}
+		for i := range cs.Params {
+			p := connParam(lit, &cs.Params[i])
+			switch cs.Form {
+			case extract.ConnURL, extract.ConnKeywords:
+				key := strings.ToLower(p.key)
+				switch {
+				case key == "options":
+					s.options(p, "the connection string's options")
+				case extract.RuntimeParams[key]:
+					s.startup(p, key, fmt.Sprintf("the connection string sends startup parameter %s=%s (drivers that pass unknown parameters on, such as pgx, lib/pq and asyncpg, send it so)", key, clip(p.value, 60)))
+				}
+			case extract.ConnJDBC:
+				s.jdbcParam(p)
+			case extract.ConnNpgsql:
+				switch extract.NpgsqlKey(p.key) {
+				case "searchpath":
+					s.startup(p, "search_path", fmt.Sprintf("%s=%s makes Npgsql send startup parameter search_path=%s", p.key, clip(p.value, 60), clip(p.value, 60)))
+				case "options":
+					s.options(p, "the connection string's Options")
+				case "maxautoprepare":
+					n, err := strconv.Atoi(strings.TrimSpace(p.value))
+					if err != nil || n <= 0 {
+						continue
+					}
+					s.prepares(p, fmt.Sprintf("%s=%d makes Npgsql prepare the statements it runs often as named server-side statements (_p1, _p2, …) and reuse them in later transactions", p.key, n),
+						"leave Max Auto Prepare at 0 (Npgsql's default), or use a pooler that re-prepares per server connection (PgBouncer ≥ 1.21 with max_prepared_statements > 0, pgpoolcheck)")
+				}
+			}
+		}
+	}
+}
+
+// jdbcParam checks a pgjdbc connection property (from a JDBC URL or a
+// data-source property).
+func (s *settingsCheck) jdbcParam(p param) {
+	switch p.key {
+	case "currentSchema":
+		s.startup(p, "search_path", fmt.Sprintf("currentSchema=%s makes pgjdbc send startup parameter search_path=%s", clip(p.value, 60), clip(p.value, 60)))
+	case "options":
+		s.options(p, "pgjdbc's options")
+	case "prepareThreshold":
+		n, err := strconv.Atoi(strings.TrimSpace(p.value))
+		if err != nil || n == 0 {
+			return // 0 keeps pgjdbc on unnamed statements
+		}
+		what := fmt.Sprintf("prepareThreshold=%d makes pgjdbc switch a PreparedStatement to a named server-side statement (S_1, S_2, …) after %d executions and reuse it in later transactions (pgjdbc's default is 5)", n, n)
+		if n < 0 {
+			what = fmt.Sprintf("prepareThreshold=%d makes pgjdbc prepare every PreparedStatement as a named server-side statement (S_1, S_2, …) from its first execution and reuse it in later transactions", n)
+		}
+		s.prepares(p, what, "set prepareThreshold=0, which keeps pgjdbc on unnamed statements, or use a pooler that re-prepares per server connection (PgBouncer ≥ 1.21 with max_prepared_statements > 0, pgpoolcheck)")
+	case "readOnlyMode":
+		if !strings.EqualFold(strings.TrimSpace(p.value), "always") {
+			return
+		}
+		sev, msg := rules.SessionParamChange(s.t, "default_transaction_read_only",
+			"readOnlyMode=always makes pgjdbc run SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY (and READ WRITE) when setReadOnly is called in autocommit mode, as Spring's read-only transactions do before they turn autocommit off")
+		s.report(rules.SessionSet, sev, p.lit, p.start, p.end, msg,
+			"keep pgjdbc's default readOnlyMode=transaction, which sends BEGIN READ ONLY inside the transaction instead", p.text)
+	}
+}
+
+// options checks the -c settings of a startup options value.
+func (s *settingsCheck) options(p param, where string) {
+	for _, o := range extract.OptionSettings(p.value) {
+		if rules.TrackedParams[o.Name] && s.t != rules.PgBouncerLegacy && s.t != rules.Generic {
+			continue // kept per client (PgBouncer 1.20+ reads options)
+		}
+		q := p
+		q.start, q.end = p.valueAt(o.Start), p.valueAt(o.End)
+		s.startupVia(q, o.Name, fmt.Sprintf("%s set %s=%s (%s), sent in startup parameter options", where, o.Name, clip(o.Value, 60), clip(p.value[o.Start:o.End], 80)), true)
+	}
+}
+
+// startup reports parameter name sent as a startup parameter.
+func (s *settingsCheck) startup(p param, name, what string) {
+	if rules.TrackedParams[name] {
+		return // kept per client by every pooler that matters
+	}
+	s.startupVia(p, name, what, false)
+}
+
+func (s *settingsCheck) startupVia(p param, name, what string, viaOptions bool) {
+	sev, why := startupHandling(s.t, name)
+	if viaOptions && s.t == rules.PgBouncerLegacy {
+		sev, why = rules.Error, "PgBouncer before 1.20 does not read options: it refuses the connection (unsupported startup parameter: options) unless ignore_startup_parameters lists options, and then drops every setting in it silently"
+	}
+	listed := name
+	if viaOptions {
+		listed = "options"
+	}
+	fix := fmt.Sprintf("set %s per role or database instead (ALTER ROLE … SET %s = …) and remove it from the connection string; listing %s in PgBouncer's ignore_startup_parameters lets the connection through but drops the setting; pgpoolcheck's pooler (--on-session-state preserve) replays it per client", name, name, listed)
+	s.report(rules.StartupParameter, sev, p.lit, p.start, p.end, what+": "+why, fix, p.text)
+}
+
+// prepares reports a setting that makes the driver keep named server-side
+// prepared statements.
+func (s *settingsCheck) prepares(p param, what, fix string) {
+	s.report(rules.ProtocolPrepare, protocolSeverity(s.t), p.lit, p.start, p.end, what+": "+protocolWhat(s.t), fix, p.text)
+}
+
+// sessionSet reports a setting that the driver or framework turns into a
+// session-level SET of parameter name on each new connection.
+func (s *settingsCheck) sessionSet(p param, name, what, fix string) {
+	sev, msg := rules.SessionParamChange(s.t, name, what)
+	s.report(rules.SessionSet, sev, p.lit, p.start, p.end, msg, fix, p.text)
+}
+
+// configValue checks one value of a configuration file: its connection
+// strings, and the keys that configure a driver or a framework's
+// connection setup.
+func (s *settingsCheck) configValue(v *extract.ConfigValue, rails bool) {
+	s.literal(&v.Literal)
+	lit := &v.Literal
+	p := param{lit: lit, key: v.Key, value: lit.Value, start: 0, end: len(lit.Value), valueAt: func(i int) int { return i }, text: v.Key + "=" + lit.Value}
+	parts := strings.Split(v.Key, ".")
+	last := parts[len(parts)-1]
+	norm := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(v.Key))
+	switch {
+	case last == "currentSchema" || last == "prepareThreshold" || last == "readOnlyMode":
+		// A pgjdbc property set on a data source (HikariCP's
+		// dataSource.currentSchema, Spring's
+		// ….hikari.data-source-properties.prepareThreshold).
+		q := p
+		q.key = last
+		s.jdbcParam(q)
+	case strings.HasSuffix(norm, "hikari.schema"):
+		s.sessionSet(p, "search_path", "HikariCP's schema setting makes the pool call setSchema on each new connection, which pgjdbc runs as SET SESSION search_path",
+			"set search_path per role or database (ALTER ROLE … SET search_path = …) and remove the pool's schema setting")
+	case strings.HasSuffix(norm, "hikari.transactionisolation"):
+		level, ok := isolationLevel(lit.Value, nil)
+		if !ok {
+			return
+		}
+		s.sessionSet(p, "default_transaction_isolation", "HikariCP's transaction isolation setting makes the pool call setTransactionIsolation on each new connection, which pgjdbc runs as SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "+level,
+			"set default_transaction_isolation per role or database (ALTER ROLE … SET) and remove the pool's setting, or start the transactions that need it with SET TRANSACTION ISOLATION LEVEL …")
+	case rails && last == "schema_search_path":
+		s.sessionSet(p, "search_path", "schema_search_path makes Rails run SET search_path on each new connection",
+			"set search_path per role or database (ALTER ROLE … SET search_path = …) and remove schema_search_path")
+	case rails && len(parts) >= 2 && parts[len(parts)-2] == "variables":
+		name := strings.ToLower(last)
+		if strings.EqualFold(strings.TrimSpace(lit.Value), "default") || name == "" {
+			return // SET … TO DEFAULT of the server's default
+		}
+		s.sessionSet(p, name, fmt.Sprintf("variables: %s makes Rails run SET SESSION %s on each new connection", last, name),
+			fmt.Sprintf("set %s per role or database (ALTER ROLE … SET %s = …) and remove it from variables", name, name))
+	case rails && last == "options":
+		s.options(p, "database.yml's options")
+	}
+}
+
+// railsDatabaseFile reports whether a YAML file is a Rails database.yml for
+// PostgreSQL: named database*.yml and naming a PostgreSQL adapter or URL.
+func railsDatabaseFile(name string, vals []extract.ConfigValue) bool {
+	base := strings.ToLower(filepath.Base(name))
+	if !strings.HasPrefix(base, "database") {
+		return false
+	}
+	for _, v := range vals {
+		val := strings.ToLower(v.Value)
+		if strings.HasSuffix(v.Key, "adapter") && strings.Contains(val, "postg") ||
+			strings.Contains(val, "postgres://") || strings.Contains(val, "postgresql://") {
+			return true
+		}
+	}
+	return false
+}
+
+// jdbcMethods are the JDBC methods pgjdbc turns into session-level SETs,
+// and the Kotlin property that stands for one of them. Each is reported
+// only on a receiver (conn.setSchema(…), never a declaration), and only
+// where a false positive is unlikely:
+//   - setSchema is also the name of javax.xml's Validator, Unmarshaller and
+//     parser factories' setSchema(Schema): it is reported with a string
+//     argument, or in a file that mentions JDBC and no XML API;
+//   - setReadOnly is common in UI and file APIs (File.setReadOnly()), and
+//     pgjdbc only sends a SET for it under readOnlyMode=always: it is
+//     reported only in a file that sets that mode;
+//   - setClientInfo sets application_name only for the property
+//     "ApplicationName", so it is reported only when the first argument is
+//     that literal (a Properties argument may hold it too, unseen);
+//   - setTransactionIsolation is JDBC's and HikariCP's only.
+var jdbcMethods = map[string]bool{
+	"setSchema": true, "setTransactionIsolation": true, "setReadOnly": true, "setClientInfo": true,
+	"transactionIsolation": true,
+}
+
+// javaCalls checks the JDBC calls of a Java or Kotlin file.
+func (s *settingsCheck) javaCalls(lits []extract.Literal, comments []extract.Comment) {
+	calls := extract.JavaCalls(s.src, lits, comments, jdbcMethods)
+	if len(calls) == 0 {
+		return
+	}
+	text := string(s.src)
+	jdbcFile := strings.Contains(text, "java.sql") || strings.Contains(text, "javax.sql") || strings.Contains(text, "Connection") ||
+		strings.Contains(text, "DataSource") || strings.Contains(text, "Hikari")
+	xmlFile := strings.Contains(text, "javax.xml") || strings.Contains(text, "jakarta.xml") || strings.Contains(text, "org.xml.")
+	readOnlyAlways := false
+	for i, l := range lits {
+		if strings.Contains(l.Value, "readOnlyMode=always") ||
+			l.Value == "readOnlyMode" && i+1 < len(lits) && strings.EqualFold(lits[i+1].Value, "always") {
+			readOnlyAlways = true
+		}
+	}
+	for _, call := range calls {
+		if call.Assign != (call.Name == "transactionIsolation") || len(call.Args) == 0 {
+			continue
+		}
+		first := call.Args[0]
+		var firstLit *extract.Literal
+		if first.Lit >= 0 {
+			firstLit = &lits[first.Lit]
+		}
+		recv := call.Name
+		if call.Receiver != "" {
+			recv = call.Receiver + "." + call.Name
+		}
+		argText := strings.TrimSpace(text[first.Start:first.End])
+		stmt := recv + "(" + text[first.Start:call.End-1] + ")"
+		if call.Assign {
+			stmt = recv + " = " + argText
+		}
+		var name, what, fix string
+		switch call.Name {
+		case "setSchema":
+			if firstLit == nil && (!jdbcFile || xmlFile) {
+				continue
+			}
+			name = "search_path"
+			what = fmt.Sprintf("%s(…) makes pgjdbc run SET SESSION search_path", recv)
+			fix = "set search_path per role or database (ALTER ROLE … SET search_path = …) or schema-qualify names; where it differs per request, run SET LOCAL search_path inside each transaction"
+		case "setTransactionIsolation", "transactionIsolation":
+			level, ok := isolationLevel(argText, firstLit)
+			if !ok {
+				continue // TRANSACTION_NONE: pgjdbc refuses it
+			}
+			name = "default_transaction_isolation"
+			verb := recv + "(…)"
+			if call.Assign {
+				verb = "setting " + recv
+			}
+			what = fmt.Sprintf("%s makes pgjdbc run SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL %s (outside a transaction: pgjdbc refuses it inside one), which sets the level of every later transaction of the session", verb, level)
+			fix = "start each transaction that needs the level with SET TRANSACTION ISOLATION LEVEL … (or BEGIN ISOLATION LEVEL …), or set default_transaction_isolation per role or database (ALTER ROLE … SET)"
+		case "setReadOnly":
+			if !readOnlyAlways {
+				continue // pgjdbc's default readOnlyMode=transaction sends BEGIN READ ONLY
+			}
+			name = "default_transaction_read_only"
+			what = fmt.Sprintf("%s(…) with readOnlyMode=always makes pgjdbc run SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY (or READ WRITE) in autocommit mode", recv)
+			fix = "keep pgjdbc's default readOnlyMode=transaction, which sends BEGIN READ ONLY inside the transaction instead"
+		case "setClientInfo":
+			if firstLit == nil || firstLit.Value != "ApplicationName" || len(call.Args) < 2 {
+				continue
+			}
+			name = "application_name"
+			what = fmt.Sprintf("%s(\"ApplicationName\", …) makes pgjdbc run SET application_name", recv)
+			fix = "set ApplicationName in the connection URL (a startup parameter poolers keep per client), or SET LOCAL application_name inside the transaction"
+		default:
+			continue
+		}
+		sev, msg := rules.SessionParamChange(s.t, name, what)
+		lit := &extract.Literal{Start: call.NameStart, End: call.End, Segments: []extract.Segment{{Value: 0, Source: call.NameStart}}, Value: text[call.NameStart:call.End]}
+		s.report(rules.SessionSet, sev, lit, 0, call.End-call.NameStart, msg, fix, stmt)
+	}
+}
+
+// isolationLevel names the level of a setTransactionIsolation argument:
+// Connection.TRANSACTION_SERIALIZABLE, its value 8, or HikariCP's string
+// "TRANSACTION_SERIALIZABLE". An unknown expression gives "…"; ok is
+// false for TRANSACTION_NONE.
+func isolationLevel(arg string, lit *extract.Literal) (string, bool) {
+	if lit != nil {
+		arg = lit.Value
+	}
+	if k := strings.LastIndexByte(arg, '.'); k >= 0 {
+		arg = arg[k+1:]
+	}
+	switch strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(arg)), "TRANSACTION_") {
+	case "NONE", "0":
+		return "", false
+	case "READ_UNCOMMITTED", "1":
+		return "READ UNCOMMITTED", true
+	case "READ_COMMITTED", "2":
+		return "READ COMMITTED", true
+	case "REPEATABLE_READ", "4":
+		return "REPEATABLE READ", true
+	case "SERIALIZABLE", "8":
+		return "SERIALIZABLE", true
+	}
+	return "…", true
+}
+
+// codeSettings checks the literals of an application source file for
+// connection strings and, in Java and Kotlin, the JDBC calls.
+func (c *Config) codeSettings(name string, src []byte, lang extract.Language, lines *sqlparse.LineIndex, lits []extract.Literal, comments []extract.Comment) []Finding {
+	s := newSettingsCheck(c, name, src, lines)
+	for i := range lits {
+		lit := &lits[i]
+		if notSQLCall(callee(src, lit.Start)) || notSQLMacros[lit.Macro] {
+			continue // a message: log.info("connect with postgres://…")
+		}
+		s.literal(lit)
+	}
+	if lang == extract.Java || lang == extract.Kotlin {
+		s.javaCalls(lits, comments)
+	}
+	return s.finish()
+}
+
+// AnalyzeConfig analyzes a configuration file: the connection strings in
+// its values, and the keys that configure a driver or a framework's
+// connection setup. Ignore directives work in its comments.
+func (c *Config) AnalyzeConfig(name string, src []byte, f extract.ConfigFormat) Result {
+	vals, comments := extract.ConfigValues(f, src)
+	lines := sqlparse.NewLineIndex(src)
+	s := newSettingsCheck(c, name, src, lines)
+	rails := f == extract.YAML && railsDatabaseFile(name, vals)
+	for i := range vals {
+		s.configValue(&vals[i], rails)
+	}
+	cms := make([]comment, len(comments))
+	for i, cm := range comments {
+		cms[i] = comment{cm.Start, cm.End, cm.Text}
+	}
+	var res Result
+	res.Findings, res.Suppressed = applyDirectives(c, name, src, lines, cms, s.finish())
+	return res
+}
