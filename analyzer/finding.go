@@ -60,11 +60,18 @@ func Sort(fs []Finding) []Finding {
 
 // Summary counts findings.
 type Summary struct {
-	Files      int            `json:"files"`
-	Statements int            `json:"statements"`
-	Findings   int            `json:"findings"`
-	BySeverity map[string]int `json:"by_severity"`
-	ByRule     map[string]int `json:"by_rule"`
+	Files      int `json:"files"`
+	Statements int `json:"statements"`
+	// Captures, CaptureFiles and Sessions describe the captured traffic
+	// analyzed: the captures (one per proxy instance and recording; the
+	// parts of a rotated capture count once), the capture files among
+	// Files and the client sessions in them. All zero for a scan.
+	Captures     int            `json:"captures"`
+	CaptureFiles int            `json:"capture_files"`
+	Sessions     int            `json:"sessions"`
+	Findings     int            `json:"findings"`
+	BySeverity   map[string]int `json:"by_severity"`
+	ByRule       map[string]int `json:"by_rule"`
 	// Skipped lists inputs that were not scanned, with the reason.
 	Skipped []Skipped `json:"skipped,omitempty"`
 	// Suppressed counts findings hidden by ignore directives.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
@@ -45,56 +46,50 @@ type TrafficStats struct {
 }
 
 // AnalyzeCaptures reads capture files and reports what the clients relied
-// on across transaction boundaries. Files are ordered by capture and part
-// (so the parts of a rotated capture may be given in any order) and
-// streamed; memory grows with the live sessions, not with the file size.
-// The warnings say what the reader forgave (a last line cut by a crash,
-// dropped events).
+// on across transaction boundaries.
+//
+// The files may come from several proxy instances (a fleet): they are
+// grouped into captures, one per recording (capture_id and start; the parts
+// of a rotated capture, given in any order, are one capture), and a
+// session is identified by its capture and its session id, so sessions of
+// two instances never mix even though every instance numbers its sessions
+// from 1. A file that holds the same part of the same capture as another
+// (a copy) is read once, with a warning. Captures are analyzed in parallel
+// (Config.Workers at a time), each streamed line by line: memory grows
+// with the live sessions of the captures being read, not with the file
+// sizes. Each finding is reported once, with its counts summed over the
+// captures, and the report does not depend on the order the captures were
+// read in. The warnings say what the reader forgave (a last line cut by a
+// crash, dropped events, a duplicate file).
 func (c *Config) AnalyzeCaptures(paths []string, opt CaptureOptions) (*Report, []string, error) {
 	if opt.IdleThreshold <= 0 {
 		opt.IdleThreshold = DefaultIdleThreshold
 	}
-	type fileHead struct {
-		path string
-		h    capture.Header
+	caps, warns, err := groupCaptures(paths)
+	if err != nil {
+		return nil, nil, err
 	}
-	var files []fileHead
-	for _, p := range paths {
-		f, err := capture.Open(p)
-		if err != nil {
-			return nil, nil, err
+	results := make([]*captureResult, len(caps))
+	failed := analyzeParallel(c, opt, caps, results)
+	total := newTrafficAnalysis(c, opt)
+	files := 0
+	for i, r := range results {
+		if failed >= 0 && i > failed {
+			break // not read, or read after the capture that failed: left out so that the warnings do not depend on timing
 		}
-		files = append(files, fileHead{p, f.Header()})
-		f.Close()
+		warns = append(warns, r.warns...)
+		if r.err != nil {
+			return nil, warns, r.err
+		}
+		total.merge(r)
+		files += len(caps[i].files)
 	}
-	slices.SortStableFunc(files, func(a, b fileHead) int {
-		return cmp.Or(a.h.Start.Compare(b.h.Start), cmp.Compare(a.h.ID, b.h.ID), cmp.Compare(a.h.Part, b.h.Part))
-	})
-	a := newTrafficAnalysis(c, opt)
-	var warns []string
-	lastID := ""
-	for i, fh := range files {
-		if i > 0 && fh.h.ID != lastID {
-			a.finishAll() // the previous capture is over: so are its sessions
-		}
-		lastID = fh.h.ID
-		read := capture.ReadFilesSkippingCorrupt
-		if opt.Strict {
-			read = capture.ReadFiles
-		}
-		w, err := read([]string{fh.path}, func(h capture.Header, file string, ev *capture.Event) error {
-			a.event(h, file, ev)
-			return nil
-		})
-		warns = append(warns, w...)
-		if err != nil {
-			return nil, warns, err
-		}
-	}
-	a.finishAll()
-	rep := &Report{Tool: "pgpoolcheck", Target: c.target(), Findings: a.findings()}
-	rep.Summary.Files = len(files)
-	rep.Summary.Statements = a.statements
+	rep := &Report{Tool: "pgpoolcheck", Target: c.target(), Findings: total.findings()}
+	rep.Summary.Files = files
+	rep.Summary.CaptureFiles = files
+	rep.Summary.Captures = len(caps)
+	rep.Summary.Sessions = total.sessionsSeen
+	rep.Summary.Statements = total.statements
 	for i := range rep.Findings {
 		if sev, ok := c.Severity[rep.Findings[i].Rule]; ok {
 			rep.Findings[i].Severity = sev
@@ -104,6 +99,189 @@ func (c *Config) AnalyzeCaptures(paths []string, opt CaptureOptions) (*Report, [
 	rep.Findings = Sort(rep.Findings)
 	rep.Summary.Count(rep.Findings)
 	return rep, warns, nil
+}
+
+// captureFile is one file of a capture.
+type captureFile struct {
+	path string
+	h    capture.Header
+}
+
+// captureSet is one recording: the files of one capture, in part order.
+type captureSet struct {
+	key   string // identifies the capture among the others; sessions are keyed by it
+	start time.Time
+	files []captureFile
+}
+
+// groupCaptures reads the header of every file and groups the files into
+// captures, ordered by start, capture id and first file. A capture is its
+// capture_id together with its start (the parts of a capture share both);
+// a file without a capture_id is a capture of its own.
+func groupCaptures(paths []string) ([]*captureSet, []string, error) {
+	var warns []string
+	byKey := map[string]*captureSet{}
+	var caps []*captureSet
+	for _, p := range paths {
+		f, err := capture.Open(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		h := f.Header()
+		f.Close()
+		key := "file:" + p
+		if h.ID != "" {
+			key = h.ID + "@" + h.Start.UTC().Format(time.RFC3339Nano)
+		}
+		cs := byKey[key]
+		if cs == nil {
+			cs = &captureSet{key: key, start: h.Start}
+			byKey[key] = cs
+			caps = append(caps, cs)
+		}
+		cs.files = append(cs.files, captureFile{p, h})
+	}
+	for _, cs := range caps {
+		slices.SortStableFunc(cs.files, func(a, b captureFile) int {
+			return cmp.Or(cmp.Compare(a.h.Part, b.h.Part), cmp.Compare(a.path, b.path))
+		})
+		// The same part twice is the same file twice (a copy, or a
+		// second name for it): its sessions must not be replayed.
+		kept := cs.files[:1]
+		for _, f := range cs.files[1:] {
+			if last := kept[len(kept)-1]; f.h.Part == last.h.Part {
+				warns = append(warns, fmt.Sprintf("%s: the same part (%d) of capture %s as %s; read once", f.path, f.h.Part, f.h.ID, last.path))
+				continue
+			}
+			kept = append(kept, f)
+		}
+		cs.files = kept
+	}
+	slices.SortStableFunc(caps, func(a, b *captureSet) int {
+		return cmp.Or(a.start.Compare(b.start), cmp.Compare(a.files[0].h.ID, b.files[0].h.ID), cmp.Compare(a.files[0].path, b.files[0].path))
+	})
+	return caps, warns, nil
+}
+
+// captureResult is what the analysis of one capture found.
+type captureResult struct {
+	groups       map[groupKey]*findingGroup
+	order        []groupKey
+	statements   int
+	sessionsSeen int
+	warns        []string
+	err          error
+}
+
+// analyzeParallel analyzes the captures on Config.Workers goroutines, each
+// capture on one of them (its parts in order), and fills results. After a
+// failure, captures after the failed one are not started; it returns the
+// index of the first capture that failed, or -1. Every capture before that
+// one is analyzed in full, so the outcome does not depend on timing.
+func analyzeParallel(c *Config, opt CaptureOptions, caps []*captureSet, results []*captureResult) int {
+	var mu sync.Mutex
+	failed := -1
+	next := 0
+	claim := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= len(caps) || (failed >= 0 && next > failed) {
+			return -1
+		}
+		next++
+		return next - 1
+	}
+	var wg sync.WaitGroup
+	for range min(c.workers(), len(caps)) {
+		wg.Go(func() {
+			a := newTrafficAnalysis(c, opt) // one per worker: its parse cache serves every capture it reads
+			for i := claim(); i >= 0; i = claim() {
+				r := a.analyzeCapture(caps[i])
+				results[i] = r
+				if r.err != nil {
+					mu.Lock()
+					if failed < 0 || i < failed {
+						failed = i
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return failed
+}
+
+// analyzeCapture reads the files of one capture in order and returns what
+// they showed; the analysis is then ready for the next capture.
+func (a *trafficAnalysis) analyzeCapture(cs *captureSet) *captureResult {
+	r := &captureResult{}
+	read := capture.ReadFilesSkippingCorrupt
+	if a.opt.Strict {
+		read = capture.ReadFiles
+	}
+	for _, f := range cs.files {
+		w, err := read([]string{f.path}, func(h capture.Header, file string, ev *capture.Event) error {
+			a.event(cs.key, h, file, ev)
+			return nil
+		})
+		r.warns = append(r.warns, w...)
+		if err != nil {
+			r.err = err
+			break
+		}
+	}
+	a.finishAll()
+	// Sessions never span captures: from here on a group only needs to
+	// know how many it had.
+	for _, g := range a.groups {
+		g.nsess += len(g.sessions)
+		g.sessions = nil
+	}
+	r.groups, r.order, r.statements, r.sessionsSeen = a.groups, a.order, a.statements, a.sessionsSeen
+	a.groups, a.order, a.statements, a.sessionsSeen = map[groupKey]*findingGroup{}, nil, 0, 0
+	return r
+}
+
+// merge adds the findings of one capture: counts add up (the captures'
+// sessions are distinct), the first occurrence is the earliest of both.
+func (a *trafficAnalysis) merge(r *captureResult) {
+	a.statements += r.statements
+	a.sessionsSeen += r.sessionsSeen
+	for _, k := range r.order {
+		from := r.groups[k]
+		g := a.groups[k]
+		if g == nil {
+			a.groups[k] = from
+			a.order = append(a.order, k)
+			continue
+		}
+		if earlier(from.first, g.first) {
+			g.first = from.first
+		}
+		g.count += from.count
+		g.nsess += from.nsess
+		for app := range from.apps {
+			g.apps[app] = struct{}{}
+		}
+		if from.firstAt.Before(g.firstAt) {
+			g.firstAt = from.firstAt
+		}
+		if from.lastAt.After(g.lastAt) {
+			g.lastAt = from.lastAt
+		}
+		for text, n := range from.notes {
+			if m := g.notes[text]; m == nil {
+				g.notes[text] = n
+			} else {
+				m.n += n.n
+				if earlierAt(n.at, n.file, n.line, m.at, m.file, m.line) {
+					m.at, m.file, m.line = n.at, n.file, n.line
+				}
+			}
+		}
+		g.longest = max(g.longest, from.longest)
+	}
 }
 
 // occurrence is one time a finding was observed.
@@ -130,15 +308,28 @@ type groupKey struct {
 }
 
 type findingGroup struct {
-	first    occurrence
-	count    int
+	first occurrence
+	count int
+	// sessions are the sessions with an occurrence while the capture is
+	// read; nsess counts them once it is over (and those of the captures
+	// merged in).
 	sessions map[sessKey]struct{}
+	nsess    int
 	apps     map[string]struct{}
 	firstAt  time.Time
 	lastAt   time.Time
-	notes    map[string]int
-	noteSeq  []string
+	notes    map[string]*noteCount
 	longest  time.Duration
+}
+
+// noteCount counts the occurrences of a group with one note (what the
+// traffic showed) and remembers the first of them: notes are listed in
+// the order they were first seen.
+type noteCount struct {
+	n    int
+	at   time.Time
+	file string
+	line int
 }
 
 func (a *trafficAnalysis) add(o occurrence) {
@@ -148,7 +339,7 @@ func (a *trafficAnalysis) add(o occurrence) {
 	k := groupKey{o.rule, o.sev, o.key}
 	g := a.groups[k]
 	if g == nil {
-		g = &findingGroup{first: o, sessions: map[sessKey]struct{}{}, apps: map[string]struct{}{}, notes: map[string]int{}, firstAt: o.at, lastAt: o.at}
+		g = &findingGroup{first: o, sessions: map[sessKey]struct{}{}, apps: map[string]struct{}{}, notes: map[string]*noteCount{}, firstAt: o.at, lastAt: o.at}
 		a.groups[k] = g
 		a.order = append(a.order, k)
 	}
@@ -165,10 +356,14 @@ func (a *trafficAnalysis) add(o occurrence) {
 		g.lastAt = o.at
 	}
 	if o.note != "" {
-		if g.notes[o.note] == 0 {
-			g.noteSeq = append(g.noteSeq, o.note)
+		n := g.notes[o.note]
+		if n == nil {
+			n = &noteCount{at: o.at, file: o.file, line: o.line}
+			g.notes[o.note] = n
+		} else if earlierAt(o.at, o.file, o.line, n.at, n.file, n.line) {
+			n.at, n.file, n.line = o.at, o.file, o.line
 		}
-		g.notes[o.note]++
+		n.n++
 	}
 	g.longest = max(g.longest, o.dur)
 }
@@ -176,7 +371,11 @@ func (a *trafficAnalysis) add(o occurrence) {
 // earlier orders occurrences by time, then place, so that a group's first
 // occurrence does not depend on the order sessions were settled in.
 func earlier(a, b occurrence) bool {
-	return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.file, b.file), cmp.Compare(a.line, b.line)) < 0
+	return earlierAt(a.at, a.file, a.line, b.at, b.file, b.line)
+}
+
+func earlierAt(at time.Time, file string, line int, bAt time.Time, bFile string, bLine int) bool {
+	return cmp.Or(at.Compare(bAt), cmp.Compare(file, bFile), cmp.Compare(line, bLine)) < 0
 }
 
 // findings turns the groups into findings, one per group.
@@ -189,13 +388,27 @@ func (a *trafficAnalysis) findings() []Finding {
 		if g.longest > 0 {
 			msg += fmt.Sprintf(" (longest %s)", g.longest.Round(time.Millisecond))
 		}
-		if len(g.noteSeq) > 0 {
+		if len(g.notes) > 0 {
+			seq := make([]string, 0, len(g.notes))
+			for text := range g.notes {
+				seq = append(seq, text)
+			}
+			slices.SortFunc(seq, func(x, y string) int {
+				n, m := g.notes[x], g.notes[y]
+				if earlierAt(n.at, n.file, n.line, m.at, m.file, m.line) {
+					return -1
+				}
+				if earlierAt(m.at, m.file, m.line, n.at, n.file, n.line) {
+					return 1
+				}
+				return cmp.Compare(x, y)
+			})
 			var parts []string
-			for _, n := range g.noteSeq {
+			for _, n := range seq {
 				if g.count == 1 {
 					parts = append(parts, n)
 				} else {
-					parts = append(parts, fmt.Sprintf("%s (%d of %d)", n, g.notes[n], g.count))
+					parts = append(parts, fmt.Sprintf("%s (%d of %d)", n, g.notes[n].n, g.count))
 				}
 			}
 			msg += "; in the capture: " + strings.Join(parts, ", ")
@@ -217,7 +430,7 @@ func (a *trafficAnalysis) findings() []Finding {
 			Statement:   truncateStatement(o.stmt),
 			Fingerprint: o.fp,
 			Traffic: &TrafficStats{
-				Count: g.count, Sessions: len(g.sessions),
+				Count: g.count, Sessions: len(g.sessions) + g.nsess,
 				FirstSeen: g.firstAt.UTC(), LastSeen: g.lastAt.UTC(),
 				ApplicationNames: apps,
 			},

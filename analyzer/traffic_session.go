@@ -26,6 +26,8 @@ type trafficAnalysis struct {
 	groups      map[groupKey]*findingGroup
 	order       []groupKey
 	statements  int
+	// sessionsSeen counts the sessions of the capture being read.
+	sessionsSeen int
 }
 
 func newTrafficAnalysis(c *Config, opt CaptureOptions) *trafficAnalysis {
@@ -53,7 +55,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// sessKey identifies a session across the files of one capture.
+// sessKey identifies a session: its capture (captureSet.key) and its id,
+// which is unique only within the capture.
 type sessKey struct {
 	capture string
 	id      uint64
@@ -125,13 +128,11 @@ type stmtRun struct {
 	seqCross bool
 }
 
-func (a *trafficAnalysis) event(h capture.Header, file string, ev *capture.Event) {
-	key := sessKey{h.ID + "/" + file, ev.Session}
-	if h.ID != "" {
-		key.capture = h.ID
-	}
+func (a *trafficAnalysis) event(capKey string, h capture.Header, file string, ev *capture.Event) {
+	key := sessKey{capKey, ev.Session}
 	s := a.sessions[key]
 	if s == nil {
+		a.sessionsSeen++
 		s = &session{a: a, key: key, file: file, start: h.Start, named: map[string]protoStmt{}, portals: map[string]string{},
 			nextval: map[string]int64{}, idleSince: -1}
 		s.evTx = ev.Tx

@@ -102,7 +102,7 @@ input or an internal error.`,
 	addJudgeFlags(cmd, &f)
 	fl := cmd.Flags()
 	fl.StringArrayVar(&scanPaths, "scan", nil, "a file or directory to scan (repeatable)")
-	fl.StringArrayVar(&captures, "capture", nil, "a capture file or glob pattern to analyze (repeatable)")
+	fl.StringArrayVar(&captures, "capture", nil, "a capture file, directory or glob pattern to analyze (repeatable; the captures of several proxy instances are analyzed together)")
 	fl.StringVar(&baselinePath, "baseline", "", "hide the findings recorded in this baseline file (pgpoolcheck scan --write-baseline): only new ones block")
 	return cmd
 }
@@ -113,6 +113,9 @@ func merge(into, from *analyzer.Report) {
 	into.Findings = analyzer.Sort(into.Findings)
 	into.Summary.Files += from.Summary.Files
 	into.Summary.Statements += from.Summary.Statements
+	into.Summary.Captures += from.Summary.Captures
+	into.Summary.CaptureFiles += from.Summary.CaptureFiles
+	into.Summary.Sessions += from.Summary.Sessions
 	into.Summary.Suppressed += from.Summary.Suppressed
 	into.Summary.Skipped = append(into.Summary.Skipped, from.Summary.Skipped...)
 }
