@@ -10,10 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
-	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
 
@@ -171,82 +169,84 @@ func ReadStdin(r io.Reader, name string) (Input, error) {
 }
 
 // notText says why data is not scanned as SQL text, or "" when it is.
-func notText(data []byte) string {
+// For text that is not UTF-8 it also returns the offset of the first byte
+// that is not part of a UTF-8 character; otherwise bad is -1.
+func notText(data []byte) (why string, bad int) {
 	head := data[:min(len(data), 8192)]
 	if bytes.IndexByte(head, 0) >= 0 {
-		return "binary file"
+		return "binary file", -1
 	}
-	if !utf8.Valid(data) {
-		return "not UTF-8 text"
+	if utf8.Valid(data) {
+		return "", -1
 	}
-	return ""
+	bad = firstInvalidUTF8(data)
+	line, col := lineColumn(data, bad)
+	return fmt.Sprintf("not UTF-8 text (first invalid byte 0x%02X at line %d, column %d, byte offset %d)", data[bad], line, col, bad), bad
 }
 
-// Scan analyzes the inputs, files in parallel, and returns the report.
-// Unreadable files are an error; binary and non-UTF-8 files are skipped
-// and listed in the summary.
+// firstInvalidUTF8 returns the offset of the first byte of data that does
+// not start a valid UTF-8 encoding, or -1 when data is valid UTF-8.
+func firstInvalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		if data[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
+// lineColumn returns the 1-based line and column (in characters, an
+// invalid byte counting as one) of byte offset off of data.
+func lineColumn(data []byte, off int) (line, col int) {
+	start := bytes.LastIndexByte(data[:off], '\n') + 1
+	line = bytes.Count(data[:start], []byte{'\n'}) + 1
+	return line, utf8.RuneCount(data[start:off]) + 1
+}
+
+// encodingFinding reports a file that is not UTF-8 at its first invalid
+// byte bad. The source line is shown with invalid bytes replaced, so the
+// caret falls under the first of them.
+func encodingFinding(name string, data []byte, bad int) Finding {
+	line, col := lineColumn(data, bad)
+	start := bytes.LastIndexByte(data[:bad], '\n') + 1
+	end := len(data)
+	if i := bytes.IndexByte(data[bad:], '\n'); i >= 0 {
+		end = bad + i
+	}
+	src := strings.TrimRight(strings.ToValidUTF8(string(data[start:end]), "\uFFFD"), "\r")
+	return Finding{
+		Rule:     rules.InvalidEncoding.ID,
+		Severity: rules.InvalidEncoding.Severity,
+		File:     name,
+		Line:     line, Column: col, EndLine: line, EndColumn: col + 1,
+		Message:    fmt.Sprintf("the file is not UTF-8: byte 0x%02X at byte offset %d is not part of a UTF-8 character; the file was not scanned", data[bad], bad),
+		Fix:        rules.InvalidEncoding.Fix,
+		SourceLine: src,
+		stmtLine:   line,
+	}
+}
+
+// Scan analyzes the inputs, files in parallel, and returns the report,
+// its findings sorted. Unreadable files are an error; binary and non-UTF-8
+// files are skipped and listed in the summary (and a non-UTF-8 file is an
+// invalid-encoding finding while that rule is enabled). Stream does the
+// same without holding every finding.
 func (c *Config) Scan(inputs []Input) (*Report, error) {
-	type result struct {
-		res  Result
-		skip string
-		err  error
-	}
-	results := make([]result, len(inputs))
-	sem := make(chan struct{}, c.workers())
-	var wg sync.WaitGroup
-	for i, in := range inputs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			data := in.Data
-			if data == nil {
-				b, err := os.ReadFile(in.Name)
-				if err != nil {
-					results[i].err = err
-					return
-				}
-				data = b
-			}
-			if why := notText(data); why != "" {
-				results[i].skip = why
-				return
-			}
-			if lang, ok := extract.LanguageFor(in.Name); ok && !IsSQLFile(in.Name) {
-				res, err := c.AnalyzeCode(in.Name, data, lang)
-				if err != nil {
-					results[i].skip = err.Error()
-					return
-				}
-				results[i].res = res
-				return
-			}
-			results[i].res = c.AnalyzeSource(in.Name, data)
-		}()
-	}
-	wg.Wait()
 	rep := &Report{Tool: "pgpoolcheck", Target: c.target(), Findings: []Finding{}}
-	for i, r := range results {
-		switch {
-		case r.err != nil:
-			return nil, r.err
-		case r.skip != "":
-			rep.Summary.Skipped = append(rep.Summary.Skipped, Skipped{File: inputs[i].Name, Reason: r.skip})
-		default:
-			rep.Summary.Files++
-			rep.Summary.Statements += r.res.Statements
-			rep.Summary.Suppressed += r.res.Suppressed
-			rep.Findings = append(rep.Findings, r.res.Findings...)
-		}
+	sum, err := c.Stream(inputs, func(fr FileResult) error {
+		rep.Findings = append(rep.Findings, fr.Findings...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	for i := range rep.Findings {
-		if sev, ok := c.Severity[rep.Findings[i].Rule]; ok {
-			rep.Findings[i].Severity = sev
-			rep.Findings[i].Security = sev == rules.Critical
-		}
-	}
-	rep.Findings = Sort(rep.Findings)
+	rep.Summary = sum
 	rep.Summary.Count(rep.Findings)
 	return rep, nil
 }

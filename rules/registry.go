@@ -22,6 +22,7 @@ var registry = []*Rule{
 	ParseError,
 	BadIgnore,
 	UnusedIgnore,
+	InvalidEncoding,
 }
 
 // All returns every rule in catalogue order.

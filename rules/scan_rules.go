@@ -28,3 +28,12 @@ var UnusedIgnore = &Rule{
 	Fix:      "remove the directive",
 	Kind:     ScanRule,
 }
+
+// InvalidEncoding is a file that is not UTF-8 text, which the scan skips.
+var InvalidEncoding = &Rule{
+	ID:       "invalid-encoding",
+	Title:    "file is not UTF-8 and was not scanned",
+	Severity: Warning,
+	Fix:      "convert the file to UTF-8 (for example iconv -f LATIN1 -t UTF-8), or exclude it in .pgpoolcheck.yaml",
+	Kind:     ScanRule,
+}

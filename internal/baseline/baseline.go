@@ -48,12 +48,35 @@ func cleanPath(p string) string { return filepath.ToSlash(filepath.Clean(p)) }
 
 // Build makes a baseline of findings (sorted as the analyzer sorts them).
 func Build(findings []analyzer.Finding) *File {
-	b := &File{Version: Version, Tool: "pgpoolcheck", Entries: []analyzer.BaselineEntry{}}
-	seen := map[key]int{}
+	var bb Builder
+	bb.Add(findings)
+	return bb.File()
+}
+
+// Builder makes a baseline from findings that arrive in batches, in the
+// order the analyzer sorts them (a scan's files one after the other).
+type Builder struct {
+	entries []analyzer.BaselineEntry
+	seen    map[key]int
+}
+
+// Add records a batch of findings.
+func (bb *Builder) Add(findings []analyzer.Finding) {
+	if bb.seen == nil {
+		bb.seen = map[key]int{}
+	}
 	for _, f := range findings {
 		k := keyOf(f)
-		seen[k]++
-		b.Entries = append(b.Entries, analyzer.BaselineEntry{Rule: k.rule, File: k.file, Fingerprint: k.fingerprint, Occurrence: seen[k]})
+		bb.seen[k]++
+		bb.entries = append(bb.entries, analyzer.BaselineEntry{Rule: k.rule, File: k.file, Fingerprint: k.fingerprint, Occurrence: bb.seen[k]})
+	}
+}
+
+// File returns the baseline of every finding added.
+func (bb *Builder) File() *File {
+	b := &File{Version: Version, Tool: "pgpoolcheck", Entries: bb.entries}
+	if b.Entries == nil {
+		b.Entries = []analyzer.BaselineEntry{}
 	}
 	return b
 }
@@ -87,26 +110,57 @@ func Load(path string) (*File, error) {
 // to report, how many were hidden, and the baseline entries that matched
 // nothing (fixed or changed code: the baseline can be rewritten).
 func (b *File) Filter(findings []analyzer.Finding) (kept []analyzer.Finding, hidden int, stale []analyzer.BaselineEntry) {
-	budget := map[key]int{}
+	m := b.Matcher()
+	kept = m.Filter(findings)
+	return kept, m.Hidden(), m.Stale()
+}
+
+// Matcher hides the findings of a baseline from findings that arrive in
+// batches, in the order the analyzer sorts them; the result is the same as
+// Filter over all of them.
+type Matcher struct {
+	entries      []analyzer.BaselineEntry
+	budget, used map[key]int
+	hidden       int
+}
+
+// Matcher starts matching findings against b.
+func (b *File) Matcher() *Matcher {
+	m := &Matcher{entries: b.Entries, budget: map[key]int{}, used: map[key]int{}}
 	for _, e := range b.Entries {
-		budget[key{e.Rule, cleanPath(e.File), e.Fingerprint}]++
+		m.budget[key{e.Rule, cleanPath(e.File), e.Fingerprint}]++
 	}
-	used := map[key]int{}
-	kept = []analyzer.Finding{}
+	return m
+}
+
+// Filter returns the findings of a batch that the baseline does not hold
+// (a new slice; never nil).
+func (m *Matcher) Filter(findings []analyzer.Finding) []analyzer.Finding {
+	kept := []analyzer.Finding{}
 	for _, f := range findings {
 		k := keyOf(f)
-		if used[k] < budget[k] {
-			used[k]++
-			hidden++
+		if m.used[k] < m.budget[k] {
+			m.used[k]++
+			m.hidden++
 			continue
 		}
 		kept = append(kept, f)
 	}
-	for _, e := range b.Entries {
+	return kept
+}
+
+// Hidden returns how many findings the baseline has hidden so far.
+func (m *Matcher) Hidden() int { return m.hidden }
+
+// Stale returns the baseline entries that matched none of the findings
+// filtered so far.
+func (m *Matcher) Stale() []analyzer.BaselineEntry {
+	var stale []analyzer.BaselineEntry
+	for _, e := range m.entries {
 		k := key{e.Rule, cleanPath(e.File), e.Fingerprint}
-		if e.Occurrence > used[k] {
+		if e.Occurrence > m.used[k] {
 			stale = append(stale, e)
 		}
 	}
-	return kept, hidden, stale
+	return stale
 }

@@ -29,6 +29,9 @@ func newRules(e *env) *cobra.Command {
 				switch r.Kind {
 				case rules.TrafficRule:
 					found = "analyze"
+					if r.Settings {
+						found = "scan, analyze"
+					}
 				case rules.ScanRule:
 					found = "scan"
 				}

@@ -40,6 +40,16 @@ func newScan(e *env) *cobra.Command {
 directories, vendor and node_modules) and report every statement that depends on
 server session state. "-" reads standard input.
 
+Findings are written file by file while the scan goes on, in the same order as
+a whole report (by path, then position). When standard error is a terminal and
+the scan takes over 2 seconds, a progress line there counts the files done.
+
+A binary file is skipped with a note on standard error. A file that is not
+UTF-8 is skipped too and reported as an invalid-encoding finding (warning) at
+its first invalid byte: like any rule it counts toward --fail-on (so
+--fail-on warning fails on it), takes a severity from the config file, and
+--disable invalid-encoding leaves only the note.
+
 Exit status: 0 when no finding is at or above --fail-on, 1 when one is, 2 for a
 usage error, an unreadable path or an internal error.`,
 		Example: `  pgpoolcheck scan db/migrations
@@ -89,7 +99,7 @@ func runScan(e *env, cmd *cobra.Command, f scanFlags, args []string) error {
 	if len(args) == 0 {
 		return usagef("scan needs at least one PATH (or - for standard input)")
 	}
-	cfg, err := loadConfig(f)
+	cfg, err := loadConfig(e, f)
 	if err != nil {
 		return err
 	}
@@ -129,39 +139,85 @@ func runScan(e *env, cmd *cobra.Command, f scanFlags, args []string) error {
 	if cfg != nil {
 		ac.Severity = cfg.Severity
 	}
-	rep, err := ac.Scan(inputs)
+	return streamScan(e, f, ac, inputs, color, failOn)
+}
+
+// streamScan runs the scan and writes each file's findings as soon as they
+// are made (after the baseline, if any, hid its own), so neither the parse
+// trees nor the findings of the whole tree are ever held. With
+// --write-baseline the findings are only recorded.
+func streamScan(e *env, f scanFlags, ac *analyzer.Config, inputs []analyzer.Input, color bool, failOn rules.Severity) error {
+	var (
+		builder *baseline.Builder
+		matcher *baseline.Matcher
+		stream  *output.Stream
+		failed  bool
+	)
+	prog := startProgress(e, len(inputs))
+	defer prog.finish()
+	if f.writeBaseline != "" {
+		builder = &baseline.Builder{}
+	} else {
+		if f.baseline != "" {
+			b, err := baseline.Load(f.baseline)
+			if err != nil {
+				return err
+			}
+			matcher = b.Matcher()
+		}
+		stdout := e.stdout
+		if isTerminal(stdout) {
+			stdout = prog.above(stdout)
+		}
+		rep := &analyzer.Report{Tool: "pgpoolcheck", Version: version.String(), Target: ac.Target}
+		var err error
+		if stream, err = output.NewStream(stdout, f.format, rep, output.Options{Color: color}); err != nil {
+			return err
+		}
+	}
+	sum, err := ac.Stream(inputs, func(fr analyzer.FileResult) error {
+		prog.add(fr.Inputs)
+		fs := fr.Findings
+		if builder != nil {
+			builder.Add(fs)
+			return nil
+		}
+		if matcher != nil {
+			fs = matcher.Filter(fs)
+		}
+		for _, fd := range fs {
+			if failOn > 0 && fd.Severity >= failOn {
+				failed = true
+			}
+		}
+		if err := stream.Write(fs); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
+		return nil
+	})
+	prog.finish()
 	if err != nil {
 		return err
 	}
-	rep.Version = version.String()
-	if f.writeBaseline != "" {
-		b := baseline.Build(rep.Findings)
+	if builder != nil {
+		b := builder.File()
 		if err := b.Write(f.writeBaseline); err != nil {
 			return fmt.Errorf("writing baseline: %w", err)
 		}
 		fmt.Fprintf(e.stderr, "pgpoolcheck: recorded %d findings in %s\n", len(b.Entries), f.writeBaseline)
 		return nil
 	}
-	if f.baseline != "" {
-		b, err := baseline.Load(f.baseline)
-		if err != nil {
-			return err
-		}
-		rep.Findings, rep.Summary.Baselined, rep.Summary.StaleBaseline = b.Filter(rep.Findings)
-		rep.Summary.Count(rep.Findings)
+	if matcher != nil {
+		sum.Baselined, sum.StaleBaseline = matcher.Hidden(), matcher.Stale()
 	}
-	for _, sk := range rep.Summary.Skipped {
+	for _, sk := range sum.Skipped {
 		fmt.Fprintf(e.stderr, "pgpoolcheck: %s: skipped: %s\n", sk.File, sk.Reason)
 	}
-	if err := output.Write(e.stdout, f.format, rep, output.Options{Color: color}); err != nil {
+	if err := stream.Close(sum); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
-	if failOn > 0 {
-		for _, fd := range rep.Findings {
-			if fd.Severity >= failOn {
-				return errFindings
-			}
-		}
+	if failed {
+		return errFindings
 	}
 	return nil
 }
@@ -207,6 +263,13 @@ func languageOf(path string) string {
 	}
 	lang, ok := extract.LanguageFor(path)
 	if !ok {
+		// Configuration files are read for connection strings only;
+		// pgpoolcheck's own holds none.
+		if _, ok := extract.ConfigFormatFor(path); ok {
+			if base := filepath.Base(path); base != config.FileName && base != config.FileNameAlt {
+				return "config"
+			}
+		}
 		return ""
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -235,7 +298,7 @@ func configDefaults(cfg *config.Config, cmd *cobra.Command, target, failOn *stri
 	}
 }
 
-func loadConfig(f scanFlags) (*config.Config, error) {
+func loadConfig(e *env, f scanFlags) (*config.Config, error) {
 	if f.noConfig {
 		if f.config != "" {
 			return nil, usagef("--config and --no-config exclude each other")
@@ -253,6 +316,9 @@ func loadConfig(f scanFlags) (*config.Config, error) {
 	c, err := config.Load(path)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	for _, w := range c.Warnings {
+		fmt.Fprintf(e.stderr, "pgpoolcheck: warning: %s: %s\n", path, w)
 	}
 	return c, nil
 }

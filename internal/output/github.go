@@ -22,28 +22,33 @@ import (
 // its summary on stderr if it wants one.
 func writeGitHub(buf *bytes.Buffer, rep *analyzer.Report, _ Options) error {
 	for _, f := range rep.Findings {
-		var props []string
-		add := func(key, value string) { props = append(props, key+"="+escapeProperty(value)) }
-		addInt := func(key string, n int) {
-			if n > 0 {
-				add(key, fmt.Sprint(n))
-			}
-		}
-		if f.File != "" {
-			add("file", f.File)
-			addInt("line", f.Line)
-			addInt("col", f.Column)
-			addInt("endLine", f.EndLine)
-			addInt("endColumn", f.EndColumn)
-		}
-		add("title", "pgpoolcheck "+f.Rule)
-		msg := f.Message
-		if f.Fix != "" {
-			msg += " (fix: " + f.Fix + ")"
-		}
-		fmt.Fprintf(buf, "::%s %s::%s\n", githubCommand(f.Severity), strings.Join(props, ","), escapeData(msg))
+		writeGitHubFinding(buf, f)
 	}
 	return nil
+}
+
+// writeGitHubFinding writes the workflow command of one finding.
+func writeGitHubFinding(buf *bytes.Buffer, f analyzer.Finding) {
+	var props []string
+	add := func(key, value string) { props = append(props, key+"="+escapeProperty(value)) }
+	addInt := func(key string, n int) {
+		if n > 0 {
+			add(key, fmt.Sprint(n))
+		}
+	}
+	if f.File != "" {
+		add("file", f.File)
+		addInt("line", f.Line)
+		addInt("col", f.Column)
+		addInt("endLine", f.EndLine)
+		addInt("endColumn", f.EndColumn)
+	}
+	add("title", "pgpoolcheck "+f.Rule)
+	msg := f.Message
+	if f.Fix != "" {
+		msg += " (fix: " + f.Fix + ")"
+	}
+	fmt.Fprintf(buf, "::%s %s::%s\n", githubCommand(f.Severity), strings.Join(props, ","), escapeData(msg))
 }
 
 // githubCommand maps a severity to a workflow command.

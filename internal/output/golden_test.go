@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
@@ -135,6 +136,28 @@ var cases = []struct {
 				Message: "statement \"stmtcache_1\" was parsed in one transaction and used in another"},
 		},
 		Summary: analyzer.Summary{Files: 3, Statements: 2},
+	}},
+	// traffic is analyze over the captures of three proxy instances.
+	{"traffic", &analyzer.Report{
+		Tool: "pgpoolcheck", Version: "1.2.3", Target: rules.PgBouncer,
+		Findings: []analyzer.Finding{
+			{Rule: "session-set", Severity: rules.Critical, Security: true, File: "captures/pooler-0/capture.jsonl",
+				Line: 3, Column: 1,
+				Message:     "SET search_path lasts for the rest of the session; in the capture: the session ran later transactions, none of which read it back (5 of 7), a later transaction read it (SHOW or current_setting) (2 of 7)",
+				Fix:         "use SET LOCAL inside the transaction that needs it",
+				Statement:   "SET search_path = app, public",
+				Fingerprint: "0f1e2d3c4b5a6978",
+				Traffic: &analyzer.TrafficStats{Count: 7, Sessions: 6,
+					FirstSeen:        time.Date(2026, 11, 30, 4, 0, 0, 3_000_000, time.UTC),
+					LastSeen:         time.Date(2026, 11, 30, 5, 12, 9, 450_000_000, time.UTC),
+					ApplicationNames: []string{"", "billing", "reports"}}},
+		},
+		Summary: analyzer.Summary{Files: 5, CaptureFiles: 5, Captures: 3, Sessions: 412, Statements: 9876},
+	}},
+	// gate is gate over scanned files and two captures, with nothing left.
+	{"gate", &analyzer.Report{
+		Tool: "pgpoolcheck", Version: "1.2.3", Target: rules.PgBouncer,
+		Summary: analyzer.Summary{Files: 14, CaptureFiles: 2, Captures: 1, Sessions: 1, Statements: 230},
 	}},
 }
 

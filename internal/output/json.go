@@ -53,14 +53,19 @@ type jsonTraffic struct {
 
 // jsonSummary is the summary of the json format.
 type jsonSummary struct {
-	Files      int            `json:"files"`
-	Statements int            `json:"statements"`
-	Findings   int            `json:"findings"`
-	BySeverity map[string]int `json:"by_severity"`
-	ByRule     map[string]int `json:"by_rule"`
-	Suppressed int            `json:"suppressed"`
-	Skipped    []jsonSkipped  `json:"skipped"`
-	Baselined  int            `json:"baselined"`
+	Files      int `json:"files"`
+	Statements int `json:"statements"`
+	// Captures, CaptureFiles and Sessions describe the captured traffic
+	// (analyze, gate --capture); 0 for a scan.
+	Captures     int            `json:"captures"`
+	CaptureFiles int            `json:"capture_files"`
+	Sessions     int            `json:"sessions"`
+	Findings     int            `json:"findings"`
+	BySeverity   map[string]int `json:"by_severity"`
+	ByRule       map[string]int `json:"by_rule"`
+	Suppressed   int            `json:"suppressed"`
+	Skipped      []jsonSkipped  `json:"skipped"`
+	Baselined    int            `json:"baselined"`
 	// StaleBaseline lists baseline entries that matched nothing.
 	StaleBaseline []analyzer.BaselineEntry `json:"stale_baseline"`
 }
@@ -75,7 +80,12 @@ type jsonSkipped struct {
 // with a trailing newline. Lists are [] rather than null when empty, and
 // by_severity always has all four severities.
 func writeJSON(buf *bytes.Buffer, rep *analyzer.Report, _ Options) error {
-	s := summary(rep)
+	return writeJSONSummary(buf, rep, summary(rep))
+}
+
+// writeJSONSummary is writeJSON with the summary s, its counts already
+// made (a stream's findings are no longer in rep).
+func writeJSONSummary(buf *bytes.Buffer, rep *analyzer.Report, s analyzer.Summary) error {
 	out := jsonReport{
 		Version:     JSONVersion,
 		Tool:        rep.Tool,
@@ -85,6 +95,9 @@ func writeJSON(buf *bytes.Buffer, rep *analyzer.Report, _ Options) error {
 		Summary: jsonSummary{
 			Files:         s.Files,
 			Statements:    s.Statements,
+			Captures:      s.Captures,
+			CaptureFiles:  s.CaptureFiles,
+			Sessions:      s.Sessions,
 			Findings:      s.Findings,
 			BySeverity:    map[string]int{},
 			ByRule:        s.ByRule,
@@ -95,31 +108,7 @@ func writeJSON(buf *bytes.Buffer, rep *analyzer.Report, _ Options) error {
 		},
 	}
 	for _, f := range rep.Findings {
-		var traffic *jsonTraffic
-		if t := f.Traffic; t != nil {
-			traffic = &jsonTraffic{
-				Occurrences:      t.Count,
-				Sessions:         t.Sessions,
-				FirstSeen:        t.FirstSeen.UTC().Format(time.RFC3339Nano),
-				LastSeen:         t.LastSeen.UTC().Format(time.RFC3339Nano),
-				ApplicationNames: append([]string{}, t.ApplicationNames...),
-			}
-		}
-		out.Findings = append(out.Findings, jsonFinding{
-			Rule:        f.Rule,
-			Severity:    f.Severity.String(),
-			Security:    f.Security,
-			File:        f.File,
-			Line:        f.Line,
-			Column:      f.Column,
-			EndLine:     f.EndLine,
-			EndColumn:   f.EndColumn,
-			Message:     f.Message,
-			Fix:         f.Fix,
-			Statement:   f.Statement,
-			Fingerprint: f.Fingerprint,
-			Traffic:     traffic,
-		})
+		out.Findings = append(out.Findings, jsonFindingOf(f))
 	}
 	for _, sev := range severities {
 		out.Summary.BySeverity[sev.String()] = s.BySeverity[sev.String()]
@@ -131,4 +120,33 @@ func writeJSON(buf *bytes.Buffer, rep *analyzer.Report, _ Options) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// jsonFindingOf converts a finding to the json format.
+func jsonFindingOf(f analyzer.Finding) jsonFinding {
+	var traffic *jsonTraffic
+	if t := f.Traffic; t != nil {
+		traffic = &jsonTraffic{
+			Occurrences:      t.Count,
+			Sessions:         t.Sessions,
+			FirstSeen:        t.FirstSeen.UTC().Format(time.RFC3339Nano),
+			LastSeen:         t.LastSeen.UTC().Format(time.RFC3339Nano),
+			ApplicationNames: append([]string{}, t.ApplicationNames...),
+		}
+	}
+	return jsonFinding{
+		Rule:        f.Rule,
+		Severity:    f.Severity.String(),
+		Security:    f.Security,
+		File:        f.File,
+		Line:        f.Line,
+		Column:      f.Column,
+		EndLine:     f.EndLine,
+		EndColumn:   f.EndColumn,
+		Message:     f.Message,
+		Fix:         f.Fix,
+		Statement:   f.Statement,
+		Fingerprint: f.Fingerprint,
+		Traffic:     traffic,
+	}
 }

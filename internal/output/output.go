@@ -6,6 +6,9 @@
 // sorts them) and never reorders them. Counts shown in summaries are
 // recomputed from the findings; the number of files and statements, the
 // suppressed count and the skipped inputs come from the report's Summary.
+//
+// Write renders a whole report at once; Stream renders the same bytes while
+// the findings arrive file by file (scan), keeping none of them.
 package output
 
 import (

@@ -192,7 +192,15 @@ func TestJSONRoundTrip(t *testing.T) {
 				Line: f.Line, Column: f.Column, EndLine: f.EndLine, EndColumn: f.EndColumn,
 				Message: f.Message, Fix: f.Fix, Statement: f.Statement, Fingerprint: f.Fingerprint,
 			}
-			if got.Findings[i] != want {
+			gotF := got.Findings[i]
+			if tr := f.Traffic; tr != nil {
+				if gotF.Traffic == nil || gotF.Traffic.Occurrences != tr.Count || gotF.Traffic.Sessions != tr.Sessions ||
+					!slices.Equal(gotF.Traffic.ApplicationNames, tr.ApplicationNames) {
+					t.Errorf("%s: finding %d traffic %+v, want %+v", c.name, i, gotF.Traffic, tr)
+				}
+				gotF.Traffic = nil
+			}
+			if gotF != want {
 				t.Errorf("%s: finding %d\n got %+v\nwant %+v", c.name, i, got.Findings[i], want)
 			}
 			if _, err := rules.ParseSeverity(got.Findings[i].Severity); err != nil {
@@ -201,7 +209,8 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 		s := got.Summary
 		if s.Files != c.rep.Summary.Files || s.Statements != c.rep.Summary.Statements || s.Findings != len(c.rep.Findings) ||
-			s.Suppressed != c.rep.Summary.Suppressed || len(s.Skipped) != len(c.rep.Summary.Skipped) {
+			s.Suppressed != c.rep.Summary.Suppressed || len(s.Skipped) != len(c.rep.Summary.Skipped) ||
+			s.Captures != c.rep.Summary.Captures || s.CaptureFiles != c.rep.Summary.CaptureFiles || s.Sessions != c.rep.Summary.Sessions {
 			t.Errorf("%s: summary %+v", c.name, s)
 		}
 		if len(s.BySeverity) != 4 {

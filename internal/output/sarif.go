@@ -37,6 +37,14 @@ type (
 		Tool       sarifTool     `json:"tool"`
 		Results    []sarifResult `json:"results"`
 		ColumnKind string        `json:"columnKind"`
+		// Properties is set when captured traffic was analyzed.
+		Properties *sarifRunProperties `json:"properties,omitempty"`
+	}
+	// sarifRunProperties say what captured traffic a run covered.
+	sarifRunProperties struct {
+		Captures     int `json:"captures"`
+		CaptureFiles int `json:"captureFiles"`
+		Sessions     int `json:"sessions"`
 	}
 	sarifTool struct {
 		Driver sarifDriver `json:"driver"`
@@ -120,49 +128,67 @@ func writeSARIF(buf *bytes.Buffer, rep *analyzer.Report, _ Options) error {
 		InformationURI: informationURI,
 		Rules:          []sarifRule{},
 	}
-	index := map[string]int{}
-	for i, r := range catalogue() {
-		index[r.ID] = i
+	index := sarifRuleIndex()
+	for _, r := range catalogue() {
 		driver.Rules = append(driver.Rules, sarifRuleOf(r))
 	}
 	results := make([]sarifResult, 0, len(rep.Findings))
 	for _, f := range rep.Findings {
-		res := sarifResult{
-			RuleID:     f.Rule,
-			Level:      sarifLevel(f.Severity),
-			Message:    sarifText{Text: messageWithFix(f.Message, f.Fix, " Fix: ")},
-			Properties: sarifResultProperties{Severity: f.Severity.String()},
-		}
-		if i, ok := index[f.Rule]; ok {
-			res.RuleIndex = &i
-		}
-		if t := f.Traffic; t != nil {
-			res.Properties.Occurrences, res.Properties.Sessions = t.Count, t.Sessions
-			res.Properties.FirstSeen = t.FirstSeen.Format(time.RFC3339Nano)
-			res.Properties.LastSeen = t.LastSeen.Format(time.RFC3339Nano)
-			res.Properties.ApplicationNames = t.ApplicationNames
-		}
-		if f.File != "" {
-			res.Locations = []sarifLocation{{PhysicalLocation: sarifPhysical(f)}}
-		}
-		if f.Fingerprint != "" {
-			res.PartialFingerprints = map[string]string{sarifFingerprint: f.Fingerprint}
-		}
-		results = append(results, res)
+		results = append(results, sarifResultOf(f, index))
+	}
+	run := sarifRun{
+		Tool:       sarifTool{Driver: driver},
+		Results:    results,
+		ColumnKind: "unicodeCodePoints",
+	}
+	if s := rep.Summary; s.Captures > 0 {
+		run.Properties = &sarifRunProperties{Captures: s.Captures, CaptureFiles: s.CaptureFiles, Sessions: s.Sessions}
 	}
 	log := sarifLog{
 		Schema:  sarifSchema,
 		Version: sarifVersion,
-		Runs: []sarifRun{{
-			Tool:       sarifTool{Driver: driver},
-			Results:    results,
-			ColumnKind: "unicodeCodePoints",
-		}},
+		Runs:    []sarifRun{run},
 	}
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(log)
+}
+
+// sarifRuleIndex maps each rule id to its position in the driver's rules.
+func sarifRuleIndex() map[string]int {
+	index := map[string]int{}
+	for i, r := range catalogue() {
+		index[r.ID] = i
+	}
+	return index
+}
+
+// sarifResultOf converts a finding to a SARIF result; index is
+// sarifRuleIndex().
+func sarifResultOf(f analyzer.Finding, index map[string]int) sarifResult {
+	res := sarifResult{
+		RuleID:     f.Rule,
+		Level:      sarifLevel(f.Severity),
+		Message:    sarifText{Text: messageWithFix(f.Message, f.Fix, " Fix: ")},
+		Properties: sarifResultProperties{Severity: f.Severity.String()},
+	}
+	if i, ok := index[f.Rule]; ok {
+		res.RuleIndex = &i
+	}
+	if t := f.Traffic; t != nil {
+		res.Properties.Occurrences, res.Properties.Sessions = t.Count, t.Sessions
+		res.Properties.FirstSeen = t.FirstSeen.Format(time.RFC3339Nano)
+		res.Properties.LastSeen = t.LastSeen.Format(time.RFC3339Nano)
+		res.Properties.ApplicationNames = t.ApplicationNames
+	}
+	if f.File != "" {
+		res.Locations = []sarifLocation{{PhysicalLocation: sarifPhysical(f)}}
+	}
+	if f.Fingerprint != "" {
+		res.PartialFingerprints = map[string]string{sarifFingerprint: f.Fingerprint}
+	}
+	return res
 }
 
 // sarifRuleOf describes a rule for the SARIF driver.

@@ -146,8 +146,22 @@ func isWide(r rune) bool {
 // writeTextSummary writes the totals, the per-rule counts, the suppressed
 // count and the skipped inputs.
 func writeTextSummary(buf *bytes.Buffer, rep *analyzer.Report) {
-	s := summary(rep)
+	writeTextSummaryOf(buf, summary(rep))
+}
+
+// writeTextSummaryOf is writeTextSummary with the summary s, its counts
+// already made (a stream's findings are no longer in a report).
+func writeTextSummaryOf(buf *bytes.Buffer, s analyzer.Summary) {
 	where := fmt.Sprintf("in %s, %s", plural(s.Files, "file"), plural(s.Statements, "statement"))
+	if s.Captures > 0 {
+		// Traffic is counted in sessions; the files and instances it
+		// came from go on a line of their own.
+		sessions := plural(s.Sessions, "session")
+		if scanned := s.Files - s.CaptureFiles; scanned > 0 {
+			sessions = plural(scanned, "file") + " and " + sessions
+		}
+		where = fmt.Sprintf("in %s, %s", sessions, plural(s.Statements, "statement"))
+	}
 	if s.Findings == 0 {
 		buf.WriteString("no findings " + where + "\n")
 	} else {
@@ -159,6 +173,9 @@ func writeTextSummary(buf *bytes.Buffer, rep *analyzer.Report) {
 		}
 		fmt.Fprintf(buf, "%s (%s) %s\n", plural(s.Findings, "finding"), strings.Join(parts, ", "), where)
 		writeRuleCounts(buf, s.ByRule)
+	}
+	if s.Captures > 0 {
+		fmt.Fprintf(buf, "traffic from %s (%s)\n", plural(s.Captures, "proxy instance"), plural(s.CaptureFiles, "capture file"))
 	}
 	if s.Baselined > 0 {
 		fmt.Fprintf(buf, "%s hidden by the baseline\n", plural(s.Baselined, "finding"))
