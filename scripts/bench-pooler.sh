@@ -18,7 +18,7 @@
 # pgpoolcheck-record (`--mode record --capture $WORK/capture.N.jsonl`, a new
 # file per run), both with a pool as large as the largest client count.
 # A table then gives record TPS ÷ session TPS per protocol and client
-# count (issue 5's target: ≥ 0.95), with the events each capture wrote and
+# count (the target: ≥ 0.95), with the events each capture wrote and
 # dropped (read from its trailer) and its size. Odd rounds run session
 # before record, even rounds record before session, and after each of them
 # the script waits until its server connections have left PostgreSQL: up
@@ -44,7 +44,7 @@
 #   POOLER_GOMAXPROCS (Go's default) GOMAXPROCS for the pgpoolcheck process
 #   POOLER_ARGS ("")                 extra `pgpoolcheck proxy` flags (split on spaces)
 #   RECORD (0)                       1: also pgpoolcheck in session and in record mode
-#   RECORD_ONLY (0)                  1 (with RECORD=1): only those two, for issue 5's ratio
+#   RECORD_ONLY (0)                  1 (with RECORD=1): only those two, for the record ÷ session ratio
 #   OVERSTAY_DIR (/tmp/bench-pooler-overstays)  where a pgbench run that does not end 60 s
 #                                    after DURATION leaves PostgreSQL's active backends and
 #                                    pgpoolcheck's goroutines (it is killed and counted failed)
@@ -584,7 +584,7 @@ awk -v protocols="$PROTOCOLS" -v clients="$CLIENTS" -v targets="${TARGETS[*]}" '
 
 # --- record mode: record TPS ÷ session TPS ---------------------------------------------
 if [ "$RECORD" = 1 ]; then
-  printf '\n### record mode against session mode (issue 5: record ≥ 0.95 × session)\n\n'
+  printf '\n### record mode against session mode (target: record ≥ 0.95 × session)\n\n'
   printf 'TPS: mean over the rounds with no aborted client; per round: median of the rounds'"'"'\n'
   printf 'record ÷ session ratios (the two runs of one round are back to back); CPU: the proxy'"'"'s\n'
   printf 'CPU µs per transaction, mean; capture: events written and dropped (from the trailer;\n'

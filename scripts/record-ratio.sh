@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# record-ratio.sh — issue 5's figure (record mode ÷ session mode TPS) over
+# record-ratio.sh — the record-mode cost figure (record mode ÷ session mode TPS) over
 # one or more saved outputs of `RECORD=1 scripts/bench-pooler.sh`. Not a
 # test: it prints figures.
 #
