@@ -265,7 +265,7 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 		case "LISTS":
 			rs = showLists(p.Snapshot())
 		case "HELP":
-			out := noticeResponse(nil, "Console usage\n\tSHOW "+showItems+"\n\tPAUSE [<db>]\n\tRESUME [<db>]\n\tRELOAD\n\tSHUTDOWN")
+			out := noticeResponse(nil, "Console usage\n\tSHOW "+showItems+"\n\tPAUSE [<db>]\n\tRESUME [<db>]\n\tDISABLE <db>\n\tENABLE <db>\n\tRECONNECT [<db>]\n\tWAIT_CLOSE [<db>]\n\tRELOAD\n\tSHUTDOWN")
 			return encode(out, &pgproto3.CommandComplete{CommandTag: []byte("SHOW")}), false, nil
 		default:
 			return nil, false, adminErrorf("unknown SHOW item %q (see SHOW HELP)", args[0])
@@ -295,6 +295,35 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 		}
 		p.log.Info("admin console: RESUME", "user", c.user, "database", db)
 		return encode(nil, &pgproto3.CommandComplete{CommandTag: []byte("RESUME")}), false, nil
+	case "DISABLE", "ENABLE":
+		db, err := arg()
+		if err != nil {
+			return nil, false, err
+		}
+		if db == "" || isAdminDatabase(db) {
+			return nil, false, adminErrorf("usage: %s <db> (not the console)", verb)
+		}
+		p.setDisabled(db, verb == "DISABLE")
+		p.log.Info("admin console: "+verb, "user", c.user, "database", db)
+		return encode(nil, &pgproto3.CommandComplete{CommandTag: []byte(verb)}), false, nil
+	case "RECONNECT":
+		db, err := arg()
+		if err != nil {
+			return nil, false, err
+		}
+		p.reconnect(db, time.Now())
+		p.log.Info("admin console: RECONNECT", "user", c.user, "database", db)
+		return encode(nil, &pgproto3.CommandComplete{CommandTag: []byte("RECONNECT")}), false, nil
+	case "WAIT_CLOSE":
+		db, err := arg()
+		if err != nil {
+			return nil, false, err
+		}
+		var out []byte
+		if n := p.waitClosed(db); n > 0 {
+			out = noticeResponse(out, fmt.Sprintf("%d server connections to close still in use after %s", n, p.cfg.ShutdownTimeout))
+		}
+		return encode(out, &pgproto3.CommandComplete{CommandTag: []byte("WAIT_CLOSE")}), false, nil
 	case "RELOAD":
 		if len(args) > 0 {
 			return nil, false, adminErrorf("RELOAD takes no arguments")
@@ -311,7 +340,7 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 		p.log.Info("admin console: SHUTDOWN", "user", c.user)
 		return encode(nil, &pgproto3.CommandComplete{CommandTag: []byte("SHUTDOWN")}), true, nil
 	}
-	return nil, false, adminErrorf("unknown command %q (the pgpoolcheck console knows SHOW, PAUSE, RESUME, RELOAD and SHUTDOWN)", words[0])
+	return nil, false, adminErrorf("unknown command %q (the pgpoolcheck console knows SHOW, PAUSE, RESUME, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD and SHUTDOWN)", words[0])
 }
 
 // noticeResponse appends a NoticeResponse.
@@ -950,5 +979,75 @@ func (pl *pool) pauseWait(ctx context.Context, deadline time.Time) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+}
+
+// setDisabled refuses (or admits again) new logins to db; its connected
+// clients stay.
+func (p *Proxy) setDisabled(db string, off bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !off {
+		delete(p.disabled, db)
+		return
+	}
+	if p.disabled == nil {
+		p.disabled = make(map[string]bool)
+	}
+	p.disabled[db] = true
+}
+
+func (p *Proxy) isDisabled(db string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.disabled[db]
+}
+
+// matchingPools returns the pools of db ("" for all).
+func (p *Proxy) matchingPools(db string) []*pool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []*pool
+	for k, pl := range p.pools {
+		if db == "" || k.database == db {
+			out = append(out, pl)
+		}
+	}
+	return out
+}
+
+// reconnect closes the servers of db ("" for all) connected before now:
+// the idle ones at once, the others when their clients give them back
+// (PgBouncer's RECONNECT, after the server moved or its settings changed).
+func (p *Proxy) reconnect(db string, now time.Time) {
+	for _, pl := range p.matchingPools(db) {
+		pl.lock()
+		pl.reconnectBefore = now
+		pl.unlock()
+		pl.reap(time.Now())
+	}
+}
+
+// waitClosed waits until the servers a RECONNECT of db asked to close are
+// closed, at most the shutdown timeout, and returns how many are left.
+func (p *Proxy) waitClosed(db string) int {
+	deadline := time.Now().Add(p.cfg.ShutdownTimeout)
+	for {
+		before := map[poolKey]time.Time{}
+		for _, pl := range p.matchingPools(db) {
+			pl.lock()
+			before[pl.key] = pl.reconnectBefore
+			pl.unlock()
+		}
+		n := 0
+		for _, s := range p.Snapshot().Servers {
+			if t, ok := before[poolKey{database: s.Database, user: s.User}]; ok && s.ConnectTime.Before(t) {
+				n++
+			}
+		}
+		if n == 0 || time.Now().After(deadline) || p.closing.Load() {
+			return n
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

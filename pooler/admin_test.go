@@ -647,3 +647,86 @@ func TestConsolePgBouncerNames(t *testing.T) {
 		t.Errorf("SHOW TOTALS total_xact_count %q, STATS_TOTALS %q", sum["total_xact_count"], totals[0]["xact_count"])
 	}
 }
+
+// TestAdminDisableReconnect: DISABLE refuses new logins to a database and
+// keeps its clients; ENABLE admits them again; RECONNECT closes idle
+// servers at once and busy ones when they are given back, and WAIT_CLOSE
+// returns when they are all gone.
+func TestAdminDisableReconnect(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{AdminUsers: []string{pgtest.SuperUser}, PoolSize: 2})
+	ctx := testCtx(t, 60*time.Second)
+	admin := tp.adminConn(t)
+	exec := func(q string) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	pidOf := func(c *pgx.Conn) int {
+		var pid int
+		if err := c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	a := tp.connect(t, pgx.QueryExecModeExec)
+	idlePID := pidOf(a)
+
+	exec("DISABLE " + pgtest.Database)
+	cfg, _ := pgx.ParseConfig(tp.url(pgtest.SuperUser, ""))
+	if _, err := pgx.ConnectConfig(ctx, cfg); sqlState(err) != "55000" {
+		t.Fatalf("login to a disabled database: %v, want 55000", err)
+	}
+	if got := pidOf(a); got == 0 {
+		t.Fatal("a connected client stopped working after DISABLE")
+	}
+	exec("ENABLE " + pgtest.Database)
+	b := tp.connect(t, pgx.QueryExecModeExec)
+
+	// b holds a server inside a transaction across the RECONNECT.
+	tx, err := b.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busyPID := pidOf(b)
+	exec("RECONNECT " + pgtest.Database)
+	done := make(chan error, 1)
+	go func() {
+		_, err := admin.Exec(ctx, "WAIT_CLOSE "+pgtest.Database)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("WAIT_CLOSE returned while a server to close was in use: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	direct := directConn(t, srv)
+	for _, pid := range []int{idlePID, busyPID} {
+		// The backend exits a moment after its connection closed.
+		alive := true
+		for i := 0; alive && i < 50; i++ {
+			if i > 0 {
+				time.Sleep(100 * time.Millisecond)
+			}
+			if err := direct.QueryRow(ctx, "SELECT count(*) > 0 FROM pg_stat_activity WHERE pid = $1", pid).Scan(&alive); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if alive {
+			t.Fatalf("server %d still connected after RECONNECT and WAIT_CLOSE", pid)
+		}
+	}
+	// The clients go on, on new servers.
+	for _, c := range []*pgx.Conn{a, b} {
+		if pid := pidOf(c); pid == idlePID || pid == busyPID {
+			t.Fatalf("a client got an old server %d after RECONNECT", pid)
+		}
+	}
+}

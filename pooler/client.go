@@ -717,6 +717,12 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		p.log.Info("client refused: database not in the allow-list", "user", c.user, "database", c.database, "addr", c.conn.RemoteAddr().String())
 		return false
 	}
+	if p.isDisabled(c.database) {
+		// PostgreSQL's words for a database that allows no connections.
+		c.send(fatal(codeObjectNotInPrerequisiteState, "database \"%s\" is not currently accepting connections (DISABLE on the pooler's console)", c.database))
+		p.log.Info("client refused: database disabled", "user", c.user, "database", c.database, "addr", c.conn.RemoteAddr().String())
+		return false
+	}
 	c.pool = p.poolFor(c)
 	c.tracked = p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0
 	c.policyOn = p.cfg.Mode == ModeTransaction && p.cfg.Classifier != nil

@@ -37,6 +37,9 @@ type pool struct {
 	// settings: the welcome ParameterStatus values.
 	defaults map[string]string
 	closed   bool
+	// reconnectBefore: servers connected before it are closed when they
+	// go back to the pool (RECONNECT on the console).
+	reconnectBefore time.Time
 	// downErr is set while the pool's server logins fail for a reason
 	// that may pass (the server is down, starting or full); retryAt is
 	// when the next login may be tried, backoff after the last one
@@ -446,7 +449,7 @@ func (p *pool) release(s *serverConn) {
 		return
 	}
 	p.lock()
-	if p.closed {
+	if p.closed || s.created.Before(p.reconnectBefore) {
 		p.unlock()
 		p.discard(s)
 		return
@@ -491,15 +494,15 @@ func (p *pool) slotFreed() {
 	p.unlock()
 }
 
-// reap closes servers idle longer than the idle timeout or older than
-// their lifetime.
+// reap closes servers idle longer than the idle timeout, older than their
+// lifetime, or connected before a RECONNECT.
 func (p *pool) reap(now time.Time) {
 	idleTimeout, lifetime := p.proxy.live.idleTimeout(), p.proxy.live.lifetime()
 	var old []*serverConn
 	p.lock()
 	keep := p.idle[:0]
 	for _, s := range p.idle {
-		if now.Sub(s.idleSince) > idleTimeout || now.Sub(s.created) > lifetime {
+		if now.Sub(s.idleSince) > idleTimeout || now.Sub(s.created) > lifetime || s.created.Before(p.reconnectBefore) {
 			old = append(old, s)
 		} else {
 			keep = append(keep, s)

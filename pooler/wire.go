@@ -18,6 +18,9 @@ const (
 	codeAdminShutdown       = "57P01"
 	codeCannotConnectNow    = "57P03"
 	codeInvalidCatalogName  = "3D000"
+	// codeObjectNotInPrerequisiteState is PostgreSQL's answer to a login to
+	// a database that allows no connections.
+	codeObjectNotInPrerequisiteState = "55000"
 	// codeDuplicatePreparedStatement is PostgreSQL's duplicate_prepared_statement.
 	codeDuplicatePreparedStatement = "42P05"
 )
