@@ -485,6 +485,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	tx.flush()
 	if !otherDatabaseFile(name) {
 		fb.findings = append(fb.findings, c.subscriptionFindings(name, lang, src, lines)...)
+		fb.findings = append(fb.findings, c.sessionCallFindings(name, lang, src, lines)...)
 	}
 	fb.findings = append(fb.findings, settings...)
 	cms := make([]comment, len(comments))

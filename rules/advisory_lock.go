@@ -54,9 +54,18 @@ func checkAdvisoryLock(p *Pass) {
 		c        Call
 		key      string // constant key arguments; "" when not constant
 		released bool
+		// crossed: a COMMIT or ROLLBACK of the procedure sits between
+		// the lock and its unlock.
+		crossed bool
 	}
 	var locks []*lock
-	for _, st := range p.Group.Stmts {
+	for i, st := range p.Group.Stmts {
+		if bodyTxEnd(p.Group, i) {
+			for _, l := range locks {
+				l.crossed = l.crossed || !l.released
+			}
+			continue
+		}
 		calls := st.CallsNamed(advisoryFuncs...)
 		slices.SortStableFunc(calls, func(a, b Call) int { return int(a.Location) - int(b.Location) })
 		for _, c := range calls {
@@ -82,6 +91,15 @@ func checkAdvisoryLock(p *Pass) {
 		}
 	}
 	for _, l := range locks {
+		if l.released && l.crossed {
+			// The CALL keeps its server connection, so the unlock
+			// normally lands; what differs from one transaction is that
+			// the lock spans several, and an error in any of them ends
+			// the call before the unlock.
+			p.Report(l.st, l.c.Location, Adjust(Warning, h), StateMessage(callLabel(l.c)+" takes a session-level lock and holds it across a COMMIT of the procedure until the unlock after it",
+				"an error in any later transaction of the call ends it before the unlock (an exception handler cannot wrap a COMMIT), and the lock stays with the server connection, held for its next client while the next run elsewhere finds it taken", h, note), "")
+			continue
+		}
 		if l.released {
 			p.Report(l.st, l.c.Location, Adjust(Warning, h), StateMessage(callLabel(l.c)+" takes a session-level lock and releases it in the same transaction",
 				"an error before the unlock leaves the lock on the server connection, held for its next client", h, note), "")

@@ -1,6 +1,9 @@
 package rules
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // CursorOptHold is CURSOR_OPT_HOLD from PostgreSQL's parsenodes.h; the bit
 // masks keep their C values in pg_query's tree.
@@ -29,9 +32,28 @@ func checkCursorWithHold(p *Pass) {
 			continue
 		}
 		if closedLater(p.Group, i, d.Portalname) {
+			if k := firstClose(p.Group, i, d.Portalname); bodyCommitBetween(p.Group, i, k) {
+				p.Report(st, -1, Adjust(Warning, h), StateMessage(fmt.Sprintf("cursor %s is declared WITH HOLD and closed only after a COMMIT of the procedure", d.Portalname),
+					"an error in a transaction between them ends the call before the CLOSE, so the open cursor stays with the server connection, held for its next client, and a retry there fails because the cursor already exists", h, note), "")
+			}
 			continue
 		}
 		p.Report(st, -1, Adjust(Error, h), StateMessage(fmt.Sprintf("cursor %s is declared WITH HOLD and survives COMMIT on the server connection", d.Portalname),
 			"the client's FETCH in a later transaction may run on a connection where it does not exist, and the open cursor and its memory stay with the next client of this one", h, note), "")
 	}
+}
+
+// firstClose returns the index of the first statement after the i-th that
+// closes the named cursor (or all cursors), or len(g.Stmts).
+func firstClose(g *Group, i int, name string) int {
+	for k := i + 1; k < len(g.Stmts); k++ {
+		st := g.Stmts[k]
+		if st.Node == nil {
+			continue
+		}
+		if c := st.Node.GetClosePortalStmt(); c != nil && (c.Portalname == "" || strings.EqualFold(c.Portalname, name)) {
+			return k
+		}
+	}
+	return len(g.Stmts)
 }

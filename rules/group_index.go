@@ -159,3 +159,26 @@ func closedLater(g *Group, i int, name string) bool {
 	x := g.index()
 	return after(x.lastClose, strings.ToLower(name), i) || after(x.lastClose, "", i)
 }
+
+// bodyTxEnd reports whether the i-th statement of a routine body is a
+// COMMIT or ROLLBACK of the procedure's own transaction control. The CALL
+// keeps its server connection across it, but what a statement before it
+// left on the session is held into the next transaction of the call.
+func bodyTxEnd(g *Group, i int) bool {
+	if g.Body == "" || i < 0 || i >= len(g.Stmts) {
+		return false
+	}
+	ts := g.Stmts[i].txStmt()
+	return ts != nil && (ts.Kind == pg.TransactionStmtKind_TRANS_STMT_COMMIT || ts.Kind == pg.TransactionStmtKind_TRANS_STMT_ROLLBACK)
+}
+
+// bodyCommitBetween reports whether a COMMIT or ROLLBACK of a procedure
+// sits between the i-th and the j-th statement of its body.
+func bodyCommitBetween(g *Group, i, j int) bool {
+	for k := i + 1; k < j; k++ {
+		if bodyTxEnd(g, k) {
+			return true
+		}
+	}
+	return false
+}

@@ -508,13 +508,15 @@ func formatPlaceholders(f string) string {
 // checks names, e.g. an undeclared loop variable): the body is cut at its
 // semicolons; in every piece the first SQL command (PERFORM counts as
 // SELECT) that parses is kept, and otherwise the expressions after ":=",
-// IF, ELSIF, WHILE, WHEN and RETURN are parsed as SELECT lists.
+// IF, ELSIF, WHILE, WHEN and RETURN are parsed as SELECT lists; the SQL
+// text of a dynamic EXECUTE is read as in a compiled body.
 func plpgsqlFallback(b body) []Statement {
 	src := []byte(b.text)
 	doubled := len(b.doubled) > 0
 	var out []Statement
 	for _, c := range Split(src).Chunks {
 		ws := words(src, c.Start, c.End)
+		out = append(out, fallbackExecute(b, src, ws, c.End)...)
 		found := false
 		for _, w := range ws {
 			if !plCommandWords[w.word] {
@@ -563,6 +565,40 @@ func plpgsqlFallback(b body) []Statement {
 			start := skipSpaceAndComments(src, from, to)
 			for _, raw := range res.Stmts {
 				out = append(out, Statement{Start: b.toSource(start), End: b.toSource(to), Base: b.toSource(from) - len("SELECT "), Text: text, Node: raw.Stmt, Inexact: doubled})
+			}
+		}
+	}
+	return out
+}
+
+// fallbackExecute returns the statements run by the dynamic EXECUTE
+// commands among ws (the words of one piece of a body that ends at end):
+// the expression after EXECUTE, up to INTO, USING or the LOOP of FOR … IN
+// EXECUTE, read as dynamic SQL text, every statement of it.
+func fallbackExecute(b body, src []byte, ws []word, end int) []Statement {
+	var out []Statement
+	for i, w := range ws {
+		if w.word != "execute" {
+			continue
+		}
+		to := end
+		for _, x := range ws[i+1:] {
+			if x.word == "into" || x.word == "using" || x.word == "loop" {
+				to = x.start
+				break
+			}
+		}
+		res, err := pg.Parse("SELECT " + string(src[w.end:to]))
+		if err != nil {
+			continue
+		}
+		for _, lit := range dynamicLiterals(res) {
+			r2, err := pg.Parse(lit)
+			if err != nil {
+				continue
+			}
+			for _, raw := range r2.Stmts {
+				out = append(out, plStatement(b, w.start, raw.Stmt, lit, -1))
 			}
 		}
 	}

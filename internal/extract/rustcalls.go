@@ -1,0 +1,329 @@
+package extract
+
+import (
+	"bytes"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// SessionCall is a call of a driver API that keeps state on the server
+// connection without the SQL being in the application's code: a
+// transaction-mode pooler hands that connection to other clients.
+type SessionCall struct {
+	// Start and End are the source range of the method name.
+	Start, End int
+	// API names the type and the method ("PgListener.listen",
+	// "PgAdvisoryLock.acquire", "Migrator.run", "PgListener.connect").
+	API string
+	// Receiver is the expression the method is called on, as written
+	// without "self." ("listener", "MIGRATOR"), or the call that made it
+	// ("sqlx::migrate!()", "PgAdvisoryLock::new(…)").
+	Receiver string
+}
+
+// sqlxMethods are the methods of sqlx's types that act on the server
+// session: PgListener's LISTEN, PgAdvisoryLock's pg_advisory_lock, and the
+// migrator's run, which takes a session-level advisory lock unless
+// set_locking(false) turned that off.
+var sqlxMethods = map[string][]string{
+	"PgListener":     {"listen", "listen_all"},
+	"PgAdvisoryLock": {"acquire", "try_acquire"},
+	"Migrator":       {"run"},
+}
+
+// sqlxCtors are the associated functions that make a value of the type.
+var sqlxCtors = map[string][]string{
+	"PgListener":     {"connect", "connect_with"},
+	"PgAdvisoryLock": {"new", "with_key"},
+	"Migrator":       {"new"},
+}
+
+// SessionCalls returns the calls in src, a file of language lang, of
+// driver APIs that keep session state. For Rust, in a file that names
+// sqlx, they are: listen and listen_all on a PgListener, acquire and
+// try_acquire on a PgAdvisoryLock, and run on a Migrator (sqlx::migrate!()
+// or Migrator::new) whose locking the file does not turn off with
+// set_locking(false); a PgListener::connect or connect_with counts when
+// the file calls no listen method. A value is known by its type: made by
+// one of the type's constructors (let l = PgListener::connect(…), or a
+// method called on the constructor's result directly) or declared with it
+// (l: &mut PgListener, static MIGRATOR: Migrator = …). Other languages
+// have none.
+func SessionCalls(lang Language, src []byte) []SessionCall {
+	if lang != Rust || !bytes.Contains(src, []byte("sqlx")) ||
+		!bytes.Contains(src, []byte("PgListener")) && !bytes.Contains(src, []byte("PgAdvisoryLock")) &&
+			!bytes.Contains(src, []byte("migrate!")) && !bytes.Contains(src, []byte("Migrator")) {
+		return nil
+	}
+	return rustSessionCalls(src, rustCodeTokens(src))
+}
+
+// rtok is one Rust code token: 'i' for an identifier or keyword, ':' for
+// the path separator ::, 'c' for a single colon, and any other byte of
+// punctuation for itself.
+type rtok struct {
+	kind       byte
+	start, end int
+}
+
+// rustCodeTokens lists the code tokens of src, outside comments, string
+// literals and char literals.
+func rustCodeTokens(src []byte) []rtok {
+	lx := lexRust(src)
+	type span struct{ start, end int }
+	skips := make([]span, 0, len(lx.pieces)+len(lx.comments))
+	for _, p := range lx.pieces {
+		skips = append(skips, span{p.Start, p.End})
+	}
+	for _, c := range lx.comments {
+		skips = append(skips, span{c.Start, c.End})
+	}
+	sort.Slice(skips, func(a, b int) bool { return skips[a].start < skips[b].start })
+	var out []rtok
+	next := 0
+	for i := 0; i < len(src); {
+		for next < len(skips) && skips[next].end <= i {
+			next++
+		}
+		if next < len(skips) && skips[next].start <= i {
+			i = skips[next].end
+			continue
+		}
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			i++
+		case c == '\'':
+			i = rustChar(src, i)
+		case isIdentChar(c) && !(c >= '0' && c <= '9'):
+			j := i + 1
+			for j < len(src) && isIdentChar(src[j]) {
+				j++
+			}
+			out = append(out, rtok{'i', i, j})
+			i = j
+		case c == ':' && i+1 < len(src) && src[i+1] == ':':
+			out = append(out, rtok{':', i, i + 2})
+			i += 2
+		case c == ':':
+			out = append(out, rtok{'c', i, i + 1})
+			i++
+		default:
+			out = append(out, rtok{c, i, i + 1})
+			i++
+		}
+	}
+	return out
+}
+
+func rustSessionCalls(src []byte, t []rtok) []SessionCall {
+	is := func(k int, kind byte) bool { return k >= 0 && k < len(t) && t[k].kind == kind }
+	text := func(k int) string { return string(src[t[k].start:t[k].end]) }
+	word := func(k int, w string) bool { return is(k, 'i') && text(k) == w }
+	// match returns the index of the bracket that closes the one at k.
+	match := func(k int) int {
+		open, shut := t[k].kind, byte(')')
+		if open == '[' {
+			shut = ']'
+		}
+		depth := 0
+		for m := k; m < len(t); m++ {
+			switch t[m].kind {
+			case open:
+				depth++
+			case shut:
+				depth--
+				if depth == 0 {
+					return m
+				}
+			}
+		}
+		return len(t) - 1
+	}
+	// receiver returns the field path that ends at identifier k
+	// (self.listener → "listener") and the index of its first token.
+	receiver := func(k int) (string, int) {
+		from := k
+		for is(from-1, '.') && is(from-2, 'i') {
+			from -= 2
+		}
+		var sb strings.Builder
+		for m := from; m <= k; m += 2 {
+			if sb.Len() > 0 {
+				sb.WriteByte('.')
+			}
+			sb.WriteString(text(m))
+		}
+		return strings.TrimPrefix(sb.String(), "self."), from
+	}
+	// boundTo returns the name a value made at token k is bound to:
+	// let [mut] NAME [: T] = …, NAME = …, self.NAME = …, or "".
+	boundTo := func(k int) string {
+		if !is(k-1, '=') || is(k-2, '=') || is(k-2, '!') || is(k-2, '<') || is(k-2, '>') {
+			return ""
+		}
+		if is(k-2, 'i') {
+			r, from := receiver(k - 2)
+			if word(from-1, "let") || word(from-1, "mut") || !is(from-1, 'c') {
+				return r
+			}
+		}
+		// A type annotation: walk back to the name before the colon.
+		for m := k - 2; m >= 0 && m > k-12; m-- {
+			if is(m, ';') || is(m, '{') || is(m, '}') {
+				break
+			}
+			if is(m, 'c') && is(m-1, 'i') {
+				return text(m - 1)
+			}
+		}
+		return ""
+	}
+	// typeAt returns the sqlx type whose name is at k, if any.
+	typeAt := func(k int) string {
+		if !is(k, 'i') {
+			return ""
+		}
+		if _, ok := sqlxMethods[text(k)]; ok {
+			return text(k)
+		}
+		return ""
+	}
+	// macroMigrate reports whether k is the migrate of migrate!( or
+	// sqlx::migrate!(.
+	macroMigrate := func(k int) bool {
+		return word(k, "migrate") && is(k+1, '!') && (is(k+2, '(') || is(k+2, '[')) && !is(k-1, '.')
+	}
+	vars := map[string]string{} // name → type
+	unlocked := map[string]bool{}
+	// chainStart lists, for each index of the '.' that follows a
+	// constructor call, the type and the text it stands for.
+	type made struct{ typ, text string }
+	chains := map[int]made{}
+	isFalse := func(open int) bool {
+		return is(open, '(') && word(open+1, "false") && is(open+2, ')')
+	}
+	for k := range t {
+		// A declaration: NAME: [&] [mut] [path::]TYPE.
+		if typ := typeAt(k); typ != "" && !is(k+1, ':') {
+			m := k
+			for is(m-1, ':') && is(m-2, 'i') {
+				m -= 2
+			}
+			for is(m-1, '&') || word(m-1, "mut") || is(m-1, '\'') {
+				m--
+			}
+			if is(m-1, 'c') && is(m-2, 'i') {
+				vars[text(m-2)] = typ
+			}
+		}
+		var typ, made0 string
+		var open, from int
+		switch {
+		case typeAt(k) != "" && is(k+1, ':') && is(k+2, 'i') && is(k+3, '('):
+			if ctors := sqlxCtors[text(k)]; !slices.Contains(ctors, text(k+2)) {
+				continue
+			}
+			typ, open = text(k), k+3
+			from = k
+			for is(from-1, ':') && is(from-2, 'i') {
+				from -= 2
+			}
+			made0 = text(k) + "::" + text(k+2) + "(…)"
+		case macroMigrate(k):
+			typ, open = "Migrator", k+2
+			from = k
+			if is(k-1, ':') && word(k-2, "sqlx") {
+				from = k - 2
+			}
+			made0 = string(src[t[from].start:t[k].end]) + "!()"
+		default:
+			continue
+		}
+		end := match(open)
+		if v := boundTo(from); v != "" {
+			vars[v] = typ
+		}
+		// Skip .await and ? after the constructor.
+		m := end + 1
+		for {
+			if is(m, '.') && word(m+1, "await") {
+				m += 2
+				continue
+			}
+			if is(m, '?') {
+				m++
+				continue
+			}
+			break
+		}
+		if is(m, '.') {
+			chains[m] = made{typ, made0}
+		}
+	}
+	for k := range t {
+		if word(k, "set_locking") && is(k-1, '.') && is(k-2, 'i') && isFalse(k+1) {
+			r, _ := receiver(k - 2)
+			unlocked[r] = true
+		}
+	}
+	var calls []SessionCall
+	listened := false
+	var connects []SessionCall
+	for k := range t {
+		if !is(k, 'i') || !is(k-1, '.') || !is(k+1, '(') {
+			continue
+		}
+		var typ, recv string
+		if c, ok := chains[k-1]; ok {
+			typ, recv = c.typ, c.text
+			// Follow a chain of calls on the value: set_locking(false)
+			// turns the migrator's lock off for the run after it.
+			m := k
+			off := false
+			for is(m, 'i') && is(m+1, '(') && typ == "Migrator" && text(m) != "run" {
+				if text(m) == "set_locking" && isFalse(m+1) {
+					off = true
+				}
+				e := match(m + 1)
+				if !is(e+1, '.') {
+					break
+				}
+				m = e + 2
+			}
+			if typ == "Migrator" {
+				if off || !word(m, "run") {
+					continue
+				}
+				k = m
+			}
+		} else if is(k-2, 'i') {
+			r, _ := receiver(k - 2)
+			typ, recv = vars[r], r
+			if typ == "" || typ == "Migrator" && unlocked[r] {
+				continue
+			}
+		} else {
+			continue
+		}
+		method := text(k)
+		if !slices.Contains(sqlxMethods[typ], method) {
+			continue
+		}
+		if typ == "PgListener" {
+			listened = true
+		}
+		calls = append(calls, SessionCall{Start: t[k].start, End: t[k].end, API: typ + "." + method, Receiver: recv})
+	}
+	if !listened {
+		for k := range t {
+			if word(k, "PgListener") && is(k+1, ':') && is(k+2, 'i') && is(k+3, '(') && slices.Contains(sqlxCtors["PgListener"], text(k+2)) {
+				connects = append(connects, SessionCall{Start: t[k+2].start, End: t[k+2].end, API: "PgListener." + text(k+2), Receiver: "PgListener"})
+			}
+		}
+		calls = append(calls, connects...)
+		sort.Slice(calls, func(a, b int) bool { return calls[a].Start < calls[b].Start })
+	}
+	return calls
+}
