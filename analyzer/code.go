@@ -265,34 +265,23 @@ func parseCodeChunk(sql []byte, ch sqlparse.Chunk) []sqlparse.Statement {
 	return sqlparse.ParseChunk(sql, sqlparse.Chunk{Start: ch.Start + i, End: ch.End})
 }
 
-// otherDialect reports whether a statement that parses is another
-// database's: Oracle's and Firebird's EXECUTE IMMEDIATE ('…') parses as
-// EXECUTE of a prepared statement named immediate, and MySQL's SET of its
-// own session variables (SET foreign_key_checks = 0) as a SET that
-// PostgreSQL would refuse ("unrecognized configuration parameter").
+// otherDialect reports whether a statement from code is not PostgreSQL's:
+// Oracle's EXECUTE IMMEDIATE, or a SET or RESET of a name that is no
+// PostgreSQL parameter (MySQL's session variables, or English text that
+// parses as one: "Reset Password"). PostgreSQL refuses such a SET, so it
+// makes no session state.
 func otherDialect(n *pg.Node) bool {
 	if e := n.GetExecuteStmt(); e != nil {
 		return strings.EqualFold(e.Name, "immediate")
 	}
 	if v := n.GetVariableSetStmt(); v != nil {
-		return mysqlVariables[strings.ToLower(v.Name)]
+		switch v.Kind {
+		case pg.VariableSetKind_VAR_SET_VALUE, pg.VariableSetKind_VAR_SET_DEFAULT,
+			pg.VariableSetKind_VAR_SET_CURRENT, pg.VariableSetKind_VAR_RESET:
+			return v.Name != "" && !rules.KnownParameter(v.Name)
+		}
 	}
 	return false
-}
-
-// mysqlVariables are MySQL and MariaDB session variables that PostgreSQL
-// does not have (names both have, such as transaction_isolation, are not
-// listed).
-var mysqlVariables = map[string]bool{
-	"foreign_key_checks": true, "unique_checks": true, "sql_mode": true, "time_zone": true,
-	"max_execution_time": true, "max_statement_time": true, "lock_wait_timeout": true,
-	"innodb_lock_wait_timeout": true, "wait_timeout": true, "interactive_timeout": true,
-	"net_read_timeout": true, "net_write_timeout": true, "sql_safe_updates": true,
-	"sql_require_primary_key": true, "sql_log_bin": true, "sql_select_limit": true,
-	"group_concat_max_len": true, "tx_isolation": true, "character_set_client": true,
-	"character_set_connection": true, "character_set_results": true, "collation_connection": true,
-	"optimizer_switch": true, "cte_max_recursion_depth": true, "innodb_strict_mode": true,
-	"sql_notes": true, "sql_warnings": true, "autocommit": true,
 }
 
 // echoesDSL reports whether an EXECUTE statement is a migration DSL's log

@@ -41,6 +41,18 @@ final class JobRepository
         $this->pdo->exec($sql);
         throw new RuntimeException('DISCARD failed');
     }
+
+    // English text and other databases' syntax that parse as SET or
+    // RESET of a name PostgreSQL has no parameter for: no finding.
+    public function labels(): array
+    {
+        return [
+            'reset' => Lang::get('Reset Password'),
+            'update' => 'SET #count = :inc',
+            'mysql' => 'SET foreign_key_checks = 0',
+            'tenant' => "SET app.tenant_id = '7'", // want session-set:critical
+        ];
+    }
 }
 ?>
 <p>SET ROLE admin</p>
