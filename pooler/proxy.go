@@ -56,10 +56,10 @@ type Proxy struct {
 	lastFree        time.Time
 	// pause is the admin console's PAUSE; admins its admin users
 	// (admin.go).
-	pause  pauseState
+	pause pauseState
 	// disabled are the databases DISABLE refused new logins to (under mu).
 	disabled map[string]bool
-	admins atomic.Pointer[[]string]
+	admins   atomic.Pointer[[]string]
 	// started is when New made the proxy; samples are the counters at
 	// the last stats periods (stats.go).
 	started time.Time
