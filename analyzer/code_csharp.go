@@ -28,8 +28,8 @@ var csharpNotSQLFirst = map[string]bool{
 }
 
 // csharpNotSQLCall reports whether a C# literal passed to function name
-// (as callee returns it) is a message: a logging, output or assertion
-// method, or the constructor of an exception (throw new
+// (as callee returns it) is a message: a logging, output, assertion or
+// expectation method, or the constructor of an exception (throw new
 // InvalidOperationException("LISTEN failed")).
 func csharpNotSQLCall(name string) bool {
 	if name == "" {
@@ -42,7 +42,11 @@ func csharpNotSQLCall(name string) bool {
 	if k := strings.LastIndexByte(name, '.'); k >= 0 {
 		last = name[k+1:]
 	}
-	return csharpNotSQLLast[last] || csharpNotSQLFirst[first] || strings.HasSuffix(last, "exception")
+	// A test double's expectation (a mock server's
+	// ExpectSimpleQuery("DISCARD ALL")) is text to match, not a statement
+	// sent.
+	return csharpNotSQLLast[last] || csharpNotSQLFirst[first] || strings.HasSuffix(last, "exception") ||
+		strings.HasPrefix(last, "expect")
 }
 
 // subscriptionFindings reports, as listen findings, the calls of a file

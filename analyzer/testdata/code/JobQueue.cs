@@ -100,5 +100,7 @@ public sealed class JobQueue
         // pgpoolcheck:ignore listen this worker connects to the server directly
         listener.Wait();
         Task.Delay(10).Wait();
+        // A mock server's expectation is text to match: no finding.
+        server.ExpectSimpleQuery("DISCARD ALL");
     }
 }
