@@ -112,11 +112,20 @@ func (tp *testProxy) url(user, password string) string {
 // connect opens a pgx connection through the proxy as the superuser.
 func (tp *testProxy) connect(t testing.TB, mode pgx.QueryExecMode) *pgx.Conn {
 	t.Helper()
+	return tp.connectParams(t, mode, nil)
+}
+
+// connectParams connects a pgx client with extra startup parameters.
+func (tp *testProxy) connectParams(t testing.TB, mode pgx.QueryExecMode, params map[string]string) *pgx.Conn {
+	t.Helper()
 	cfg, err := pgx.ParseConfig(tp.url(pgtest.SuperUser, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.DefaultQueryExecMode = mode
+	for k, v := range params {
+		cfg.RuntimeParams[k] = v
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c, err := pgx.ConnectConfig(ctx, cfg)

@@ -12,27 +12,6 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sessionstate"
 )
 
-// connectParams connects a pgx client with extra startup parameters.
-func (tp *testProxy) connectParams(t testing.TB, mode pgx.QueryExecMode, params map[string]string) *pgx.Conn {
-	t.Helper()
-	cfg, err := pgx.ParseConfig(tp.url(pgtest.SuperUser, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DefaultQueryExecMode = mode
-	for k, v := range params {
-		cfg.RuntimeParams[k] = v
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(context.Background()) })
-	return c
-}
-
 // TestStatementsResolveAgainstTheClient runs the same statement text for
 // clients under which it means different things, on a pool of 1 so that
 // all share one server: each must get what it gets without the pooler.

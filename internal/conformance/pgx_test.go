@@ -15,8 +15,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -138,7 +136,7 @@ func buildPgxTests(t *testing.T, goBin, work string) map[string]string {
 	src, version := fields[0], fields[1]
 	t.Logf("pgx %s from %s", version, src)
 	mod := filepath.Join(work, "pgx")
-	if err := copyTree(src, mod); err != nil {
+	if err := os.CopyFS(mod, os.DirFS(src)); err != nil { // writable copies of the read-only module cache
 		t.Fatal(err)
 	}
 	bins := map[string]string{}
@@ -156,36 +154,6 @@ func buildPgxTests(t *testing.T, goBin, work string) map[string]string {
 		bins[pkg] = bin
 	}
 	return bins
-}
-
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
 }
 
 // setupDatabase makes a database as pgx's own CI does

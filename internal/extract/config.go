@@ -554,36 +554,26 @@ func (cl *configLexer) yamlQuoted(key string, i int) int {
 	return len(src) // unterminated: the rest of the file
 }
 
+// yamlEscapes are YAML's one-character escapes beyond the C ones
+// simpleEscape knows.
+var yamlEscapes = map[byte]string{
+	'0': "\x00", 'e': "\x1b", 'N': "\u0085", '_': "\u00a0", 'L': "\u2028", 'P': "\u2029",
+	' ': " ", '/': "/", '\t': "\t",
+}
+
+// yamlHexLen is how many hex digits YAML's \x, \u and \U escapes take.
+var yamlHexLen = map[byte]int{'x': 2, 'u': 4, 'U': 8}
+
 // yamlEscape decodes the escape at src[j] in a double-quoted scalar.
 func yamlEscape(b *builder, src []byte, j int) int {
 	c := src[j+1]
-	switch c {
-	case 'x', 'u', 'U':
-		n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+	if n := yamlHexLen[c]; n > 0 {
 		if r, got := hexRun(src, j+2, n); got == n {
 			b.decodedRune(r, j)
 			return j + 2 + n
 		}
-	case '0':
-		b.decoded("\x00", j)
-		return j + 2
-	case 'e':
-		b.decoded("\x1b", j)
-		return j + 2
-	case 'N':
-		b.decoded("\u0085", j)
-		return j + 2
-	case '_':
-		b.decoded("\u00a0", j)
-		return j + 2
-	case 'L':
-		b.decoded("\u2028", j)
-		return j + 2
-	case 'P':
-		b.decoded("\u2029", j)
-		return j + 2
-	case ' ', '/', '\t':
-		b.decoded(string(c), j)
+	} else if s, ok := yamlEscapes[c]; ok {
+		b.decoded(s, j)
 		return j + 2
 	}
 	if s, ok := simpleEscape(c); ok {

@@ -23,6 +23,24 @@ type csTok struct {
 	start, end int
 }
 
+// dottedPath returns the dotted path of identifier tokens that ends at
+// token k (a.b.c), without a leading self (this. or self.), and the index
+// of its first token.
+func dottedPath(src []byte, t []csTok, k int, self string) (string, int) {
+	from := k
+	for from >= 2 && t[from-1].kind == '.' && t[from-2].kind == 'i' {
+		from -= 2
+	}
+	var sb strings.Builder
+	for m := from; m <= k; m += 2 {
+		if sb.Len() > 0 {
+			sb.WriteByte('.')
+		}
+		sb.Write(src[t[m].start:t[m].end])
+	}
+	return strings.TrimPrefix(sb.String(), self), from
+}
+
 // csSpan is a source range.
 type csSpan struct{ start, end int }
 
@@ -816,20 +834,7 @@ func (c *csLexer) subscriptions() []Subscription {
 	word := func(k int, w string) bool { return is(k, 'i') && text(k) == w }
 	// path returns the dotted path that ends at identifier k, and the
 	// index of its first identifier.
-	path := func(k int) (string, int) {
-		from := k
-		for is(from-1, '.') && is(from-2, 'i') {
-			from -= 2
-		}
-		var sb strings.Builder
-		for m := from; m <= k; m += 2 {
-			if sb.Len() > 0 {
-				sb.WriteByte('.')
-			}
-			sb.WriteString(text(m))
-		}
-		return strings.TrimPrefix(sb.String(), "this."), from
-	}
+	path := func(k int) (string, int) { return dottedPath(src, t, k, "this.") }
 	// assigned returns the variable that the expression starting at
 	// token k is assigned to (conn in var conn = …), or "".
 	assigned := func(k int) string {

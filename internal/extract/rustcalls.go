@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"slices"
 	"sort"
-	"strings"
 )
 
 // SessionCall is a call of a driver API that keeps state on the server
@@ -62,10 +61,7 @@ func SessionCalls(lang Language, src []byte) []SessionCall {
 // rtok is one Rust code token: 'i' for an identifier or keyword, ':' for
 // the path separator ::, 'c' for a single colon, and any other byte of
 // punctuation for itself.
-type rtok struct {
-	kind       byte
-	start, end int
-}
+type rtok = csTok
 
 // rustCodeTokens lists the code tokens of src, outside comments, string
 // literals and char literals.
@@ -143,20 +139,7 @@ func rustSessionCalls(src []byte, t []rtok) []SessionCall {
 	}
 	// receiver returns the field path that ends at identifier k
 	// (self.listener → "listener") and the index of its first token.
-	receiver := func(k int) (string, int) {
-		from := k
-		for is(from-1, '.') && is(from-2, 'i') {
-			from -= 2
-		}
-		var sb strings.Builder
-		for m := from; m <= k; m += 2 {
-			if sb.Len() > 0 {
-				sb.WriteByte('.')
-			}
-			sb.WriteString(text(m))
-		}
-		return strings.TrimPrefix(sb.String(), "self."), from
-	}
+	receiver := func(k int) (string, int) { return dottedPath(src, t, k, "self.") }
 	// boundTo returns the name a value made at token k is bound to:
 	// let [mut] NAME [: T] = …, NAME = …, self.NAME = …, or "".
 	boundTo := func(k int) string {
