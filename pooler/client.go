@@ -130,6 +130,9 @@ type clientConn struct {
 	// policyOn is set in transaction mode with a classifier (the session
 	// state the client made is eng.Session).
 	policyOn bool
+	// verifying is open (under mu) while the pump reads the state of the
+	// client's server (verifyAttached): the client's next message waits.
+	verifying chan struct{}
 	// startupSets are startup parameters beyond the tracked ones, set on
 	// every server the client gets (see login's carry).
 	startupSets []engine.Setting

@@ -47,6 +47,8 @@ type Proxy struct {
 	keys    map[cancelKey]*clientConn
 
 	hazards hazards
+	// routines are the verdicts on the routines clients call (routines.go).
+	routines routineCache
 
 	// idlePoll holds long-idle clients without a goroutine each.
 	idlePoll idlePoller
@@ -73,6 +75,8 @@ type Proxy struct {
 		serversOpened, serversLost, attaches atomic.Int64
 		// invalidMoves counts refused client moves (clientConn.moveLocked).
 		invalidMoves atomic.Int64
+		// verifications counts reads of servers' session state (verify).
+		verifications atomic.Int64
 		// bufferless counts clients waiting without a read buffer on a
 		// goroutine of their own; polledIdle those in the idle poller.
 		bufferless, polledIdle atomic.Int64

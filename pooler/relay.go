@@ -114,6 +114,14 @@ func (c *clientConn) relay() bool {
 		}
 		typ, n, body, consumed := m.typ, m.n, m.body, m.consumed
 		c.mu.Lock()
+		if c.verifying != nil {
+			// The pump is reading the server's state (verifyAttached),
+			// which needs the server's write lock.
+			c.mu.Unlock()
+			unlock()
+			c.mu.Lock()
+			c.waitVerifiedLocked()
+		}
 		s := c.server
 		if s == nil {
 			c.mu.Unlock()
@@ -616,6 +624,13 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 		c.eng.St.PendingSyncs--
 	}
 	c.noteReady(status)
+	if c.policyOn && status == 'I' && c.eng.Session.Unverified() && !c.gone &&
+		c.proxy.cfg.OnSessionState == PolicyPreserve && engine.Quiet(c.eng.St) {
+		// Statements whose effects only the server knows: it is read
+		// before the server may go back to the pool, so that what pins
+		// the client pins it now.
+		c.verifyAttached(s)
+	}
 	release := engine.MayRelease(c.eng.St)
 	if release && c.tracked && s.eng.Pending() > 0 {
 		// Responses still owed: the bookkeeping is off. Keep the server
@@ -721,6 +736,7 @@ func (c *clientConn) vanish() {
 	}
 	c.vanished.Store(true)
 	c.mu.Lock()
+	c.waitVerifiedLocked()
 	c.gone = true
 	c.moveLocked(engine.Closing)
 	s := c.server

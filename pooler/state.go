@@ -74,6 +74,7 @@ const (
 	StateDeallocateAll = engine.StateDeallocateAll
 	StateLoad          = engine.StateLoad
 	StateDiscardAll    = engine.StateDiscardAll
+	StateCall          = engine.StateCall
 )
 
 // StateClassifier tells the pooler what a statement does to session
@@ -83,6 +84,12 @@ const (
 // identifies the statement in logs.
 type StateClassifier interface {
 	Classify(sql string) (effects []StateEffect, fingerprint string)
+}
+
+// StateRules is implemented by classifiers that name the rule of state
+// the pooler found on a server when it verified it (see verifyAttached).
+type StateRules interface {
+	RuleOf(k StateKind) (rule, fix string)
 }
 
 // hazardKey is one rule under one action.
@@ -189,9 +196,22 @@ func (c *clientConn) classifyText(text []byte) ([]StateEffect, string) {
 		return nil, ""
 	}
 	effs, fp := cls.Classify(unsafe.String(&text[0], len(text)))
+	for _, e := range effs {
+		if e.Kind == StateCall || e.Kind == engine.StateRoutineChange {
+			effs = c.knownCalls(effs)
+			break
+		}
+	}
 	if len(effs) == 0 {
 		return nil, ""
 	}
+	c.countHazards(effs, fp)
+	return effs, fp
+}
+
+// countHazards counts and logs the hazards among effs, the effects of a
+// statement with fingerprint fp (or state found on the client's server).
+func (c *clientConn) countHazards(effs []StateEffect, fp string) {
 	p := c.proxy
 	policy := p.cfg.OnSessionState
 	for _, e := range effs {
@@ -212,7 +232,6 @@ func (c *clientConn) classifyText(text []byte) ([]StateEffect, string) {
 				"user", c.user, "database", c.database, "application_name", c.appName, "fingerprint", fp)
 		}
 	}
-	return effs, fp
 }
 
 // maxClassifiedQuery is the largest simple Query the relay reads whole to
@@ -260,6 +279,17 @@ func (c *clientConn) cleanServer(s *serverConn, gone bool) bool {
 	if !st.Dirty() {
 		c.mu.Unlock()
 		return true
+	}
+	if st.Unverified() {
+		// What the client's routines left is read first, then cleaned
+		// (and read back, under preserve) with the rest.
+		c.mu.Unlock()
+		if !c.verify(s) {
+			c.proxy.log.Warn("could not read a server's session state; server closed", "user", c.user)
+			c.dropServerState()
+			return false
+		}
+		c.mu.Lock()
 	}
 	if st.Loaded {
 		st.Loaded = false
@@ -322,4 +352,86 @@ func (c *clientConn) dropServerState() {
 	st := &c.eng.Session
 	*st = st.Cleaned(st.Settings)
 	c.mu.Unlock()
+}
+
+// verify reads the session state of s, which the client's statements
+// changed in ways only the server knows (engine.StateCall), and makes the
+// client's session what it found: settings follow the client (preserve)
+// or are reset, locks, LISTEN, temporary objects, held cursors and SQL
+// prepared statements pin it (preserve) or are cleaned. What the pooler
+// did not know of counts as hazards, as if the client had sent the
+// statements. It runs on the goroutine that reads s; it reports false
+// when the state could not be read (the server cannot be proved clean).
+func (c *clientConn) verify(s *serverConn) bool {
+	c.proxy.stats.verifications.Add(1)
+	row, err := s.runInternal(engine.VerifySQL)
+	if err != nil {
+		return false
+	}
+	f, ok := engine.ParseFound(row)
+	if !ok {
+		return false
+	}
+	c.mu.Lock()
+	found := c.eng.Session.Reconcile(f, s.pool.key.user, isTracked)
+	c.mu.Unlock()
+	if len(found) == 0 {
+		return true
+	}
+	rn, _ := c.proxy.cfg.Classifier.(StateRules)
+	for i := range found {
+		if rn != nil {
+			found[i].Rule, found[i].Fix = rn.RuleOf(found[i].Kind)
+		}
+		if found[i].Rule == "" {
+			found[i].Rule = "session-state"
+		}
+	}
+	c.countHazards(found, "")
+	return true
+}
+
+// verifyAttached verifies the client's server s between transactions,
+// before it may go back to the pool (preserve): state that pins the client
+// is found before anyone else could get the server. c.mu is held; it is
+// released meanwhile. The client's next message waits (c.verifying) so
+// that nothing else reaches s during the round trip. It runs on the pump.
+func (c *clientConn) verifyAttached(s *serverConn) {
+	ch := make(chan struct{})
+	c.verifying = ch
+	c.mu.Unlock()
+	s.wmu.Lock()
+	c.mu.Lock()
+	quiet := engine.Quiet(c.eng.St) && !c.gone
+	c.mu.Unlock()
+	ok := true
+	if quiet {
+		ok = c.verify(s)
+	}
+	s.wmu.Unlock()
+	c.mu.Lock()
+	c.verifying = nil
+	close(ch)
+	switch {
+	case !quiet:
+		// The client sent more meanwhile: verified at a later release.
+	case !ok:
+		// Not proved clean: the server stays with the client, and is
+		// verified again (or closed) when it leaves.
+		c.proxy.log.Warn("could not read a server's session state; client kept on it", "user", c.user)
+		c.setPinnedLocked(true)
+	default:
+		c.setPinnedLocked(c.eng.Session.Held())
+	}
+}
+
+// waitVerifiedLocked waits, with c.mu held (released meanwhile), until
+// no verification of the client's server is under way.
+func (c *clientConn) waitVerifiedLocked() {
+	for c.verifying != nil {
+		ch := c.verifying
+		c.mu.Unlock()
+		<-ch
+		c.mu.Lock()
+	}
 }

@@ -162,6 +162,10 @@ type Snapshot struct {
 	// InvalidMoves counts moves of a client between places that the
 	// engine's state machine refused (engine.Move): pooler bugs, logged.
 	InvalidMoves int64
+	// Verifications counts reads of a server's session state after
+	// statements whose effects only the server knew (a DO block, a call
+	// of a routine not known to change nothing).
+	Verifications int64
 }
 
 // PoolStats are one pool's figures.
@@ -386,6 +390,7 @@ func (p *Proxy) Snapshot() Snapshot {
 	snap.LoggingIn = len(p.logins)
 	p.mu.Unlock()
 	snap.InvalidMoves = p.stats.invalidMoves.Load()
+	snap.Verifications = p.stats.verifications.Load()
 	return snap
 }
 

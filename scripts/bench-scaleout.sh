@@ -56,16 +56,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# cpu_of PIDS...: utime+stime ticks of the processes.
-cpu_of() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
-# pg_cpu: ticks of the postmaster, its children and its exited children.
-pg_cpu() {
-  local t p
-  t=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$PG_PID/stat")
-  for p in $(pgrep -P "$PG_PID"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done
-  echo "$t"
-}
-HZ=$(getconf CLK_TCK)
 
 echo "# building pgpoolcheck"
 go build -o "$WORK/pgpoolcheck" ./cmd/pgpoolcheck

@@ -23,3 +23,16 @@ wait_ready() {
   for _ in $(seq 100); do "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$1" -U postgres -d postgres && return 0; sleep 0.1; done
   return 1
 }
+
+# cpu_of PIDS...: utime+stime ticks of the processes (HZ ticks a second).
+cpu_of() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
+HZ=$(getconf CLK_TCK)
+
+# pg_cpu: ticks of the postmaster $PG_PID, its children and its exited
+# children.
+pg_cpu() {
+  local t p
+  t=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$PG_PID/stat")
+  for p in $(pgrep -P "$PG_PID"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+  echo "$t"
+}

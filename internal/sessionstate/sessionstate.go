@@ -46,6 +46,29 @@ var stateKinds = map[classify.Kind]engine.StateKind{
 	classify.Load:              engine.StateLoad,
 	classify.DiscardAll:        engine.StateDiscardAll,
 	classify.DiscardTemp:       engine.StateDiscardTemp,
+	classify.CallRoutine:       engine.StateCall,
+	classify.RoutineChange:     engine.StateRoutineChange,
+}
+
+// foundRules are the rules of the state the pooler finds on a server when
+// it verifies it (engine.Session.Reconcile).
+var foundRules = map[engine.StateKind]*rules.Rule{
+	engine.StateSet:         rules.SessionSet,
+	engine.StateRole:        rules.SessionRole,
+	engine.StateLock:        rules.AdvisoryLockSession,
+	engine.StateListen:      rules.Listen,
+	engine.StateCreateTemp:  rules.TempTable,
+	engine.StateDeclareHold: rules.CursorWithHold,
+	engine.StatePrepare:     rules.SQLPrepare,
+}
+
+// RuleOf names the rule of state of kind k that the pooler found on a
+// server, and the rule's fix.
+func (Classifier) RuleOf(k engine.StateKind) (rule, fix string) {
+	if r := foundRules[k]; r != nil {
+		return r.ID, r.Fix
+	}
+	return "", ""
 }
 
 // Classify implements pooler.StateClassifier. Transaction-scoped effects
@@ -77,4 +100,9 @@ func (a Classifier) Classify(sql string) ([]engine.StateEffect, string) {
 		return nil, ""
 	}
 	return out, fmt.Sprintf("%016x", r.Fingerprint)
+}
+
+// AnalyzeRoutine implements pooler.RoutineAnalyzer with classify.Routine.
+func (Classifier) AnalyzeRoutine(def string) (clean bool, calls []string) {
+	return classify.Routine(def)
 }

@@ -138,7 +138,7 @@ func Bodies(src []byte, st *Statement, filter *Filter) []Statement {
 	switch n := st.Node.Node.(type) {
 	case *pg.Node_CreateFunctionStmt:
 		f := n.CreateFunctionStmt
-		lang, text = routineOptions(f.Options)
+		lang, text = RoutineOptions(f.Options)
 		name := lastName(f.Funcname)
 		if f.IsProcedure {
 			origin = "procedure " + name
@@ -147,7 +147,7 @@ func Bodies(src []byte, st *Statement, filter *Filter) []Statement {
 		}
 		atomic = f.SqlBody != nil
 	case *pg.Node_DoStmt:
-		lang, text = routineOptions(n.DoStmt.Args)
+		lang, text = RoutineOptions(n.DoStmt.Args)
 		if lang == "" {
 			lang = "plpgsql"
 		}
@@ -208,7 +208,9 @@ func atomicBody(st *Statement, body *pg.Node, origin string) []Statement {
 	return out
 }
 
-func routineOptions(opts []*pg.Node) (lang, text string) {
+// RoutineOptions returns the language and the body text (AS '…') of a
+// CREATE FUNCTION or DO statement's options.
+func RoutineOptions(opts []*pg.Node) (lang, text string) {
 	for _, o := range opts {
 		d := o.GetDefElem()
 		if d == nil {

@@ -31,6 +31,14 @@ const (
 	StateDeallocateAll
 	StateLoad
 	StateDiscardAll
+	// StateCall runs code whose effects only the server knows (a DO
+	// block, a routine that is not built in; Name says which): the
+	// server's state is read before it serves anyone else (verify.go).
+	StateCall
+	// StateRoutineChange creates, alters or drops a routine or schema:
+	// nothing on the session, but what the pooler knows of routines may
+	// be out of date.
+	StateRoutineChange
 )
 
 // Makes reports whether an effect of kind k makes session state that
@@ -96,6 +104,9 @@ type Session struct {
 	// server holds such a change whose value the pooler has not read back.
 	ctxGen   uint64
 	ctxDirty bool
+	// unverified is set by statements whose effects only the server
+	// knows (StateCall): its state must be read (Reconcile).
+	unverified bool
 	// tempDrops counts the DROPs of the client's own temporary objects
 	// whose CommandComplete has not come yet: they change no statement of
 	// another client.
@@ -112,7 +123,9 @@ func (st *Session) Held() bool {
 }
 
 // Dirty reports whether the server needs cleaning before reuse.
-func (st *Session) Dirty() bool { return st.Held() || len(st.Touched) > 0 || st.ResetAll }
+func (st *Session) Dirty() bool {
+	return st.Held() || len(st.Touched) > 0 || st.ResetAll || st.unverified
+}
 
 // SetAdd adds k to the set *m, making it when needed.
 func SetAdd(m *map[string]bool, k string) {
@@ -171,6 +184,11 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 				continue
 			}
 			id := lockID{e.Key, e.Shared, e.Pair}
+			if st.locks[id] == 0 && st.unknownLocks > 0 {
+				// Perhaps one of the locks whose key the pooler could
+				// not see: the server says.
+				st.unverified = true
+			}
 			if st.locks[id] > 1 {
 				st.locks[id]--
 			} else {
@@ -210,6 +228,8 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 			st.prepared = nil
 		case StateLoad:
 			st.Loaded = true
+		case StateCall:
+			st.unverified = true
 		case StateDiscardAll:
 			st.resolveChanged()
 			st.locks, st.unknownLocks, st.listens, st.temps, st.cursors, st.prepared = nil, 0, nil, nil, nil, nil

@@ -2,7 +2,8 @@
 // session state: sets or resets a parameter, changes the role, takes or
 // releases a session advisory lock, LISTEN/UNLISTEN, creates or drops
 // temporary objects, declares or closes a WITH HOLD cursor, SQL-level
-// PREPARE/DEALLOCATE, LOAD, DISCARD.
+// PREPARE/DEALLOCATE, LOAD, DISCARD, and whether it runs code whose
+// effects its text does not show (a DO block, a call of a user routine).
 //
 // Classify is built for the pooler's hot path. A statement goes through
 // three steps, each cheaper than the next:
@@ -101,6 +102,15 @@ const (
 	DiscardPlans
 	// DiscardSequences is DISCARD SEQUENCES.
 	DiscardSequences
+	// CallRoutine runs code whose effects the text does not show: a DO
+	// block (Name "DO") or a call of a function or procedure that is not
+	// built in (Name is the name as written, schema-qualified or not).
+	// What it did is only known to the server, which the pooler reads.
+	CallRoutine
+	// RoutineChange creates, replaces, alters or drops a function or
+	// procedure (or a schema, which may hold them): what the pooler
+	// learned of routines (Routine) may be out of date.
+	RoutineChange
 )
 
 var kindNames = [...]string{
@@ -113,6 +123,7 @@ var kindNames = [...]string{
 	Prepare: "prepare", Deallocate: "deallocate", DeallocateAll: "deallocate-all",
 	Load:       "load",
 	DiscardAll: "discard-all", DiscardTemp: "discard-temp", DiscardPlans: "discard-plans", DiscardSequences: "discard-sequences",
+	CallRoutine: "call-routine", RoutineChange: "routine-change",
 }
 
 // String returns the kind's kebab-case name, for logs.

@@ -83,10 +83,10 @@ var cases = []struct {
 	{"SELECT * FROM t WHERE note = 'DISCARD ALL'", ""},
 	{"NOTIFY ch, 'LISTEN'", ""},
 	{"SELECT pg_notify('ch', 'x')", ""},
-	{"SELECT myschema.pg_advisory_lock(1)", ""},
+	{"SELECT myschema.pg_advisory_lock(1)", "call-routine myschema.pg_advisory_lock"},
 	{"EXPLAIN SELECT pg_advisory_lock(1)", ""},
 	{"CREATE VIEW v AS SELECT pg_advisory_lock(1)", ""},
-	{"CREATE FUNCTION f() RETURNS void LANGUAGE sql AS $$ SELECT pg_advisory_lock(1) $$", ""},
+	{"CREATE FUNCTION f() RETURNS void LANGUAGE sql AS $$ SELECT pg_advisory_lock(1) $$", "routine-change"},
 	{"PREPARE TRANSACTION 'x'", ""},
 	{"DECLARE c CURSOR FOR SELECT 1", ""},
 	{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", ""},
@@ -174,7 +174,7 @@ var cases = []struct {
 	{"SELECT 1 AS x INTO TEMP t", "create-temp t [table]"},
 	{"SELECT 1 AS x INTO TEMPORARY TABLE t", "create-temp t [table]"},
 	{"CREATE TABLE pg_temp.t (id int)", "create-temp t [table]"},
-	{"CREATE FUNCTION pg_temp.f() RETURNS int LANGUAGE sql AS 'SELECT 1'", "create-temp f [function]"},
+	{"CREATE FUNCTION pg_temp.f() RETURNS int LANGUAGE sql AS 'SELECT 1'", "routine-change; create-temp f [function]"},
 	{"DROP TABLE t", "drop-temp t"},
 	{"DROP TABLE IF EXISTS pg_temp.t, u, public.v", "drop-temp t; drop-temp u"},
 	{"DROP VIEW v", "drop-temp v"},
@@ -206,9 +206,37 @@ var cases = []struct {
 	{"(SELECT pg_advisory_lock(1))", "advisory-lock key=1"},
 
 	// DO blocks run their body now.
-	{"DO $$BEGIN PERFORM pg_advisory_lock(11); SET work_mem = '2MB'; END$$", "advisory-lock key=11; set-param work_mem='2MB'"},
-	{"DO $$BEGIN EXECUTE 'SET search_path = ' || quote_ident(s); END$$", "set-param search_path dynamic"},
-	{"DO 'BEGIN PERFORM 1; END'", ""},
+	// DO blocks run their body now; what they do is read from the server
+	// too (call-routine).
+	{"DO $$BEGIN PERFORM pg_advisory_lock(11); SET work_mem = '2MB'; END$$", "call-routine DO; advisory-lock key=11; set-param work_mem='2MB'"},
+	{"DO $$BEGIN EXECUTE 'SET search_path = ' || quote_ident(s); END$$", "call-routine DO; set-param search_path dynamic"},
+	{"DO 'BEGIN PERFORM 1; END'", "call-routine DO"},
+	{"DO $$BEGIN PERFORM sneaky(); END$$", "call-routine DO; call-routine sneaky"},
+
+	// Calls of routines that are not built in: their effects are read
+	// from the server.
+	{"SELECT sneaky()", "call-routine sneaky"},
+	{"select Lock_It ( )", "call-routine lock_it"},
+	{"SELECT app.audit(1), app.audit(2), now(), count(*), pg_catalog.lower('X')", "call-routine app.audit"},
+	{`SELECT "MixedCase"(1)`, "call-routine mixedcase"},
+	{"CALL do_work(1)", "call-routine do_work"},
+	{"call app.do_work()", "call-routine app.do_work"},
+	{"SELECT * FROM generate_series(1, 3) g, my_srf() f", "call-routine my_srf"},
+	{"UPDATE t SET a = compute(b) WHERE id = 1", "call-routine compute"},
+	{"SELECT a FROM t WHERE b IN (1, 2) AND c = ANY (ARRAY[1]) AND d::numeric(10, 2) > 0 AND coalesce(e, 1) = 1", ""},
+	{"INSERT INTO t (a, b) VALUES (1, lower('x'))", ""},
+	{`INSERT INTO "T" ("a") VALUES (1)`, ""},
+	{"CREATE TABLE IF NOT EXISTS t (a int REFERENCES u (id))", ""},
+	{"CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT g()'", "routine-change"},
+	{"ALTER FUNCTION f() SECURITY DEFINER", "routine-change"},
+	{"DROP FUNCTION IF EXISTS f(int)", "routine-change"},
+	{"ALTER FUNCTION f() RENAME TO g", "routine-change"},
+	{"DROP SCHEMA app CASCADE", "routine-change"},
+	{"SELECT x FROM v WHERE f IS NOT NULL", ""},
+
+	// DROP of a name the pooler did not see created as temporary undoes
+	// nothing (the pooler ignores it): no hazard.
+	{"DROP TABLE IF EXISTS some_plain_table", "drop-temp some_plain_table"},
 
 	// Malformed SQL runs nothing.
 	{"SET work_mem =", "parse-error"},
@@ -241,7 +269,7 @@ func TestRuleAndFingerprint(t *testing.T) {
 	for _, tc := range cases {
 		r := Classify(tc.sql)
 		for _, e := range r.Effects {
-			if !ids[e.Rule] {
+			if e.Kind != CallRoutine && e.Kind != RoutineChange && !ids[e.Rule] {
 				t.Errorf("%q: effect %s names rule %q, not in the catalogue", tc.sql, describe(e), e.Rule)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v5"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
@@ -54,6 +55,7 @@ func classify(sql string) Result {
 		st := &sqlparse.Statement{Start: start, End: end, Text: sql, Node: raw.Stmt}
 		out = stmtEffects(out, st, false)
 		if raw.Stmt.GetDoStmt() != nil {
+			out = append(out, Effect{Kind: CallRoutine, Name: "DO"})
 			// A DO block runs its body now, in this session.
 			for _, in := range sqlparse.Bodies(nil, st, nil) {
 				if in.Node != nil {
@@ -112,6 +114,22 @@ func stmtEffects(out []Effect, st *sqlparse.Statement, dynamic bool) []Effect {
 		}
 	case *pg.Node_DropStmt:
 		out = dropEffects(out, x.DropStmt)
+		switch x.DropStmt.RemoveType {
+		case pg.ObjectType_OBJECT_FUNCTION, pg.ObjectType_OBJECT_PROCEDURE, pg.ObjectType_OBJECT_ROUTINE,
+			pg.ObjectType_OBJECT_SCHEMA, pg.ObjectType_OBJECT_EXTENSION:
+			out = append(out, Effect{Kind: RoutineChange})
+		}
+	case *pg.Node_CreateFunctionStmt, *pg.Node_AlterFunctionStmt, *pg.Node_CreateExtensionStmt,
+		*pg.Node_AlterExtensionStmt:
+		out = append(out, Effect{Kind: RoutineChange})
+	case *pg.Node_RenameStmt:
+		if routineObject(x.RenameStmt.RenameType) {
+			out = append(out, Effect{Kind: RoutineChange})
+		}
+	case *pg.Node_AlterObjectSchemaStmt:
+		if routineObject(x.AlterObjectSchemaStmt.ObjectType) {
+			out = append(out, Effect{Kind: RoutineChange})
+		}
 	case *pg.Node_UpdateStmt:
 		if name, ok := rules.PgSettingsUpdate(n); ok {
 			e := Effect{Kind: SetParam, Name: name, Dynamic: name == "", Rule: rules.SessionSet.ID}
@@ -134,6 +152,7 @@ func stmtEffects(out []Effect, st *sqlparse.Statement, dynamic bool) []Effect {
 	}
 	if runsCalls(n) {
 		out = callEffects(out, st)
+		out = routineCalls(out, n)
 	}
 	if dynamic {
 		for i := range out[from:] {
@@ -163,6 +182,52 @@ func runsCalls(n *pg.Node) bool {
 		return false
 	}
 	return !rules.PlanOnly(n)
+}
+
+// routineObject reports whether an object of type t is a routine or a
+// schema (whose routines a name may resolve to).
+func routineObject(t pg.ObjectType) bool {
+	switch t {
+	case pg.ObjectType_OBJECT_FUNCTION, pg.ObjectType_OBJECT_PROCEDURE, pg.ObjectType_OBJECT_ROUTINE,
+		pg.ObjectType_OBJECT_SCHEMA:
+		return true
+	}
+	return false
+}
+
+// routineCalls appends a CallRoutine for each function or procedure
+// called in n that is not built in: qualified with a schema other than
+// pg_catalog, or unqualified and not the name of a function in
+// pg_catalog (builtinFuncs). A user function that overloads a built-in
+// name with its own argument types is taken for the built-in.
+func routineCalls(out []Effect, n *pg.Node) []Effect {
+	from := len(out)
+	rules.Walk(n, func(m protoreflect.Message) bool {
+		fc, ok := m.Interface().(*pg.FuncCall)
+		if !ok || len(fc.Funcname) == 0 {
+			return true
+		}
+		names := fc.Funcname
+		name := strings.ToLower(names[len(names)-1].GetString_().GetSval())
+		schema := ""
+		if len(names) > 1 {
+			schema = strings.ToLower(names[len(names)-2].GetString_().GetSval())
+		}
+		if schema == "pg_catalog" || schema == "" && builtinFuncs[name] {
+			return true
+		}
+		if schema != "" {
+			name = schema + "." + name
+		}
+		for _, e := range out[from:] {
+			if e.Name == name {
+				return true
+			}
+		}
+		out = append(out, Effect{Kind: CallRoutine, Name: name})
+		return true
+	})
+	return out
 }
 
 // setEffects appends the effects of SET, RESET and their variants.

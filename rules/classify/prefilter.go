@@ -8,10 +8,14 @@ import "strings"
 //
 // It is true when a statement of sql starts with one of the keywords of
 // the statements involved (SET, RESET, LISTEN, UNLISTEN, DECLARE, CLOSE,
-// PREPARE, DEALLOCATE, LOAD, DISCARD, DROP, DO), or when a word anywhere
-// names one of the functions involved (pg_advisory_lock and the other
-// session-level advisory lock functions, set_config) or a temporary
-// object (TEMP, TEMPORARY, pg_temp) or pg_settings. Comments and string
+// PREPARE, DEALLOCATE, LOAD, DISCARD, DROP, DO, CALL), when a word
+// anywhere names one of the functions involved (pg_advisory_lock and the
+// other session-level advisory lock functions, set_config) or a temporary
+// object (TEMP, TEMPORARY, pg_temp) or pg_settings, or when a name that
+// may be a user routine is followed by a parenthesis: a qualified or
+// quoted name, or a word that is neither a built-in function nor a
+// keyword (a table's column list after INTO, TABLE, REFERENCES or ON does
+// not count). Comments and string
 // constants are skipped, lexed as PostgreSQL does with
 // standard_conforming_strings on: SQL inside a string only runs as the
 // body of a DO block, whose keyword is enough. A false positive only
@@ -19,6 +23,9 @@ import "strings"
 // effect, so the lists are kept a superset.
 func MayAffect(sql string) bool {
 	atStart := true // the next word starts a statement
+	// relation: the word before named a relation's place (INTO t (…));
+	// dot: the byte before the current name was a '.'.
+	relation, dot := false, false
 	for i := 0; i < len(sql); {
 		c := sql[i]
 		switch byteClass[c] {
@@ -34,6 +41,10 @@ func MayAffect(sql string) bool {
 			if atStart && leadingWord(w) || anywhereWord(w) {
 				return true
 			}
+			if !relation && parenNext(sql, j) && (dot || !notRoutine(w)) {
+				return true
+			}
+			relation, dot = relationWord(w), false
 			atStart = false
 			if j-i == 1 && j < len(sql) {
 				switch {
@@ -55,7 +66,11 @@ func MayAffect(sql string) bool {
 			atStart = true
 			i++
 		case c == '(':
+			relation, dot = false, false
 			i++ // (SELECT …) keeps the statement start
+		case c == '.':
+			dot = true
+			i++
 		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
 			for i < len(sql) && sql[i] != '\n' && sql[i] != '\r' {
 				i++
@@ -77,9 +92,10 @@ func MayAffect(sql string) bool {
 				}
 				j++
 			}
-			if anywhereWord(sql[i+1 : j]) {
+			if anywhereWord(sql[i+1:j]) || !relation && parenNext(sql, j+1) {
 				return true
 			}
+			relation, dot = false, false
 			atStart = false
 			i = j + 1
 		case c == '$':
@@ -94,11 +110,81 @@ func MayAffect(sql string) bool {
 			}
 			atStart = false
 		default:
+			relation, dot = false, false
 			atStart = false
 			i++
 		}
 	}
 	return false
+}
+
+// parenNext reports whether the next byte after offset i that is not
+// white space is an opening parenthesis.
+func parenNext(s string, i int) bool {
+	for ; i < len(s); i++ {
+		if byteClass[s[i]] != classSpace {
+			return s[i] == '('
+		}
+	}
+	return false
+}
+
+// notRoutine reports whether w followed by a parenthesis is certainly no
+// call of a user routine: a built-in function's name or a keyword that
+// takes a parenthesis (IN (…), VALUES (…), CAST(…), numeric(10, 2)).
+func notRoutine(w string) bool {
+	var buf [64]byte
+	if len(w) > len(buf) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	b := buf[:len(w)]
+	return builtinFuncs[string(b)] || parenKeywords[string(b)]
+}
+
+// relationWord reports whether w is a keyword after which a name and a
+// parenthesis are a relation and its column list, not a call.
+func relationWord(w string) bool {
+	switch len(w) {
+	case 2:
+		return strings.EqualFold(w, "on")
+	case 4:
+		return strings.EqualFold(w, "into")
+	case 5:
+		return strings.EqualFold(w, "table")
+	case 6:
+		return strings.EqualFold(w, "exists") // CREATE TABLE IF NOT EXISTS t (…)
+	case 10:
+		return strings.EqualFold(w, "references")
+	}
+	return false
+}
+
+// parenKeywords are the keywords that a parenthesis may follow and that
+// are not names of built-in functions.
+var parenKeywords = map[string]bool{
+	"all": true, "and": true, "any": true, "array": true, "as": true, "between": true, "by": true,
+	"case": true, "cast": true, "check": true, "coalesce": true, "collate": true, "conflict": true,
+	"cube": true, "default": true, "distinct": true, "do": true, "else": true, "except": true,
+	"exists": true, "extract": true, "filter": true, "foreign": true, "from": true, "greatest": true,
+	"group": true, "grouping": true, "having": true, "ilike": true, "in": true, "include": true,
+	"intersect": true, "is": true, "join": true, "key": true, "lateral": true, "least": true,
+	"like": true, "limit": true, "not": true, "nullif": true, "offset": true, "on": true, "only": true,
+	"or": true, "order": true, "over": true, "overlay": true, "partition": true, "position": true,
+	"precision": true, "primary": true, "range": true, "returning": true, "returns": true,
+	"rollup": true, "row": true, "rows": true, "select": true, "set": true, "sets": true,
+	"similar": true, "some": true, "substring": true, "tablesample": true, "then": true,
+	"treat": true, "trim": true, "union": true, "unique": true, "using": true, "values": true,
+	"varying": true, "when": true, "where": true, "window": true, "with": true, "within": true,
+	"xmlattributes": true, "xmlconcat": true, "xmlelement": true, "xmlexists": true,
+	"xmlforest": true, "xmlnamespaces": true, "xmlparse": true, "xmlpi": true, "xmlroot": true,
+	"xmlserialize": true, "xmltable": true,
 }
 
 // Byte classes for the pre-filter's lexer.
@@ -196,7 +282,7 @@ func leadingWord(w string) bool {
 	case 3:
 		return strings.EqualFold(w, "set")
 	case 4:
-		return strings.EqualFold(w, "load") || strings.EqualFold(w, "drop")
+		return strings.EqualFold(w, "load") || strings.EqualFold(w, "drop") || strings.EqualFold(w, "call")
 	case 5:
 		return strings.EqualFold(w, "reset") || strings.EqualFold(w, "close")
 	case 6:

@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Verification of a server after statements whose effects the classifier
+// cannot know: a DO block, a call of a routine that is not built in. Such
+// a statement may have set parameters, changed the role, taken advisory
+// locks, listened, created temporary objects, held cursors or prepared
+// statements inside the routine. Before the server can serve anyone else
+// the pooler reads what is there (VerifySQL, one round trip) and
+// Reconcile makes the client's Session the server's truth, as if the
+// client had sent the statements itself.
+
+// listSep separates the names of one column of VerifySQL's row.
+const listSep = "\x1f"
+
+// VerifySQL reads a server's session state in one row: the parameters set
+// at session level, the role, the session user, the number of advisory
+// locks held, and the names of the channels listened to, the temporary
+// relations, the held cursors and the SQL-level prepared statements.
+const VerifySQL = "SELECT " +
+	"(SELECT string_agg(name, chr(31)) FROM pg_settings WHERE source = 'session'), " +
+	"current_setting('role'), session_user, " +
+	"(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted), " +
+	"array_to_string(ARRAY(SELECT pg_listening_channels()), chr(31)), " +
+	"(SELECT string_agg(relname, chr(31)) FROM pg_class WHERE relnamespace = pg_my_temp_schema() AND relkind IN ('r', 'p', 'v', 'm', 'S', 'f')), " +
+	"(SELECT string_agg(name, chr(31)) FROM pg_cursors WHERE is_holdable), " +
+	"(SELECT string_agg(name, chr(31)) FROM pg_prepared_statements WHERE from_sql)"
+
+// Found is a server's session state as VerifySQL read it.
+type Found struct {
+	Settings    []string // parameters set at session level
+	Role        string   // SET ROLE's value, "none" when unset
+	SessionUser string
+	Locks       int // advisory locks held (session level: read between transactions)
+	Listens     []string
+	Temps       []string
+	Cursors     []string
+	Prepared    []string
+}
+
+// ParseFound decodes VerifySQL's row.
+func ParseFound(row []string) (Found, bool) {
+	if len(row) != 8 {
+		return Found{}, false
+	}
+	locks, err := strconv.Atoi(row[3])
+	if err != nil {
+		return Found{}, false
+	}
+	split := func(s string) []string {
+		if s == "" {
+			return nil
+		}
+		return strings.Split(s, listSep)
+	}
+	return Found{Settings: split(row[0]), Role: row[1], SessionUser: row[2], Locks: locks,
+		Listens: split(row[4]), Temps: split(row[5]), Cursors: split(row[6]), Prepared: split(row[7])}, true
+}
+
+// Unverified reports whether the client ran statements whose effects must
+// be read from the server before it serves anyone else.
+func (st *Session) Unverified() bool { return st.unverified }
+
+// Reconcile makes st what the server holds (f), for a server whose login
+// user is user; tracked names the parameters that follow the client
+// anyway. It returns the state the pooler did not know of, as effects
+// (for the hazard counts and logs; Rule is left empty), and leaves st
+// verified.
+func (st *Session) Reconcile(f Found, user string, tracked func(string) bool) []StateEffect {
+	st.unverified = false
+	var found []StateEffect
+	for _, n := range f.Settings {
+		n = strings.ToLower(n)
+		if tracked(n) || st.Touched[n] {
+			continue
+		}
+		if n == "search_path" {
+			st.resolveChanged()
+		}
+		SetAdd(&st.Touched, n)
+		found = append(found, StateEffect{Kind: StateSet, Name: n})
+	}
+	if f.Role != "none" && f.Role != "" && !st.Touched["role"] {
+		st.resolveChanged()
+		SetAdd(&st.Touched, "role")
+		found = append(found, StateEffect{Kind: StateRole, Name: "role"})
+	}
+	if f.SessionUser != user && !st.Touched["session_authorization"] {
+		st.resolveChanged()
+		SetAdd(&st.Touched, "session_authorization")
+		SetAdd(&st.Touched, "role")
+		found = append(found, StateEffect{Kind: StateRole, Name: "session_authorization", SessionAuthority: true})
+	}
+	// Each known lock is one row of pg_locks; more rows are locks taken
+	// where the pooler could not see their keys.
+	if f.Locks == 0 {
+		st.locks, st.unknownLocks = nil, 0
+	} else if extra := f.Locks - len(st.locks); extra > st.unknownLocks {
+		found = append(found, StateEffect{Kind: StateLock})
+		st.unknownLocks = extra
+	}
+	found, _ = reconcileSet(&st.listens, f.Listens, StateListen, found)
+	var changed bool
+	if found, changed = reconcileSet(&st.temps, f.Temps, StateCreateTemp, found); changed {
+		st.ctxGen++ // names may resolve to other objects now
+	}
+	found, _ = reconcileSet(&st.cursors, f.Cursors, StateDeclareHold, found)
+	found, _ = reconcileSet(&st.prepared, f.Prepared, StatePrepare, found)
+	return found
+}
+
+// reconcileSet makes *set hold exactly names, appending an effect of kind
+// k for each name it did not hold; changed reports whether *set changed.
+func reconcileSet(set *map[string]bool, names []string, k StateKind, found []StateEffect) (_ []StateEffect, changed bool) {
+	for _, n := range names {
+		if !(*set)[n] {
+			found = append(found, StateEffect{Kind: k, Name: n})
+			changed = true
+		}
+	}
+	for n := range *set {
+		if !slices.Contains(names, n) {
+			delete(*set, n)
+			changed = true
+		}
+	}
+	for _, n := range names {
+		SetAdd(set, n)
+	}
+	return found, changed
+}

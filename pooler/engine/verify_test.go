@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func TestParseFound(t *testing.T) {
+	row := []string{"search_path\x1fwork_mem", "app_low", "alice", "2", "ch", "t1\x1ft2", "", "p"}
+	f, ok := ParseFound(row)
+	want := Found{Settings: []string{"search_path", "work_mem"}, Role: "app_low", SessionUser: "alice", Locks: 2,
+		Listens: []string{"ch"}, Temps: []string{"t1", "t2"}, Prepared: []string{"p"}}
+	if !ok || !reflect.DeepEqual(f, want) {
+		t.Fatalf("ParseFound = %+v, %v; want %+v", f, ok, want)
+	}
+	for _, bad := range [][]string{nil, row[:7], {"", "none", "u", "x", "", "", "", ""}} {
+		if _, ok := ParseFound(bad); ok {
+			t.Errorf("ParseFound(%q) accepted", bad)
+		}
+	}
+}
+
+func TestReconcile(t *testing.T) {
+	tracked := func(n string) bool { return n == "application_name" }
+	clean := Found{Role: "none", SessionUser: "app"}
+	cases := []struct {
+		name   string
+		before []StateEffect // what the client's statements did
+		found  Found         // what the server holds (SessionUser "app" unless set)
+		want   string        // effects found, kind:name
+		held   bool
+		dirty  bool
+	}{
+		{name: "nothing", before: []StateEffect{{Kind: StateCall}}, found: clean},
+		{name: "setting", found: Found{Settings: []string{"search_path", "application_name"}},
+			want: "set:search_path", dirty: true},
+		{name: "setting already known", before: []StateEffect{{Kind: StateSet, Name: "work_mem"}},
+			found: Found{Settings: []string{"work_mem"}}, dirty: true},
+		{name: "role", found: Found{Role: "app_low"}, want: "role:role", dirty: true},
+		{name: "session authorization", found: Found{SessionUser: "other"}, want: "role:session_authorization", dirty: true},
+		{name: "lock", found: Found{Locks: 1}, want: "lock:", held: true, dirty: true},
+		{name: "known lock only", before: []StateEffect{{Kind: StateLock, Key: 1, KeyKnown: true}}, found: Found{Locks: 1}, held: true, dirty: true},
+		{name: "known lock and another", before: []StateEffect{{Kind: StateLock, Key: 1, KeyKnown: true}}, found: Found{Locks: 2},
+			want: "lock:", held: true, dirty: true},
+		{name: "lock released inside", before: []StateEffect{{Kind: StateLock, Key: 1, KeyKnown: true}}, found: clean},
+		{name: "listen", found: Found{Listens: []string{"ch"}}, want: "listen:ch", held: true, dirty: true},
+		{name: "temp table", found: Found{Temps: []string{"secrets"}}, want: "create-temp:secrets", held: true, dirty: true},
+		{name: "temp table dropped inside", before: []StateEffect{{Kind: StateCreateTemp, Name: "t"}}, found: clean},
+		{name: "cursor and prepared", found: Found{Cursors: []string{"c"}, Prepared: []string{"p"}},
+			want: "cursor:c prepare:p", held: true, dirty: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var st Session
+			st.Apply(append(tc.before, StateEffect{Kind: StateCall, Name: "f"}), tracked)
+			if !st.Unverified() || !st.Dirty() {
+				t.Fatal("a routine call leaves the session verified")
+			}
+			f := tc.found
+			if f.SessionUser == "" {
+				f.SessionUser = "app"
+			}
+			if f.Role == "" {
+				f.Role = "none"
+			}
+			found := st.Reconcile(f, "app", tracked)
+			var got []string
+			for _, e := range found {
+				got = append(got, kindName(e.Kind)+":"+e.Name)
+			}
+			sort.Strings(got)
+			if g := strings.Join(got, " "); g != tc.want {
+				t.Errorf("found %q, want %q", g, tc.want)
+			}
+			if st.Unverified() {
+				t.Error("still unverified")
+			}
+			if st.Held() != tc.held || st.Dirty() != tc.dirty {
+				t.Errorf("held %v dirty %v, want %v %v", st.Held(), st.Dirty(), tc.held, tc.dirty)
+			}
+			if tc.held && CleanupSQL(&st) == "" {
+				t.Error("held state but no cleanup")
+			}
+		})
+	}
+}
+
+func kindName(k StateKind) string {
+	switch k {
+	case StateSet:
+		return "set"
+	case StateRole:
+		return "role"
+	case StateLock:
+		return "lock"
+	case StateListen:
+		return "listen"
+	case StateCreateTemp:
+		return "create-temp"
+	case StateDeclareHold:
+		return "cursor"
+	case StatePrepare:
+		return "prepare"
+	}
+	return "?"
+}
+
+// An unlock of a key the pooler did not see locked, while locks taken
+// inside routines are held, makes the server's state worth reading again.
+func TestUnlockAfterUnknownLock(t *testing.T) {
+	var st Session
+	tracked := func(string) bool { return false }
+	st.Apply([]StateEffect{{Kind: StateCall}}, tracked)
+	st.Reconcile(Found{Role: "none", SessionUser: "u", Locks: 1}, "u", tracked)
+	if !st.Held() || st.Unverified() {
+		t.Fatal("lock found inside a routine does not pin")
+	}
+	st.Apply([]StateEffect{{Kind: StateUnlock, Key: 5, KeyKnown: true}}, tracked)
+	if !st.Unverified() {
+		t.Fatal("unlock of an unseen key does not ask for verification")
+	}
+	st.Reconcile(Found{Role: "none", SessionUser: "u"}, "u", tracked)
+	if st.Held() {
+		t.Fatal("still held after the server said no lock is held")
+	}
+}

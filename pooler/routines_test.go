@@ -1,0 +1,265 @@
+package pooler_test
+
+// Session state made inside routines and DO blocks, which the statement
+// text does not show: the pooler reads the server's state after such a
+// statement, before the server can serve anyone else, and handles what it
+// finds as if the client had sent the statements itself.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler"
+)
+
+var routinesOnce sync.Once
+
+// makeRoutines creates the routines of the tests in the shared database.
+func makeRoutines(t *testing.T) {
+	t.Helper()
+	srv := pgtest.Shared(t)
+	var err error
+	routinesOnce.Do(func() {
+		ctx := context.Background()
+		var c *pgx.Conn
+		if c, err = pgx.Connect(ctx, srv.SocketURL(pgtest.SuperUser)); err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		_, err = c.Exec(ctx, `
+DO $$BEGIN CREATE ROLE app_low; EXCEPTION WHEN duplicate_object THEN NULL; END$$;
+CREATE OR REPLACE FUNCTION sneaky() RETURNS void LANGUAGE plpgsql AS $$BEGIN PERFORM set_config('search_path', 'evil', false); END$$;
+CREATE OR REPLACE FUNCTION mk_temp() RETURNS void LANGUAGE plpgsql AS $$BEGIN CREATE TEMP TABLE secrets(card text); INSERT INTO secrets VALUES ('4111'); END$$;
+CREATE OR REPLACE FUNCTION lock_it(k bigint) RETURNS void LANGUAGE plpgsql AS $$BEGIN PERFORM pg_advisory_lock(k); END$$;
+CREATE OR REPLACE FUNCTION listen_it(ch text) RETURNS void LANGUAGE plpgsql AS $$BEGIN EXECUTE 'LISTEN ' || quote_ident(ch); END$$;
+CREATE OR REPLACE FUNCTION low_role() RETURNS void LANGUAGE plpgsql AS $$BEGIN EXECUTE 'SET ROLE app_low'; END$$;
+CREATE OR REPLACE FUNCTION plain_add(a int, b int) RETURNS int LANGUAGE sql AS 'SELECT a + b';
+CREATE OR REPLACE PROCEDURE proc_lock(k bigint) LANGUAGE plpgsql AS $$BEGIN PERFORM pg_advisory_lock(k); END$$;
+CREATE TABLE IF NOT EXISTS routine_plain (i int);`)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var routinePolicies = []pooler.Policy{pooler.PolicyPreserve, pooler.PolicyReset, pooler.PolicyReject}
+
+// TestRoutineState: client A makes session state inside a routine or a DO
+// block and stays connected; with one server, client B waits (state that
+// pins A under preserve) or finds nothing of A's, never A's state; after A
+// leaves, the next client finds a clean server. Under preserve A keeps its
+// state; under reset and reject its server is cleaned when it goes back.
+func TestRoutineState(t *testing.T) {
+	makeRoutines(t)
+	const cleanPath = `"$user", public`
+	cases := []struct {
+		name, call, probe, clean, kept string
+		// pins: under preserve the state keeps A on its server.
+		pins bool
+		// refused: the statement shows that it sets a parameter, so
+		// reject refuses it.
+		refused bool
+		mode pgx.QueryExecMode
+	}{
+		{name: "set_config", call: "SELECT sneaky()", probe: "SELECT current_setting('search_path')", clean: cleanPath, kept: "evil"},
+		{name: "set_config extended", call: "SELECT sneaky()", probe: "SELECT current_setting('search_path')", clean: cleanPath, kept: "evil",
+			mode: pgx.QueryExecModeCacheStatement},
+		{name: "DO block", call: "DO $$BEGIN PERFORM set_config('work_mem', '7MB', false); END$$", probe: "SHOW work_mem", clean: "4MB", kept: "7MB", refused: true},
+		{name: "role", call: "SELECT low_role()", probe: "SELECT current_user::text", clean: pgtest.SuperUser, kept: "app_low"},
+		{name: "temp table", call: "SELECT mk_temp()", probe: "SELECT coalesce(to_regclass('pg_temp.secrets')::text, 'none')", clean: "none", kept: "secrets", pins: true},
+		{name: "advisory lock", call: "SELECT lock_it(%d)", probe: "SELECT count(*)::text FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()", clean: "0", kept: "1", pins: true},
+		{name: "procedure lock", call: "CALL proc_lock(%d)", probe: "SELECT count(*)::text FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()", clean: "0", kept: "1", pins: true},
+		{name: "listen", call: "SELECT listen_it('routine_ch%d')", probe: "SELECT count(*)::text FROM pg_listening_channels()", clean: "0", kept: "1", pins: true},
+	}
+	for _, tc := range cases {
+		for _, relay := range quietRelays {
+			for _, policy := range routinePolicies {
+				t.Run(fmt.Sprintf("%s/%s/%s", tc.name, relay, policy), func(t *testing.T) {
+					t.Parallel()
+					qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, OnSessionState: policy, QueryWaitTimeout: 20 * time.Second})
+					call := tc.call
+					if strings.Contains(call, "%d") {
+						call = fmt.Sprintf(call, qp.key)
+					}
+					mode := tc.mode
+					if mode == 0 {
+						mode = pgx.QueryExecModeSimpleProtocol
+					}
+					a := qp.connApp(t, "a", mode)
+					if policy == pooler.PolicyReject && tc.refused {
+						var pe *pgconn.PgError
+						if _, err := a.Exec(context.Background(), call); !errors.As(err, &pe) || pe.Code != "0A000" {
+							t.Fatalf("%s under reject: %v, want SQLSTATE 0A000", call, err)
+						}
+					} else {
+						exec(t, a, call)
+					}
+					if policy == pooler.PolicyPreserve && tc.pins {
+						// B waits for the one server, which A holds.
+						b := qp.conn(t)
+						ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+						var got string
+						err := b.QueryRow(ctx, tc.probe).Scan(&got)
+						cancel()
+						if err == nil {
+							t.Fatalf("B was served while A's state pins the only server: %s = %q", tc.probe, got)
+						}
+						b.Close(context.Background())
+					} else {
+						b := qp.conn(t)
+						answered(t, b, tc.probe, tc.clean)
+						b.Close(context.Background())
+					}
+					want := tc.clean
+					if policy == pooler.PolicyPreserve {
+						want = tc.kept
+					}
+					answered(t, a, tc.probe, want)
+					a.Close(context.Background())
+					c := qp.conn(t)
+					answered(t, c, tc.probe, tc.clean)
+					c.Close(context.Background())
+					hz := 0
+					for _, h := range qp.Hazards() {
+						hz += int(h.Count)
+					}
+					if hz == 0 {
+						t.Errorf("no hazard counted for %s", call)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestRoutineRedefined: a routine that was harmless is redefined to set a
+// parameter between two calls; the second call's effect is found too. A
+// call of a routine that changes nothing counts no hazard and pins nothing.
+func TestRoutineRedefined(t *testing.T) {
+	makeRoutines(t)
+	for _, relay := range quietRelays {
+		t.Run(string(relay), func(t *testing.T) {
+			t.Parallel()
+			qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, QueryWaitTimeout: 20 * time.Second})
+			fn := "redefined_" + string(relay)
+			a := qp.conn(t)
+			exec(t, a, "CREATE OR REPLACE FUNCTION "+fn+"() RETURNS int LANGUAGE plpgsql AS $$BEGIN RETURN 1; END$$")
+			answered(t, a, "SELECT "+fn+"()::text", "1")
+			answered(t, a, "SELECT plain_add(1, 2)::text", "3")
+			b := qp.conn(t)
+			answered(t, b, "SELECT 'served'", "served")
+			for _, h := range qp.Hazards() {
+				t.Errorf("hazard counted for calls that change nothing: %+v", h)
+			}
+			exec(t, a, "CREATE OR REPLACE FUNCTION "+fn+"() RETURNS int LANGUAGE plpgsql AS $$BEGIN PERFORM set_config('statement_timeout', '123s', false); RETURN 2; END$$")
+			answered(t, a, "SELECT "+fn+"()::text", "2")
+			answered(t, b, "SHOW statement_timeout", "0")
+			answered(t, a, "SHOW statement_timeout", "123s")
+			exec(t, a, "DROP FUNCTION "+fn+"()")
+			a.Close(context.Background())
+			b.Close(context.Background())
+		})
+	}
+}
+
+// TestDropPlainTable: DROP TABLE IF EXISTS of a table that is not
+// temporary is neither pinned nor refused; of the client's temporary
+// table, it ends the pin.
+func TestDropPlainTable(t *testing.T) {
+	makeRoutines(t)
+	for _, relay := range quietRelays {
+		for _, policy := range routinePolicies {
+			t.Run(fmt.Sprintf("%s/%s", relay, policy), func(t *testing.T) {
+				t.Parallel()
+				qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, OnSessionState: policy, QueryWaitTimeout: 20 * time.Second})
+				a := qp.conn(t)
+				exec(t, a, "DROP TABLE IF EXISTS no_such_plain_table")
+				exec(t, a, "DROP TABLE IF EXISTS pg_temp.no_such_temp_table")
+				b := qp.conn(t)
+				answered(t, b, "SELECT 'served'", "served")
+				if policy != pooler.PolicyReject {
+					exec(t, a, "CREATE TEMP TABLE dropped_later(i int)")
+					exec(t, a, "DROP TABLE IF EXISTS dropped_later")
+					answered(t, b, "SELECT coalesce(to_regclass('pg_temp.dropped_later')::text, 'none')", "none")
+				}
+				for _, h := range qp.Hazards() {
+					if h.Rule == "temp-table" && policy == pooler.PolicyReject {
+						t.Errorf("hazard counted: %+v", h)
+					}
+				}
+				a.Close(context.Background())
+				b.Close(context.Background())
+			})
+		}
+	}
+}
+
+// TestRoutineLearned: the pooler reads a routine's definition once and
+// stops verifying calls of a routine that changes nothing; a routine that
+// changes state is verified at every call; a routine replaced through the
+// pooler is learned again.
+func TestRoutineLearned(t *testing.T) {
+	makeRoutines(t)
+	for _, relay := range quietRelays {
+		t.Run(string(relay), func(t *testing.T) {
+			t.Parallel()
+			qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, QueryWaitTimeout: 20 * time.Second})
+			a := qp.conn(t)
+			verifications := func() int64 { return qp.Snapshot().Verifications }
+			// learned calls sql until a call of it is no longer verified.
+			learned := func(sql string) bool {
+				for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+					before := verifications()
+					exec(t, a, sql)
+					if verifications() == before {
+						return true
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				return false
+			}
+			if !learned("SELECT plain_add(1, 2)") {
+				t.Fatal("calls of a plain SQL function are still verified after 5 s")
+			}
+			for range 3 {
+				before := verifications()
+				exec(t, a, "SELECT plain_add(3, 4)")
+				if verifications() != before {
+					t.Fatal("a call of a learned plain function was verified")
+				}
+			}
+			time.Sleep(300 * time.Millisecond) // time to learn sneaky, were it clean
+			for range 3 {
+				before := verifications()
+				exec(t, a, "SELECT sneaky()")
+				exec(t, a, "RESET search_path")
+				if verifications() == before {
+					t.Fatal("a call of a routine that sets a parameter was not verified")
+				}
+			}
+			fn := "learned_" + string(relay)
+			exec(t, a, "CREATE OR REPLACE FUNCTION "+fn+"() RETURNS int LANGUAGE sql AS 'SELECT 1'")
+			if !learned("SELECT " + fn + "()") {
+				t.Fatal("a new plain function is still verified after 5 s")
+			}
+			exec(t, a, "CREATE OR REPLACE FUNCTION "+fn+"() RETURNS int LANGUAGE sql AS $$SELECT length(set_config('work_mem', '9MB', false)) - 2$$")
+			before := verifications()
+			answered(t, a, "SELECT "+fn+"()::text", "1")
+			if verifications() == before {
+				t.Fatal("a function replaced through the pooler was not verified")
+			}
+			b := qp.conn(t)
+			answered(t, b, "SHOW work_mem", "4MB")
+			answered(t, a, "SHOW work_mem", "9MB")
+			exec(t, a, "DROP FUNCTION "+fn+"()")
+		})
+	}
+}
