@@ -67,7 +67,7 @@ func TestRoutineState(t *testing.T) {
 		// refused: the statement shows that it sets a parameter, so
 		// reject refuses it.
 		refused bool
-		mode pgx.QueryExecMode
+		mode    pgx.QueryExecMode
 	}{
 		{name: "set_config", call: "SELECT sneaky()", probe: "SELECT current_setting('search_path')", clean: cleanPath, kept: "evil"},
 		{name: "set_config extended", call: "SELECT sneaky()", probe: "SELECT current_setting('search_path')", clean: cleanPath, kept: "evil",
