@@ -133,6 +133,9 @@ type clientConn struct {
 	// verifying is open (under mu) while the pump reads the state of the
 	// client's server (verifyAttached): the client's next message waits.
 	verifying chan struct{}
+	// knownFn is the client's test of routines known to change nothing
+	// (knownClean), made once.
+	knownFn func(name string) bool
 	// startupSets are startup parameters beyond the tracked ones, set on
 	// every server the client gets (see login's carry).
 	startupSets []engine.Setting

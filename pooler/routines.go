@@ -48,21 +48,22 @@ type routineEntry struct {
 	at    time.Time
 }
 
-// routineCache keeps the verdicts. gen is advanced by every routine change
-// the pooler sees; an entry of an older generation is stale.
+// routineCache keeps the verdicts, per database and routine name. gen is
+// advanced by every routine change the pooler sees; an entry of an older
+// generation is stale.
 type routineCache struct {
-	mu        sync.Mutex
+	mu        sync.RWMutex
 	gen       uint64
-	m         map[routineKey]routineEntry
+	m         map[string]map[string]routineEntry
 	resolving map[routineKey]bool
 }
 
-// clean reports whether routine name of database is known to change no
-// session state.
-func (rc *routineCache) clean(k routineKey, now time.Time) (clean, known bool) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	e, ok := rc.m[k]
+// clean reports whether routine name of database db is known to change no
+// session state (clean), and whether a verdict is known at all.
+func (rc *routineCache) clean(db, name string, now time.Time) (clean, known bool) {
+	rc.mu.RLock()
+	defer rc.mu.RUnlock()
+	e, ok := rc.m[db][name]
 	if !ok || e.gen != rc.gen || now.Sub(e.at) > routineTTL {
 		return false, false
 	}
@@ -74,6 +75,20 @@ func (rc *routineCache) invalidate() {
 	rc.mu.Lock()
 	rc.gen++
 	rc.mu.Unlock()
+}
+
+// knownClean returns the client's test for the classifier's pre-filter
+// (KnownClassifier): whether a routine name, in any case, is known to
+// change nothing in the client's database.
+func (c *clientConn) knownClean() func(name string) bool {
+	if c.knownFn == nil {
+		rc, db := &c.proxy.routines, c.pool.key.database
+		c.knownFn = func(name string) bool {
+			clean, _ := rc.clean(db, strings.ToLower(name), time.Now())
+			return clean
+		}
+	}
+	return c.knownFn
 }
 
 // knownCalls drops from effs the calls of routines known to change
@@ -95,7 +110,7 @@ func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 		case e.Kind == engine.StateRoutineChange:
 			p.routines.invalidate()
 		case e.Kind == engine.StateCall && e.Name != "DO" && e.Name != "":
-			clean, known := p.routines.clean(routineKey{db, e.Name}, now)
+			clean, known := p.routines.clean(db, e.Name, now)
 			if !known {
 				learn = append(learn, e.Name)
 			}
@@ -147,14 +162,19 @@ func (p *Proxy) learnRoutines(pl *pool, db string, names []string, an RoutineAna
 		p.routines.mu.Lock()
 		defer p.routines.mu.Unlock()
 		if p.routines.m == nil {
-			p.routines.m = make(map[routineKey]routineEntry)
+			p.routines.m = make(map[string]map[string]routineEntry)
+		}
+		m := p.routines.m[db]
+		if m == nil {
+			m = make(map[string]routineEntry)
+			p.routines.m[db] = m
 		}
 		for _, n := range todo {
 			delete(p.routines.resolving, routineKey{db, n})
 		}
 		for n, clean := range verdicts {
-			// A verdict read before a routine change is not kept.
-			p.routines.m[routineKey{db, n}] = routineEntry{clean: clean, gen: gen, at: now}
+			// A verdict read before a routine change is stale at once.
+			m[n] = routineEntry{clean: clean, gen: gen, at: now}
 		}
 	}()
 }

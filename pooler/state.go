@@ -86,6 +86,13 @@ type StateClassifier interface {
 	Classify(sql string) (effects []StateEffect, fingerprint string)
 }
 
+// KnownClassifier is implemented by classifiers that can skip parsing a
+// statement whose only calls are of routines known to change nothing:
+// known reports that of a routine name, in any case.
+type KnownClassifier interface {
+	ClassifyKnown(sql string, known func(name string) bool) (effects []StateEffect, fingerprint string)
+}
+
 // StateRules is implemented by classifiers that name the rule of state
 // the pooler found on a server when it verified it (see verifyAttached).
 type StateRules interface {
@@ -195,7 +202,13 @@ func (c *clientConn) classifyText(text []byte) ([]StateEffect, string) {
 	if len(text) == 0 {
 		return nil, ""
 	}
-	effs, fp := cls.Classify(unsafe.String(&text[0], len(text)))
+	var effs []StateEffect
+	var fp string
+	if kc, ok := cls.(KnownClassifier); ok {
+		effs, fp = kc.ClassifyKnown(unsafe.String(&text[0], len(text)), c.knownClean())
+	} else {
+		effs, fp = cls.Classify(unsafe.String(&text[0], len(text)))
+	}
 	for _, e := range effs {
 		if e.Kind == StateCall || e.Kind == engine.StateRoutineChange {
 			effs = c.knownCalls(effs)

@@ -10,8 +10,10 @@
 #   select-only   pgbench -S: no user routine, nothing to verify
 #   plain-fn      SELECT plain_add(:aid, 1), a plain SQL function, in every
 #                 transaction: each is verified before its server goes back
-# For each it prints TPS, mean latency, failed transactions and the CPU
-# microseconds per transaction of the pooler and of PostgreSQL.
+# For each it prints TPS, mean latency, failed transactions, the CPU
+# microseconds per transaction of the pooler and of PostgreSQL, and the
+# transactions PostgreSQL committed per pgbench transaction (pg_stat_database:
+# 1 plus the pooler's own queries, such as a verification).
 #
 # Usage: [VAR=value ...] scripts/bench-routines.sh
 # Environment (default):
@@ -76,7 +78,13 @@ printf '\\set aid random(1, 100000 * :scale)\nSELECT plain_add(:aid, 1);\n' >"$W
 
 echo "# $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}')"
 echo "# pgbench -n -M simple -c $CLIENTS -j 2 -T $DURATION, pool $POOL_SIZE, $ROUNDS rounds${BASE_REV:+, base $BASE_REV}"
-printf '%-12s %-9s %5s %9s %9s %6s %8s %8s\n' workload target round tps lat_ms failed pool_us pg_us
+printf '%-12s %-9s %5s %9s %9s %6s %8s %8s %8s\n' workload target round tps lat_ms failed pool_us pg_us pg_xact
+# commits: transactions committed in the database so far (the statistics
+# are flushed when a backend's transaction ends, at the latest after 1 s).
+commits() {
+  "$PGBIN/psql" -qXAt -h 127.0.0.1 -p "$PG_PORT" -U postgres postgres \
+    -c "SELECT pg_stat_force_next_flush(); SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'" | tail -1
+}
 for r in $(seq "$ROUNDS"); do
   for w in select-only plain-fn; do
     for t in $TARGETS; do
@@ -88,10 +96,13 @@ for r in $(seq "$ROUNDS"); do
       pid=$(pgrep -o -s "$sid" -x "$t" || echo "$sid")
       args=(-S)
       [ "$w" = plain-fn ] && args=(-f "$WORK/plain-fn.sql")
+      x0=$(commits)
       c0=$(cpu_of "$pid") g0=$(pg_cpu)
       out=$("$PGBENCH" -n -M simple "${args[@]}" -c "$CLIENTS" -j 2 -T "$DURATION" -h 127.0.0.1 -p "$POOL_PORT" -U postgres postgres 2>&1 || true)
       c1=$(cpu_of "$pid") g1=$(pg_cpu)
       stop_session "$sid"
+      sleep 1.2
+      x1=$(commits)
       tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
       lat=$(sed -n 's/^latency average = \([0-9.]*\).*/\1/p' <<<"$out")
       failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
@@ -100,9 +111,10 @@ for r in $(seq "$ROUNDS"); do
         printf '%-12s %-9s %5s   (pgbench failed: %s)\n' "$w" "$t" "$r" "$(tail -1 <<<"$out")"
         continue
       fi
-      printf '%-12s %-9s %5s %9.0f %9.2f %6s %8.1f %8.1f\n' "$w" "$t" "$r" "$tps" "$lat" "${failed:-0}" \
+      printf '%-12s %-9s %5s %9.0f %9.2f %6s %8.1f %8.1f %8.2f\n' "$w" "$t" "$r" "$tps" "$lat" "${failed:-0}" \
         "$(echo "($c1 - $c0) * 1000000 / $HZ / $xacts" | bc -l)" \
-        "$(echo "($g1 - $g0) * 1000000 / $HZ / $xacts" | bc -l)"
+        "$(echo "($g1 - $g0) * 1000000 / $HZ / $xacts" | bc -l)" \
+        "$(echo "($x1 - $x0 - 2) / $xacts" | bc -l)"
     done
   done
 done

@@ -75,7 +75,13 @@ func (Classifier) RuleOf(k engine.StateKind) (rule, fix string) {
 // (SET LOCAL, ON COMMIT DROP) are left out; statements with no effect
 // cost the classifier's pre-filter and no allocation.
 func (a Classifier) Classify(sql string) ([]engine.StateEffect, string) {
-	r := a.c.Classify(sql)
+	return a.ClassifyKnown(sql, nil)
+}
+
+// ClassifyKnown implements pooler.KnownClassifier: calls of routines
+// that known reports clean do not make the statement worth parsing.
+func (a Classifier) ClassifyKnown(sql string, known func(name string) bool) ([]engine.StateEffect, string) {
+	r := a.c.ClassifyKnown(sql, known)
 	if len(r.Effects) == 0 {
 		return nil, ""
 	}

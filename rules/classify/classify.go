@@ -242,8 +242,15 @@ func New(opts Options) *Classifier {
 // Classify says what the query string sql (one or more statements, as in
 // a simple Query message or a Parse message) does to session state. It
 // does not keep sql: the text may be a buffer the caller reuses.
-func (c *Classifier) Classify(sql string) Result {
-	if !MayAffect(sql) {
+func (c *Classifier) Classify(sql string) Result { return c.ClassifyKnown(sql, nil) }
+
+// ClassifyKnown is Classify for a caller that knows routines that change
+// nothing: known (may be nil) reports that of a name, in any case. A
+// statement whose only reason to be parsed would be calls of such
+// routines is not parsed; the Result of a statement that is still lists
+// every call.
+func (c *Classifier) ClassifyKnown(sql string, known func(name string) bool) Result {
+	if !mayAffect(sql, known) {
 		return Result{}
 	}
 	cacheable := c.cache != nil && len(sql) <= c.maxLen
@@ -263,7 +270,7 @@ func (c *Classifier) Classify(sql string) Result {
 
 // Classify classifies sql without a cache.
 func Classify(sql string) Result {
-	if !MayAffect(sql) {
+	if !mayAffect(sql, nil) {
 		return Result{}
 	}
 	return classify(sql)

@@ -318,3 +318,20 @@ func TestKindString(t *testing.T) {
 		t.Error(Kind(200).String())
 	}
 }
+
+func TestClassifyKnown(t *testing.T) {
+	known := func(name string) bool { return strings.EqualFold(name, "plain_add") }
+	c := New(Options{})
+	cases := []struct{ sql, want string }{
+		{"SELECT plain_add(1, 2)", ""},
+		{"SELECT Plain_Add (1, 2) FROM t", ""},
+		{"SELECT plain_add(1, 2), other(3)", "call-routine plain_add; call-routine other"},
+		{"SELECT app.plain_add(1, 2)", "call-routine app.plain_add"},
+		{"SELECT plain_add(1, 2); SET work_mem = '1MB'", "call-routine plain_add; set-param work_mem='1MB'"},
+	}
+	for _, tc := range cases {
+		if got := describeAll(c.ClassifyKnown(tc.sql, known)); got != tc.want {
+			t.Errorf("ClassifyKnown(%q) = %q, want %q", tc.sql, got, tc.want)
+		}
+	}
+}

@@ -21,7 +21,11 @@ import "strings"
 // body of a DO block, whose keyword is enough. A false positive only
 // costs a parse (once, with the cache); a false negative would be a missed
 // effect, so the lists are kept a superset.
-func MayAffect(sql string) bool {
+func MayAffect(sql string) bool { return mayAffect(sql, nil) }
+
+// mayAffect is MayAffect for a caller that knows routines that change
+// nothing (known, may be nil): an unqualified call of one does not count.
+func mayAffect(sql string, known func(name string) bool) bool {
 	atStart := true // the next word starts a statement
 	// relation: the word before named a relation's place (INTO t (…));
 	// dot: the byte before the current name was a '.'.
@@ -41,7 +45,7 @@ func MayAffect(sql string) bool {
 			if atStart && leadingWord(w) || anywhereWord(w) {
 				return true
 			}
-			if !relation && parenNext(sql, j) && (dot || !notRoutine(w)) {
+			if !relation && parenNext(sql, j) && (dot || !notRoutine(w, known)) {
 				return true
 			}
 			relation, dot = relationWord(w), false
@@ -130,9 +134,11 @@ func parenNext(s string, i int) bool {
 }
 
 // notRoutine reports whether w followed by a parenthesis is certainly no
-// call of a user routine: a built-in function's name or a keyword that
-// takes a parenthesis (IN (…), VALUES (…), CAST(…), numeric(10, 2)).
-func notRoutine(w string) bool {
+// call of a routine that may change session state: a built-in function's
+// name, a keyword that takes a parenthesis (IN (…), VALUES (…), CAST(…),
+// numeric(10, 2)), or a routine known (may be nil) to change nothing;
+// known gets the name as written and folds its case itself.
+func notRoutine(w string, known func(name string) bool) bool {
 	var buf [64]byte
 	if len(w) > len(buf) {
 		return false
@@ -145,7 +151,7 @@ func notRoutine(w string) bool {
 		buf[i] = c
 	}
 	b := buf[:len(w)]
-	return builtinFuncs[string(b)] || parenKeywords[string(b)]
+	return builtinFuncs[string(b)] || parenKeywords[string(b)] || known != nil && known(w)
 }
 
 // relationWord reports whether w is a keyword after which a name and a
