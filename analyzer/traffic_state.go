@@ -83,7 +83,7 @@ func (s *session) apply(e *stmtRun) {
 	// Uses of state made earlier.
 	for _, name := range f.reads {
 		for _, it := range s.items {
-			if (it.kind == itemSet && (it.name == name || it.name == "?")) || (it.kind == itemRole && roleParam(name)) {
+			if (it.kind == itemSet && (it.name == name || it.name == "?")) || (it.kind == itemRole && (name == "role" || name == "session_authorization")) {
 				if later(it) {
 					it.read = true
 				}

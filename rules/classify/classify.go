@@ -1,9 +1,12 @@
-// Package classify tells the pooler what a client statement does to server
+// Package classify is the one model of what a statement does to server
 // session state: sets or resets a parameter, changes the role, takes or
 // releases a session advisory lock, LISTEN/UNLISTEN, creates or drops
 // temporary objects, declares or closes a WITH HOLD cursor, SQL-level
 // PREPARE/DEALLOCATE, LOAD, DISCARD, and whether it runs code whose
-// effects its text does not show (a DO block, a call of a user routine).
+// effects its text does not show (a DO block, a call of a user routine);
+// and of what it reads of that state (Statement). The pooler's classifier
+// (Classify), the traffic analysis (analyzer, through Statement) and the
+// pooler's analysis of routine bodies (Routine) all consult it.
 //
 // Classify is built for the pooler's hot path. A statement goes through
 // three steps, each cheaper than the next:
@@ -111,6 +114,36 @@ const (
 	// procedure (or a schema, which may hold them): what the pooler
 	// learned of routines (Routine) may be out of date.
 	RoutineChange
+
+	// The kinds below only read session state or end a transaction; only
+	// Statement reports them (the traffic analysis follows what is read
+	// across transactions), never Classify.
+
+	// ReadParam reads parameter Name: SHOW Name, current_setting('Name').
+	ReadParam
+	// UseCursor is FETCH or MOVE of cursor Name (CLOSE Name is
+	// CloseCursor).
+	UseCursor
+	// ExecutePrepared is EXECUTE Name of an SQL prepared statement.
+	ExecutePrepared
+	// NextVal is nextval(Arg); CurrVal is currval(Arg); LastVal is
+	// lastval().
+	NextVal
+	CurrVal
+	LastVal
+	// Relation names relation Name, unqualified or in pg_temp: a temporary
+	// one if the session made one of that name.
+	Relation
+	// Insert is an INSERT, whose column defaults may call nextval().
+	Insert
+	// TxEnd ends the transaction: COMMIT, ROLLBACK, ABORT or PREPARE
+	// TRANSACTION without AND CHAIN.
+	TxEnd
+	// TxRollback is ROLLBACK or ABORT (not TO SAVEPOINT).
+	TxRollback
+	// TxRollbackTo is ROLLBACK TO SAVEPOINT: the transaction goes on after
+	// an error.
+	TxRollbackTo
 )
 
 var kindNames = [...]string{
@@ -124,6 +157,9 @@ var kindNames = [...]string{
 	Load:       "load",
 	DiscardAll: "discard-all", DiscardTemp: "discard-temp", DiscardPlans: "discard-plans", DiscardSequences: "discard-sequences",
 	CallRoutine: "call-routine", RoutineChange: "routine-change",
+	ReadParam: "read-param", UseCursor: "use-cursor", ExecutePrepared: "execute-prepared",
+	NextVal: "nextval", CurrVal: "currval", LastVal: "lastval", Relation: "relation", Insert: "insert",
+	TxEnd: "tx-end", TxRollback: "tx-rollback", TxRollbackTo: "tx-rollback-to",
 }
 
 // String returns the kind's kebab-case name, for logs.
@@ -169,6 +205,10 @@ type Effect struct {
 	// Try marks pg_try_advisory_lock*: the lock is held only when the call
 	// returned true, which the pooler does not see.
 	Try bool
+	// Arg renders the argument of an advisory lock function (the key:
+	// "12", "1,2" for the two-int4 form) or of nextval and currval for
+	// pairing statements: a constant, a query parameter ("$1"), or "?".
+	Arg string
 	// Rule is the id of the catalogue rule that covers the effect
 	// ("session-set", "advisory-lock-session", …).
 	Rule string

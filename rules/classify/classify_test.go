@@ -237,6 +237,7 @@ var cases = []struct {
 	// DROP of a name the pooler did not see created as temporary undoes
 	// nothing (the pooler ignores it): no hazard.
 	{"DROP TABLE IF EXISTS some_plain_table", "drop-temp some_plain_table"},
+	{"DROP TABLE pg_temp_3.t, app.u", "drop-temp t"},
 
 	// Malformed SQL runs nothing.
 	{"SET work_mem =", "parse-error"},

@@ -291,26 +291,42 @@ func setEffects(out []Effect, vs *pg.VariableSetStmt) []Effect {
 	return append(out, e)
 }
 
-// dropEffects appends a DropTemp for each table, view or sequence dropped
-// by an unqualified or pg_temp-qualified name.
+// dropEffects appends a DropTemp for each relation dropped by a name that
+// may be a temporary one: unqualified or in pg_temp (tempName).
 func dropEffects(out []Effect, d *pg.DropStmt) []Effect {
 	switch d.RemoveType {
-	case pg.ObjectType_OBJECT_TABLE, pg.ObjectType_OBJECT_VIEW, pg.ObjectType_OBJECT_SEQUENCE:
+	case pg.ObjectType_OBJECT_TABLE, pg.ObjectType_OBJECT_VIEW, pg.ObjectType_OBJECT_SEQUENCE,
+		pg.ObjectType_OBJECT_MATVIEW, pg.ObjectType_OBJECT_FOREIGN_TABLE:
 	default:
 		return out
 	}
 	for _, o := range d.Objects {
-		l := o.GetList()
-		if l == nil || len(l.Items) == 0 {
-			continue
+		if name, ok := tempName(o.GetList().GetItems()); ok {
+			out = append(out, Effect{Kind: DropTemp, Name: name, Rule: rules.TempTable.ID})
 		}
-		names := l.Items
-		if len(names) > 1 && !strings.EqualFold(names[len(names)-2].GetString_().GetSval(), "pg_temp") {
-			continue
-		}
-		out = append(out, Effect{Kind: DropTemp, Name: names[len(names)-1].GetString_().GetSval(), Rule: rules.TempTable.ID})
 	}
 	return out
+}
+
+// isPgTemp reports whether schema is the session's temporary schema:
+// pg_temp, or its real name pg_temp_N.
+func isPgTemp(schema string) bool {
+	s := strings.ToLower(schema)
+	return s == "pg_temp" || strings.HasPrefix(s, "pg_temp_")
+}
+
+// tempName returns the name of a possibly qualified object when it may be
+// a temporary one (unqualified or in pg_temp).
+func tempName(items []*pg.Node) (string, bool) {
+	switch len(items) {
+	case 1:
+		return items[0].GetString_().GetSval(), true
+	case 2:
+		if isPgTemp(items[0].GetString_().GetSval()) {
+			return items[1].GetString_().GetSval(), true
+		}
+	}
+	return "", false
 }
 
 // callEffects appends the effects of set_config and advisory lock calls,
@@ -330,6 +346,7 @@ func callEffects(out []Effect, st *sqlparse.Statement) []Effect {
 		e.Rule = rules.AdvisoryLockSession.ID
 		if e.Kind != AdvisoryUnlockAll {
 			e.Key, e.Pair, e.KeyKnown = lockKey(c.Args)
+			e.Arg = argsKey(c.Args)
 		}
 		out = append(out, e)
 	}
