@@ -1,8 +1,8 @@
 package pooler
 
 import (
-	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -12,13 +12,16 @@ import (
 
 // Routines the clients call. A call of a routine that is not built in may
 // change session state inside it, so the pooler reads the server's state
-// after it (verify). To spare that round trip for routines that change
-// nothing, the pooler learns what each does: it reads the routine's
-// definition once per database over a connection of its own (every
-// overload of the name, pg_get_functiondef), has the classifier analyze
-// the body (RoutineAnalyzer: the PL/pgSQL and SQL-body analysis scan uses)
-// and follows the routines it calls, and caches the verdict. A routine
-// known to change nothing is not verified; any other is, every time.
+// after it (verify). To know what to read, and to spare that round trip
+// for routines that change nothing, the pooler learns what each routine
+// does: at the first verification after a call, on the same server, it
+// reads the definition of every overload of the name (pg_get_functiondef),
+// has the classifier analyze the body (RoutineAnalyzer: the PL/pgSQL and
+// SQL-body analysis scan uses), follows the routines it calls, and caches
+// the verdict. A routine known to change nothing is not verified; any
+// other is, every time; one whose effects cannot be read from its text
+// (opaque) also gets its server RESET ALL, since it may set custom
+// parameters (names with a dot) that no catalog lists.
 //
 // The verdict holds until a statement through the pooler creates, alters
 // or drops a routine or a schema (engine.StateRoutineChange), and at most
@@ -26,48 +29,92 @@ import (
 // pooler, is trusted as it was for that long at most.
 
 // RoutineAnalyzer is implemented by classifiers that can tell from a
-// routine's definition whether calling it can change session state: clean
-// when its body shows all it does and none of it changes state, calls the
-// routines it calls (which must be clean too).
+// routine's definition what calling it can do to session state: clean when
+// its body changes nothing (the routines it calls aside), opaque when that
+// cannot be read from its text; params are the parameters it may set,
+// calls the routines it calls.
 type RoutineAnalyzer interface {
-	AnalyzeRoutine(def string) (clean bool, calls []string)
+	AnalyzeRoutine(def string) (clean, opaque bool, params, calls []string)
 }
 
 // routineTTL is how long a routine's verdict is kept.
 const routineTTL = 5 * time.Second
 
 // routineDepth is how deep calls of routines from routines are followed;
-// deeper ones (and recursion) count as unknown.
+// deeper ones (and recursion) count as opaque.
 const routineDepth = 4
 
-type routineKey struct{ database, name string }
+// maxCustomParams bounds the custom parameter names verification reads.
+const maxCustomParams = 128
+
+// routineVerdict is what the pooler knows of a routine: clean or opaque
+// (see RoutineAnalyzer), the routines it calls included.
+type routineVerdict struct{ clean, opaque bool }
 
 type routineEntry struct {
-	clean bool
-	gen   uint64
-	at    time.Time
+	routineVerdict
+	gen uint64
+	at  time.Time
 }
 
 // routineCache keeps the verdicts, per database and routine name. gen is
 // advanced by every routine change the pooler sees; an entry of an older
-// generation is stale.
+// generation is stale. custom are the custom parameters routines may set.
 type routineCache struct {
-	mu        sync.RWMutex
-	gen       uint64
-	m         map[string]map[string]routineEntry
-	resolving map[routineKey]bool
+	mu     sync.RWMutex
+	gen    uint64
+	m      map[string]map[string]routineEntry
+	custom []string
 }
 
-// clean reports whether routine name of database db is known to change no
-// session state (clean), and whether a verdict is known at all.
-func (rc *routineCache) clean(db, name string, now time.Time) (clean, known bool) {
+// get returns the verdict on routine name of database db, if one is
+// known.
+func (rc *routineCache) get(db, name string, now time.Time) (routineVerdict, bool) {
 	rc.mu.RLock()
 	defer rc.mu.RUnlock()
 	e, ok := rc.m[db][name]
 	if !ok || e.gen != rc.gen || now.Sub(e.at) > routineTTL {
-		return false, false
+		return routineVerdict{}, false
 	}
-	return e.clean, true
+	return e.routineVerdict, true
+}
+
+// clean reports whether routine name of database db is known to change no
+// session state.
+func (rc *routineCache) clean(db, name string, now time.Time) bool {
+	v, ok := rc.get(db, name, now)
+	return ok && v.clean
+}
+
+// put keeps verdicts read in generation gen, and the custom parameters
+// the routines may set.
+func (rc *routineCache) put(db string, verdicts map[string]routineVerdict, params []string, gen uint64, now time.Time) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.m == nil {
+		rc.m = make(map[string]map[string]routineEntry)
+	}
+	m := rc.m[db]
+	if m == nil {
+		m = make(map[string]routineEntry)
+		rc.m[db] = m
+	}
+	for n, v := range verdicts {
+		// A verdict read before a routine change is stale at once.
+		m[n] = routineEntry{routineVerdict: v, gen: gen, at: now}
+	}
+	for _, n := range params {
+		if strings.Contains(n, ".") && !slices.Contains(rc.custom, n) && len(rc.custom) < maxCustomParams {
+			rc.custom = append(rc.custom, n)
+		}
+	}
+}
+
+// customParams returns the custom parameters routines may set.
+func (rc *routineCache) customParams() []string {
+	rc.mu.RLock()
+	defer rc.mu.RUnlock()
+	return slices.Clone(rc.custom)
 }
 
 // invalidate forgets every verdict (a routine or schema changed).
@@ -84,49 +131,37 @@ func (c *clientConn) knownClean() func(name string) bool {
 	if c.knownFn == nil {
 		rc, db := &c.proxy.routines, c.pool.key.database
 		c.knownFn = func(name string) bool {
-			clean, _ := rc.clean(db, strings.ToLower(name), time.Now())
-			return clean
+			return rc.clean(db, strings.ToLower(name), time.Now())
 		}
 	}
 	return c.knownFn
 }
 
 // knownCalls drops from effs the calls of routines known to change
-// nothing; for calls of routines not known yet it starts learning them.
-// It returns effs itself when nothing is dropped (effs may be the
-// classifier's cached slice: it is never changed).
+// nothing, and forgets what the pooler knows of routines when a statement
+// changes one. It returns effs itself when nothing is dropped (effs may
+// be the classifier's cached slice: it is never changed).
 func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 	p := c.proxy
-	an, ok := p.cfg.Classifier.(RoutineAnalyzer)
-	if !ok {
+	if _, ok := p.cfg.Classifier.(RoutineAnalyzer); !ok {
 		return effs
 	}
 	db := c.pool.key.database
 	now := time.Now()
 	var out []StateEffect
-	var learn []string
 	for i, e := range effs {
 		switch {
 		case e.Kind == engine.StateRoutineChange:
 			p.routines.invalidate()
-		case e.Kind == engine.StateCall && e.Name != "DO" && e.Name != "":
-			clean, known := p.routines.clean(db, e.Name, now)
-			if !known {
-				learn = append(learn, e.Name)
+		case e.Kind == StateCall && e.Name != "DO" && e.Name != "" && p.routines.clean(db, e.Name, now):
+			if out == nil {
+				out = append(make([]StateEffect, 0, len(effs)), effs[:i]...)
 			}
-			if clean {
-				if out == nil {
-					out = append(make([]StateEffect, 0, len(effs)), effs[:i]...)
-				}
-				continue
-			}
+			continue
 		}
 		if out != nil {
 			out = append(out, e)
 		}
-	}
-	if len(learn) > 0 {
-		p.learnRoutines(c.pool, db, learn, an)
 	}
 	if out == nil {
 		return effs
@@ -134,96 +169,66 @@ func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 	return out
 }
 
-// learnRoutines reads and analyzes the routines names of database db in
-// the background, over a connection of pl's user of its own.
-func (p *Proxy) learnRoutines(pl *pool, db string, names []string, an RoutineAnalyzer) {
-	p.routines.mu.Lock()
-	if p.routines.resolving == nil {
-		p.routines.resolving = make(map[routineKey]bool)
+// learnRoutines makes sure the pooler knows routines names of the
+// client's database, reading what it does not know yet over s (idle, the
+// caller's), and reports whether any of them is opaque. A DO block's
+// own body was analyzed with the statement; the routines it calls are
+// among names.
+func (c *clientConn) learnRoutines(s *serverConn, names []string) (opaque bool) {
+	p := c.proxy
+	an, ok := p.cfg.Classifier.(RoutineAnalyzer)
+	if !ok {
+		return len(names) > 0 && !(len(names) == 1 && names[0] == "DO")
 	}
-	var todo []string
-	for _, n := range names {
-		k := routineKey{db, n}
-		if !p.routines.resolving[k] {
-			p.routines.resolving[k] = true
-			todo = append(todo, n)
-		}
-	}
+	db := c.pool.key.database
+	now := time.Now()
+	p.routines.mu.RLock()
 	gen := p.routines.gen
-	p.routines.mu.Unlock()
-	if len(todo) == 0 {
-		return
-	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		verdicts := p.resolveRoutines(pl, todo, an)
-		now := time.Now()
-		p.routines.mu.Lock()
-		defer p.routines.mu.Unlock()
-		if p.routines.m == nil {
-			p.routines.m = make(map[string]map[string]routineEntry)
-		}
-		m := p.routines.m[db]
-		if m == nil {
-			m = make(map[string]routineEntry)
-			p.routines.m[db] = m
-		}
-		for _, n := range todo {
-			delete(p.routines.resolving, routineKey{db, n})
-		}
-		for n, clean := range verdicts {
-			// A verdict read before a routine change is stale at once.
-			m[n] = routineEntry{clean: clean, gen: gen, at: now}
-		}
-	}()
-}
-
-// resolveRoutines decides for each of names (and the routines they call)
-// whether it changes no session state. A routine that cannot be read
-// counts as changing state.
-func (p *Proxy) resolveRoutines(pl *pool, names []string, an RoutineAnalyzer) map[string]bool {
-	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
-	defer cancel()
-	out := make(map[string]bool)
-	s, err := pl.dialServer(ctx, nil)
-	if err != nil {
-		p.log.Debug("could not read routine definitions", "user", pl.key.user, "err", err)
-		return out
-	}
-	defer s.terminate()
+	p.routines.mu.RUnlock()
+	verdicts := make(map[string]routineVerdict)
+	var params []string
 	visiting := make(map[string]bool)
-	var visit func(name string, depth int) bool
-	visit = func(name string, depth int) bool {
-		if v, ok := out[name]; ok {
+	var visit func(name string, depth int) routineVerdict
+	visit = func(name string, depth int) routineVerdict {
+		if v, ok := verdicts[name]; ok {
+			return v
+		}
+		if v, ok := p.routines.get(db, name, now); ok {
 			return v
 		}
 		if depth > routineDepth || visiting[name] {
-			return false
+			return routineVerdict{opaque: true}
 		}
 		visiting[name] = true
 		defer delete(visiting, name)
 		defs, err := routineDefs(s, name)
-		clean := err == nil && len(defs) > 0
+		v := routineVerdict{clean: err == nil && len(defs) > 0, opaque: err != nil || len(defs) == 0}
 		for _, d := range defs {
-			if !clean {
-				break
-			}
-			ok, calls := an.AnalyzeRoutine(d)
-			clean = ok
-			for _, c := range calls {
-				if clean && !visit(c, depth+1) {
-					clean = false
-				}
+			clean, op, ps, calls := an.AnalyzeRoutine(d)
+			v.clean = v.clean && clean
+			v.opaque = v.opaque || op
+			params = append(params, ps...)
+			for _, callee := range calls {
+				cv := visit(callee, depth+1)
+				v.clean = v.clean && cv.clean
+				v.opaque = v.opaque || cv.opaque
 			}
 		}
-		out[name] = clean
-		return clean
+		verdicts[name] = v
+		return v
 	}
 	for _, n := range names {
-		visit(n, 0)
+		if n == "DO" {
+			continue
+		}
+		if visit(n, 0).opaque {
+			opaque = true
+		}
 	}
-	return out
+	if len(verdicts) > 0 {
+		p.routines.put(db, verdicts, params, gen, time.Now())
+	}
+	return opaque
 }
 
 // routineDefs reads the definitions of every function and procedure named

@@ -41,6 +41,8 @@ CREATE OR REPLACE FUNCTION mk_temp() RETURNS void LANGUAGE plpgsql AS $$BEGIN CR
 CREATE OR REPLACE FUNCTION lock_it(k bigint) RETURNS void LANGUAGE plpgsql AS $$BEGIN PERFORM pg_advisory_lock(k); END$$;
 CREATE OR REPLACE FUNCTION listen_it(ch text) RETURNS void LANGUAGE plpgsql AS $$BEGIN EXECUTE 'LISTEN ' || quote_ident(ch); END$$;
 CREATE OR REPLACE FUNCTION low_role() RETURNS void LANGUAGE plpgsql AS $$BEGIN EXECUTE 'SET ROLE app_low'; END$$;
+CREATE OR REPLACE FUNCTION set_tenant(v text) RETURNS void LANGUAGE plpgsql AS $$BEGIN PERFORM set_config('app.tenant', v, false); END$$;
+CREATE OR REPLACE FUNCTION set_dyn(v text) RETURNS void LANGUAGE plpgsql AS $$BEGIN EXECUTE format('SET app.dyn = %L', v); END$$;
 CREATE OR REPLACE FUNCTION plain_add(a int, b int) RETURNS int LANGUAGE sql AS 'SELECT a + b';
 CREATE OR REPLACE PROCEDURE proc_lock(k bigint) LANGUAGE plpgsql AS $$BEGIN PERFORM pg_advisory_lock(k); END$$;
 CREATE TABLE IF NOT EXISTS routine_plain (i int);`)
@@ -67,11 +69,20 @@ func TestRoutineState(t *testing.T) {
 		// refused: the statement shows that it sets a parameter, so
 		// reject refuses it.
 		refused bool
+		// unnamed: the state cannot be named, so no hazard is counted
+		// (the server is reset all the same).
+		unnamed bool
 		mode    pgx.QueryExecMode
 	}{
 		{name: "set_config", call: "SELECT sneaky()", probe: "SELECT current_setting('search_path')", clean: cleanPath, kept: "evil"},
 		{name: "set_config extended", call: "SELECT sneaky()", probe: "SELECT current_setting('search_path')", clean: cleanPath, kept: "evil",
 			mode: pgx.QueryExecModeCacheStatement},
+		// A custom parameter, which pg_settings does not list: read by
+		// the name the routine's body gives.
+		{name: "custom parameter", call: "SELECT set_tenant('t42')", probe: "SELECT coalesce(current_setting('app.tenant', true), '')", clean: "", kept: "t42"},
+		// Set by dynamic SQL: the pooler cannot name it, so the server
+		// is reset (RESET ALL) and the setting does not follow A either.
+		{name: "custom parameter by dynamic SQL", call: "SELECT set_dyn('t7')", probe: "SELECT coalesce(current_setting('app.dyn', true), '')", clean: "", kept: "", unnamed: true},
 		{name: "DO block", call: "DO $$BEGIN PERFORM set_config('work_mem', '7MB', false); END$$", probe: "SHOW work_mem", clean: "4MB", kept: "7MB", refused: true},
 		{name: "role", call: "SELECT low_role()", probe: "SELECT current_user::text", clean: pgtest.SuperUser, kept: "app_low"},
 		{name: "temp table", call: "SELECT mk_temp()", probe: "SELECT coalesce(to_regclass('pg_temp.secrets')::text, 'none')", clean: "none", kept: "secrets", pins: true},
@@ -131,7 +142,7 @@ func TestRoutineState(t *testing.T) {
 					for _, h := range qp.Hazards() {
 						hz += int(h.Count)
 					}
-					if hz == 0 {
+					if hz == 0 && !tc.unnamed {
 						t.Errorf("no hazard counted for %s", call)
 					}
 				})

@@ -176,13 +176,6 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 // close closes the connection without a Terminate message.
 func (s *serverConn) close() { s.conn.Close() }
 
-// terminate ends the session with a Terminate message, then closes.
-func (s *serverConn) terminate() {
-	s.w.Write([]byte{'X', 0, 0, 0, 4})
-	s.w.Flush()
-	s.close()
-}
-
 // alive reports whether an idle server still looks usable: nothing
 // buffered and nothing readable on the socket (a terminated backend sends
 // a FATAL error and closes its end).

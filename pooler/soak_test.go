@@ -102,7 +102,14 @@ func TestSoak(t *testing.T) {
 		IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '`+soakRole+`') THEN CREATE ROLE `+soakRole+`; END IF;
 		END $$;
 		CREATE TABLE IF NOT EXISTS soak_log (run text, client int, seq int, PRIMARY KEY (run, client, seq));
-		GRANT ALL ON soak_log TO `+soakRole); err != nil {
+		GRANT ALL ON soak_log TO `+soakRole+`;
+		CREATE OR REPLACE FUNCTION soak_fn_owner(o text) RETURNS void LANGUAGE plpgsql AS $f$BEGIN PERFORM set_config('soak.owner', o, false); END$f$;
+		CREATE OR REPLACE FUNCTION soak_fn_role() RETURNS void LANGUAGE plpgsql AS $f$BEGIN EXECUTE 'SET ROLE `+soakRole+`'; END$f$;
+		CREATE OR REPLACE FUNCTION soak_fn_lock(k bigint) RETURNS void LANGUAGE plpgsql AS $f$BEGIN PERFORM pg_advisory_lock(k); END$f$;
+		CREATE OR REPLACE FUNCTION soak_fn_listen(ch text) RETURNS void LANGUAGE plpgsql AS $f$BEGIN EXECUTE 'LISTEN ' || quote_ident(ch); END$f$;
+		CREATE OR REPLACE FUNCTION soak_fn_temp(t text) RETURNS void LANGUAGE plpgsql AS $f$BEGIN EXECUTE format('CREATE TEMP TABLE %I (v text)', t); END$f$;
+		CREATE OR REPLACE FUNCTION soak_fn_plain(a int) RETURNS int LANGUAGE sql AS 'SELECT a + 1';
+		GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO `+soakRole); err != nil {
 		t.Fatal(err)
 	}
 
@@ -1055,6 +1062,15 @@ func init() {
 
 // opSelect checks that the answer is this client's own.
 func (c *soakClient) opSelect() {
+	if c.rng.IntN(4) == 0 {
+		// A routine that changes nothing: verified, then learned.
+		n := c.rng.IntN(1 << 20)
+		rows := c.ok("SELECT soak_fn_plain($1)::text", n)
+		if len(rows) != 1 || rows[0][0] != strconv.Itoa(n+1) {
+			c.r.fail(c, false, "cross-talk: soak_fn_plain answered %v, want %d", rows, n+1)
+		}
+		return
+	}
 	n := c.rng.IntN(1 << 20)
 	rows := c.ok("SELECT $1::text || '/' || ($2::int + 1)::text, pg_backend_pid()::text", c.name, n)
 	want := fmt.Sprintf("%s/%d", c.name, n+1)
@@ -1161,7 +1177,16 @@ func (c *soakClient) opSet() {
 		c.ok(fmt.Sprintf("SET soak.owner = '%s'", c.name))
 		c.owner, c.ownerSet = c.name, true
 	case 2:
-		c.ok("SELECT set_config('soak.owner', $1, false)", c.name)
+		// Directly, inside a routine (read back from the server), or in
+		// a DO block.
+		switch c.rng.IntN(3) {
+		case 0:
+			c.ok("SELECT set_config('soak.owner', $1, false)", c.name)
+		case 1:
+			c.ok("SELECT soak_fn_owner($1)", c.name)
+		default:
+			c.ok("DO $$BEGIN PERFORM set_config('soak.owner', '" + c.name + "', false); END$$")
+		}
 		c.owner, c.ownerSet = c.name, true
 	case 3:
 		c.ok("RESET soak.owner")
@@ -1174,7 +1199,11 @@ func (c *soakClient) opSet() {
 
 func (c *soakClient) opRole() {
 	if c.rng.IntN(2) == 0 {
-		c.ok("SET ROLE " + soakRole)
+		if c.rng.IntN(3) == 0 {
+			c.ok("SELECT soak_fn_role()")
+		} else {
+			c.ok("SET ROLE " + soakRole)
+		}
 		c.role, c.roleSet = true, true
 	} else {
 		c.ok("RESET ROLE")
@@ -1277,13 +1306,28 @@ func (c *soakClient) opPin() {
 	if inTxn {
 		c.ok("BEGIN")
 	}
+	// inRoutine: the state is made inside a routine, which the pooler
+	// reads from the server.
+	inRoutine := c.rng.IntN(3) == 0
 	switch k {
 	case "lock":
-		c.ok("SELECT pg_advisory_lock($1)", c.lockKey())
+		if inRoutine {
+			c.ok("SELECT soak_fn_lock($1)", c.lockKey())
+		} else {
+			c.ok("SELECT pg_advisory_lock($1)", c.lockKey())
+		}
 	case "listen":
-		c.ok("LISTEN soak_ch_" + c.name)
+		if inRoutine {
+			c.ok("SELECT soak_fn_listen($1)", "soak_ch_"+c.name)
+		} else {
+			c.ok("LISTEN soak_ch_" + c.name)
+		}
 	case "temp":
-		c.ok("CREATE TEMP TABLE soak_tmp_" + c.name + " (v text)")
+		if inRoutine {
+			c.ok("SELECT soak_fn_temp($1)", "soak_tmp_"+c.name)
+		} else {
+			c.ok("CREATE TEMP TABLE soak_tmp_" + c.name + " (v text)")
+		}
 		var allowed []string
 		if reset && !inTxn {
 			allowed = []string{"42P01"} // reset cleaned it away already

@@ -377,16 +377,24 @@ func (c *clientConn) dropServerState() {
 // when the state could not be read (the server cannot be proved clean).
 func (c *clientConn) verify(s *serverConn) bool {
 	c.proxy.stats.verifications.Add(1)
-	row, err := s.runInternal(engine.VerifySQL)
+	c.mu.Lock()
+	calls := c.eng.Session.TakeCalls()
+	c.mu.Unlock()
+	opaque := c.learnRoutines(s, calls)
+	custom := c.proxy.routines.customParams()
+	row, err := s.runInternal(engine.VerifyQuery(custom))
 	if err != nil {
 		return false
 	}
-	f, ok := engine.ParseFound(row)
+	f, ok := engine.ParseFound(row, custom)
 	if !ok {
 		return false
 	}
 	c.mu.Lock()
 	found := c.eng.Session.Reconcile(f, s.pool.key.user, isTracked)
+	if opaque {
+		c.eng.Session.Opaque()
+	}
 	c.mu.Unlock()
 	if len(found) == 0 {
 		return true

@@ -109,6 +109,7 @@ func (a Classifier) ClassifyKnown(sql string, known func(name string) bool) ([]e
 }
 
 // AnalyzeRoutine implements pooler.RoutineAnalyzer with classify.Routine.
-func (Classifier) AnalyzeRoutine(def string) (clean bool, calls []string) {
-	return classify.Routine(def)
+func (Classifier) AnalyzeRoutine(def string) (clean, opaque bool, params, calls []string) {
+	r := classify.Routine(def)
+	return r.Clean, r.Opaque, r.Params, r.Calls
 }

@@ -107,6 +107,8 @@ type Session struct {
 	// unverified is set by statements whose effects only the server
 	// knows (StateCall): its state must be read (Reconcile).
 	unverified bool
+	// calls are the routines called since the last verification.
+	calls map[string]bool
 	// tempDrops counts the DROPs of the client's own temporary objects
 	// whose CommandComplete has not come yet: they change no statement of
 	// another client.
@@ -230,6 +232,9 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 			st.Loaded = true
 		case StateCall:
 			st.unverified = true
+			if e.Name != "" {
+				SetAdd(&st.calls, e.Name)
+			}
 		case StateDiscardAll:
 			st.resolveChanged()
 			st.locks, st.unknownLocks, st.listens, st.temps, st.cursors, st.prepared = nil, 0, nil, nil, nil, nil

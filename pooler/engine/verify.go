@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -18,20 +19,29 @@ import (
 // listSep separates the names of one column of VerifySQL's row.
 const listSep = "\x1f"
 
-// VerifySQL reads a server's session state in one row: the parameters set
-// at session level, the role, the session user, the number of advisory
-// locks held, and the names of the channels listened to, the temporary
-// relations, the held cursors and the SQL-level prepared statements.
-const VerifySQL = "SELECT " +
-	"(SELECT string_agg(name, chr(31)) FROM pg_settings WHERE source = 'session'), " +
-	"current_setting('role'), session_user, " +
-	"(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted), " +
-	"array_to_string(ARRAY(SELECT pg_listening_channels()), chr(31)), " +
-	"(SELECT string_agg(relname, chr(31)) FROM pg_class WHERE relnamespace = pg_my_temp_schema() AND relkind IN ('r', 'p', 'v', 'm', 'S', 'f')), " +
-	"(SELECT string_agg(name, chr(31)) FROM pg_cursors WHERE is_holdable), " +
-	"(SELECT string_agg(name, chr(31)) FROM pg_prepared_statements WHERE from_sql)"
+// VerifyQuery is the query that reads a server's session state in one
+// row: the parameters set at session level, the role, the session user,
+// the number of advisory locks held, the names of the channels listened
+// to, the temporary relations, the held cursors and the SQL-level prepared
+// statements, then the values of the custom parameters custom (names with
+// a dot, which pg_settings does not list).
+func VerifyQuery(custom []string) string {
+	var b strings.Builder
+	b.WriteString("SELECT " +
+		"(SELECT string_agg(name, chr(31)) FROM pg_settings WHERE source = 'session'), " +
+		"current_setting('role'), session_user, " +
+		"(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted), " +
+		"array_to_string(ARRAY(SELECT pg_listening_channels()), chr(31)), " +
+		"(SELECT string_agg(relname, chr(31)) FROM pg_class WHERE relnamespace = pg_my_temp_schema() AND relkind IN ('r', 'p', 'v', 'm', 'S', 'f')), " +
+		"(SELECT string_agg(name, chr(31)) FROM pg_cursors WHERE is_holdable), " +
+		"(SELECT string_agg(name, chr(31)) FROM pg_prepared_statements WHERE from_sql)")
+	for _, n := range custom {
+		b.WriteString(", current_setting(" + QuoteLiteral(n) + ", true)")
+	}
+	return b.String()
+}
 
-// Found is a server's session state as VerifySQL read it.
+// Found is a server's session state as VerifyQuery read it.
 type Found struct {
 	Settings    []string // parameters set at session level
 	Role        string   // SET ROLE's value, "none" when unset
@@ -43,9 +53,10 @@ type Found struct {
 	Prepared    []string
 }
 
-// ParseFound decodes VerifySQL's row.
-func ParseFound(row []string) (Found, bool) {
-	if len(row) != 8 {
+// ParseFound decodes the row of VerifyQuery(custom). A custom parameter
+// counts as set when its value is not empty (NULL is read as empty too).
+func ParseFound(row []string, custom []string) (Found, bool) {
+	if len(row) != 8+len(custom) {
 		return Found{}, false
 	}
 	locks, err := strconv.Atoi(row[3])
@@ -58,13 +69,36 @@ func ParseFound(row []string) (Found, bool) {
 		}
 		return strings.Split(s, listSep)
 	}
-	return Found{Settings: split(row[0]), Role: row[1], SessionUser: row[2], Locks: locks,
-		Listens: split(row[4]), Temps: split(row[5]), Cursors: split(row[6]), Prepared: split(row[7])}, true
+	f := Found{Settings: split(row[0]), Role: row[1], SessionUser: row[2], Locks: locks,
+		Listens: split(row[4]), Temps: split(row[5]), Cursors: split(row[6]), Prepared: split(row[7])}
+	for i, n := range custom {
+		if row[8+i] != "" {
+			f.Settings = append(f.Settings, n)
+		}
+	}
+	return f, true
 }
 
 // Unverified reports whether the client ran statements whose effects must
 // be read from the server before it serves anyone else.
 func (st *Session) Unverified() bool { return st.unverified }
+
+// TakeCalls returns the routines the client called since the last
+// verification (StateCall names, "DO" for a DO block) and forgets them.
+func (st *Session) TakeCalls() []string {
+	names := make([]string, 0, len(st.calls))
+	for n := range st.calls {
+		names = append(names, n)
+	}
+	st.calls = nil
+	sort.Strings(names)
+	return names
+}
+
+// Opaque notes that the client ran code that may have set parameters
+// whose names the pooler cannot know: the server is cleaned with RESET
+// ALL, and only the parameters it can name follow the client.
+func (st *Session) Opaque() { st.ResetAll = true }
 
 // Reconcile makes st what the server holds (f), for a server whose login
 // user is user; tracked names the parameters that follow the client

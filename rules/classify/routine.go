@@ -8,52 +8,74 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 )
 
-// Routine tells the pooler whether calling a routine can change session
+// RoutineInfo is what a routine's definition shows it does to session
+// state (Routine).
+type RoutineInfo struct {
+	// Clean: its body changes no session state (the routines it calls
+	// aside).
+	Clean bool
+	// Opaque: what it does cannot be read from its text (another
+	// language than sql and plpgsql, a PL/pgSQL body that does not
+	// compile, dynamic SQL, a parameter whose name is only known at run
+	// time).
+	Opaque bool
+	// Params are the run-time parameters it may set, lower-case.
+	Params []string
+	// Calls are the routines it calls that are not built in.
+	Calls []string
+}
+
+// Routine tells the pooler what calling a routine can do to session
 // state, from its definition (the CREATE statement pg_get_functiondef
-// returns). clean is true only when the body shows all it does and none
-// of it is an effect: LANGUAGE sql or plpgsql, a PL/pgSQL body that
-// compiles, no EXECUTE (dynamic SQL), no DO block, and no statement with
-// an effect of this package. calls are the routines the body calls that
-// are not built in: the routine is clean only if they are too. A routine
-// in another language, or one that changes state, is not clean (what it
-// did is then read from the server).
-func Routine(def string) (clean bool, calls []string) {
+// returns), with the PL/pgSQL and SQL-body analysis scan uses. A
+// malformed definition is opaque.
+func Routine(def string) RoutineInfo {
+	opaque := RoutineInfo{Opaque: true}
 	res, err := sqlparse.Parse(def)
 	if err != nil || len(res.Stmts) != 1 {
-		return false, nil
+		return opaque
 	}
 	f := res.Stmts[0].Stmt.GetCreateFunctionStmt()
 	if f == nil {
-		return false, nil
+		return opaque
 	}
 	lang, body := sqlparse.RoutineOptions(f.Options)
 	switch strings.ToLower(lang) {
 	case "sql":
 	case "plpgsql":
 		if _, err := pg.ParsePlPgSqlToJSON(def); err != nil {
-			return false, nil
+			return opaque
 		}
 		if containsWord(strings.ToLower(body), "execute") {
-			return false, nil
+			return opaque
 		}
 	default:
-		return false, nil
+		return opaque
 	}
 	st := &sqlparse.Statement{Start: 0, End: len(def), Text: def, Node: res.Stmts[0].Stmt}
 	var effs []Effect
 	for _, in := range sqlparse.Bodies([]byte(def), st, nil) {
 		if in.Node == nil || in.Node.GetDoStmt() != nil {
-			return false, nil
+			return opaque
 		}
 		effs = stmtEffects(effs, &in, false)
 	}
+	info := RoutineInfo{Clean: true}
 	for _, e := range effs {
-		if e.Kind != CallRoutine {
-			return false, nil
+		switch {
+		case e.Kind == CallRoutine:
+			info.Calls = append(info.Calls, e.Name)
+			continue
+		case e.Kind == SetParam || e.Kind == ResetParam:
+			if e.Name == "" {
+				info.Opaque = true
+			} else {
+				info.Params = append(info.Params, e.Name)
+			}
 		}
-		calls = append(calls, e.Name)
+		info.Clean = false
 	}
-	return true, calls
+	return info
 }
 
 // containsWord reports whether lower-case text holds w as a whole word.
