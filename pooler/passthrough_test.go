@@ -1,0 +1,254 @@
+package pooler
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+)
+
+// scramText writes a verifier as pg_authid and the userlist hold it.
+func scramText(s *scramSecret) string {
+	b64 := base64.StdEncoding.EncodeToString
+	return fmt.Sprintf("SCRAM-SHA-256$%d:%s$%s:%s", s.iterations, b64(s.salt), b64(s.storedKey), b64(s.serverKey))
+}
+
+// rolpassword reads a role's secret from pg_authid.
+func rolpassword(t *testing.T, ctx context.Context, direct *pgx.Conn, role string) string {
+	t.Helper()
+	var s string
+	if err := direct.QueryRow(ctx, "SELECT rolpassword FROM pg_authid WHERE rolname = $1", role).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// loginAs connects through the proxy and returns current_user.
+func loginAs(ctx context.Context, tp *testProxy, user, password string) (*pgx.Conn, string, error) {
+	cfg, err := pgx.ParseConfig(tp.url(user, ""))
+	if err != nil {
+		return nil, "", err
+	}
+	cfg.Password = password
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	var cu string
+	if err := c.QueryRow(ctx, "SELECT current_user").Scan(&cu); err != nil {
+		c.Close(ctx)
+		return nil, "", err
+	}
+	return c, cu, nil
+}
+
+// errMessage is a login error's message, or "".
+func errMessage(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Message
+	}
+	return ""
+}
+
+// TestSCRAMPassThrough: with the server's SCRAM verifier in the userlist
+// and no password anywhere, a client's SCRAM login gives the pooler the
+// ClientKey it logs in to the server with, for this and later server
+// connections; servers it cannot log in to that way give a clear FATAL
+// at once. On both relays.
+func TestSCRAMPassThrough(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx := testCtx(t, 90*time.Second)
+	direct := directConn(t, srv)
+	verifier := rolpassword(t, ctx, direct, pgtest.SCRAMUser)
+	// md5user's server secret is md5: a SCRAM verifier of its password
+	// logs the client in but cannot log in to the server.
+	md5userVerifier, err := deriveSCRAMSecret(pgtest.MD5Password, []byte("md5user-salt-123"), scramIterations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, relay := range []Relay{RelayGoroutine, RelayLoop} {
+		t.Run(string(relay), func(t *testing.T) {
+			tp := startProxy(t, srv, Config{
+				Relay: relay, PoolSize: 2, AuthType: AuthSCRAM,
+				Users: Userlist{pgtest.SCRAMUser: verifier, pgtest.MD5User: scramText(md5userVerifier)},
+				// Over TCP the server wants SCRAM from scramuser and md5
+				// from md5user; the URL has no password.
+				Upstream:         srv.TCPURL(pgtest.SuperUser, ""),
+				QueryWaitTimeout: 20 * time.Second,
+			})
+			c1, cu, err := loginAs(ctx, tp, pgtest.SCRAMUser, pgtest.SCRAMPassword)
+			if err != nil || cu != pgtest.SCRAMUser {
+				t.Fatalf("login with the verifier in the userlist: %v (current_user %q)", err, cu)
+			}
+			defer c1.Close(ctx)
+			// c1 keeps its server in a transaction, so c2 needs a second
+			// server login, made with the ClientKey kept from the logins.
+			if _, err := c1.Exec(ctx, "BEGIN"); err != nil {
+				t.Fatal(err)
+			}
+			c2, cu, err := loginAs(ctx, tp, pgtest.SCRAMUser, pgtest.SCRAMPassword)
+			if err != nil || cu != pgtest.SCRAMUser {
+				t.Fatalf("second server connection: %v (current_user %q)", err, cu)
+			}
+			var n int
+			if err := c2.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE usename = $1 AND backend_type = 'client backend'", pgtest.SCRAMUser).Scan(&n); err != nil || n != 2 {
+				t.Errorf("server connections of %s: %d, %v; want 2", pgtest.SCRAMUser, n, err)
+			}
+			c2.Close(ctx)
+			if _, err := c1.Exec(ctx, "COMMIT"); err != nil {
+				t.Fatal(err)
+			}
+
+			if _, _, err := loginAs(ctx, tp, pgtest.SCRAMUser, "wrong"); sqlState(err) != "28P01" {
+				t.Errorf("wrong password: %v, want 28P01", err)
+			}
+
+			start := time.Now()
+			_, _, err = loginAs(ctx, tp, pgtest.MD5User, pgtest.MD5Password)
+			if sqlState(err) != "28000" || !strings.Contains(errMessage(err), `the server asks user "md5user" for md5 and the pooler holds only a SCRAM verifier`) {
+				t.Errorf("md5 server, SCRAM verifier: %v", err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("the md5 server's refusal took %v", d)
+			}
+		})
+	}
+}
+
+// TestSCRAMPassThroughRefusals: a server whose verifier has another salt
+// than the userlist's, and a SCRAM server login before any client logged
+// in with SCRAM, are clear errors.
+func TestSCRAMPassThroughRefusals(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx := testCtx(t, 60*time.Second)
+	// The right password with another salt: the client logs in, the
+	// server's challenge has a salt the verifier does not match.
+	other, err := deriveSCRAMSecret(pgtest.SCRAMPassword, []byte("another-salt-456"), scramIterations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := startProxy(t, srv, Config{
+		AuthType: AuthSCRAM, Users: Userlist{pgtest.SCRAMUser: scramText(other)},
+		Upstream: srv.TCPURL(pgtest.SuperUser, ""), QueryWaitTimeout: 20 * time.Second,
+	})
+	_, _, err = loginAs(ctx, tp, pgtest.SCRAMUser, pgtest.SCRAMPassword)
+	if sqlState(err) != "28000" || !strings.Contains(errMessage(err), "another salt or iteration count") {
+		t.Errorf("another verifier on the server: %v", err)
+	}
+
+	// trust: no client proves anything, so no ClientKey exists.
+	direct := directConn(t, srv)
+	tp = startProxy(t, srv, Config{
+		AuthType: AuthTrust, Users: Userlist{pgtest.SCRAMUser: rolpassword(t, ctx, direct, pgtest.SCRAMUser)},
+		Upstream: srv.TCPURL(pgtest.SuperUser, ""), QueryWaitTimeout: 20 * time.Second,
+	})
+	_, _, err = loginAs(ctx, tp, pgtest.SCRAMUser, "")
+	if sqlState(err) != "28000" || !strings.Contains(errMessage(err), "no client has logged in with SCRAM yet") {
+		t.Errorf("no ClientKey yet: %v", err)
+	}
+	// A user with no secret at all, whom the server asks for one.
+	tp = startProxy(t, srv, Config{Upstream: srv.TCPURL(pgtest.SuperUser, ""), QueryWaitTimeout: 20 * time.Second})
+	_, _, err = loginAs(ctx, tp, pgtest.MD5User, "")
+	if sqlState(err) != "28000" || !strings.Contains(errMessage(err), `the server asks user "md5user" for a password (md5) and the pooler has none`) {
+		t.Errorf("no secret: %v", err)
+	}
+}
+
+// TestAuthQuery: with only the auth user in the userlist, users are
+// looked up on the server: a SCRAM user and an md5 user log in (and their
+// pools log in to the server with the secrets found), an unknown user gets
+// the wrong-password answer, and a user dropped on the server is refused
+// once the cached secret expires. On both relays.
+func TestAuthQuery(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx := testCtx(t, 120*time.Second)
+	direct := directConn(t, srv)
+	// The auth user is no superuser: it reads pg_authid through a
+	// SECURITY DEFINER function, as PgBouncer's docs advise.
+	if _, err := direct.Exec(ctx, `
+CREATE OR REPLACE FUNCTION public.pgpc_lookup(i_user text, OUT uname text, OUT phash text) RETURNS record
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS
+$$ SELECT rolname::text, rolpassword FROM pg_authid WHERE rolname = i_user AND rolcanlogin $$;
+REVOKE ALL ON FUNCTION public.pgpc_lookup(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.pgpc_lookup(text) TO ` + pgtest.LookupUser); err != nil {
+		t.Fatal(err)
+	}
+	for _, relay := range []Relay{RelayGoroutine, RelayLoop} {
+		t.Run(string(relay), func(t *testing.T) {
+			temp := "aq_temp_" + string(relay)
+			if _, err := direct.Exec(ctx, fmt.Sprintf("DROP ROLE IF EXISTS %s; CREATE ROLE %s LOGIN PASSWORD 'temp-pw'", temp, temp)); err != nil {
+				t.Fatal(err)
+			}
+			tp := startProxy(t, srv, Config{
+				Relay: relay, PoolSize: 2, AuthType: AuthMD5,
+				Users:     Userlist{pgtest.LookupUser: pgtest.LookupPassword},
+				AuthUser:  pgtest.LookupUser,
+				AuthQuery: "SELECT uname, phash FROM public.pgpc_lookup($1)",
+				Upstream:  srv.TCPURL(pgtest.SuperUser, ""), QueryWaitTimeout: 20 * time.Second,
+			})
+			tp.auth.cacheTTL = 500 * time.Millisecond
+			for _, u := range []struct{ user, password string }{
+				{pgtest.SCRAMUser, pgtest.SCRAMPassword},
+				{pgtest.MD5User, pgtest.MD5Password},
+				{temp, "temp-pw"},
+			} {
+				c, cu, err := loginAs(ctx, tp, u.user, u.password)
+				if err != nil || cu != u.user {
+					t.Fatalf("%s: %v (current_user %q)", u.user, err, cu)
+				}
+				c.Close(ctx)
+				if _, _, err := loginAs(ctx, tp, u.user, "wrong"); sqlState(err) != "28P01" {
+					t.Errorf("%s with a wrong password: %v, want 28P01", u.user, err)
+				}
+			}
+			_, _, wrong := loginAs(ctx, tp, pgtest.SCRAMUser, "wrong")
+			_, _, unknown := loginAs(ctx, tp, "nobody_here", "wrong")
+			want := strings.Replace(errMessage(wrong), pgtest.SCRAMUser, "nobody_here", 1)
+			if sqlState(unknown) != "28P01" || errMessage(unknown) != want {
+				t.Errorf("unknown user: %v, want the wrong-password answer %q", unknown, want)
+			}
+
+			if _, err := direct.Exec(ctx, "DROP ROLE "+temp); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(600 * time.Millisecond)
+			_, _, err := loginAs(ctx, tp, temp, "temp-pw")
+			if sqlState(err) != "28P01" || errMessage(err) != fmt.Sprintf("password authentication failed for user %q", temp) {
+				t.Errorf("user dropped on the server: %v, want 28P01", err)
+			}
+		})
+	}
+}
+
+// TestAuthQueryDefault runs PgBouncer's default auth_query as a superuser
+// auth user whose md5 hash in the userlist logs it in, in the database
+// auth_dbname names.
+func TestAuthQueryDefault(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx := testCtx(t, 60*time.Second)
+	tp := startProxy(t, srv, Config{
+		AuthType:   AuthSCRAM,
+		Users:      Userlist{pgtest.MD5User: "md5" + md5hex(pgtest.MD5Password+pgtest.MD5User)},
+		AuthUser:   pgtest.MD5User,
+		Databases:  map[string]Database{pgtest.Database: {}, "lookups": {DBName: "template1"}},
+		AuthDBName: "lookups",
+		Upstream:   srv.TCPURL(pgtest.SuperUser, ""), QueryWaitTimeout: 20 * time.Second,
+	})
+	c, cu, err := loginAs(ctx, tp, pgtest.SCRAMUser, pgtest.SCRAMPassword)
+	if err != nil || cu != pgtest.SCRAMUser {
+		t.Fatalf("login: %v (current_user %q)", err, cu)
+	}
+	c.Close(ctx)
+	if _, _, err := loginAs(ctx, tp, pgtest.SCRAMUser, "wrong"); sqlState(err) != "28P01" {
+		t.Errorf("wrong password: %v", err)
+	}
+}
