@@ -179,7 +179,7 @@ CREATE OR REPLACE FUNCTION public.pgpc_lookup(i_user text, OUT uname text, OUT p
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS
 $$ SELECT rolname::text, rolpassword FROM pg_authid WHERE rolname = i_user AND rolcanlogin $$;
 REVOKE ALL ON FUNCTION public.pgpc_lookup(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.pgpc_lookup(text) TO ` + pgtest.LookupUser); err != nil {
+GRANT EXECUTE ON FUNCTION public.pgpc_lookup(text) TO `+pgtest.LookupUser); err != nil {
 		t.Fatal(err)
 	}
 	for _, relay := range []Relay{RelayGoroutine, RelayLoop} {
