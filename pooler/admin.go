@@ -795,6 +795,10 @@ func (p *Proxy) reload() error {
 	if next.AuthType != cur.AuthType {
 		restart = append(restart, "auth_type")
 	}
+	if next.AuthUser != cur.AuthUser || next.AuthQuery != cur.AuthQuery || next.AuthDBName != cur.AuthDBName ||
+		next.usesAuthQuery() != cur.usesAuthQuery() {
+		restart = append(restart, "auth_user,auth_query,auth_dbname")
+	}
 	if next.Users != nil && !maps.Equal(next.Users, cur.Users) {
 		p.auth.setUsers(next.Users)
 		p.mu.Lock()

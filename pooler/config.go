@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -257,10 +258,34 @@ const DefaultAuthQuery = "SELECT rolname, CASE WHEN rolvaliduntil < now() THEN N
 
 // ParseDatabase reads an allow-list entry as the command line writes it:
 // NAME, NAME=DBNAME, NAME:POOL_SIZE or NAME=DBNAME:POOL_SIZE; NAME "*"
-// admits any database name.
+// admits any database name. A URL query may follow, with the entry's
+// auth_user, auth_dbname and auth_query, URL-encoded:
+// app?auth_user=pgbouncer&auth_query=SELECT+...
 func ParseDatabase(spec string) (string, Database, error) {
 	var d Database
 	rest := strings.TrimSpace(spec)
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		q, err := url.ParseQuery(rest[i+1:])
+		if err != nil {
+			return "", d, fmt.Errorf("database %q: %v", spec, err)
+		}
+		for k, v := range q {
+			if len(v) != 1 {
+				return "", d, fmt.Errorf("database %q: %s given %d times", spec, k, len(v))
+			}
+			switch k {
+			case "auth_user":
+				d.AuthUser = v[0]
+			case "auth_dbname":
+				d.AuthDBName = v[0]
+			case "auth_query":
+				d.AuthQuery = v[0]
+			default:
+				return "", d, fmt.Errorf("database %q: unknown setting %q (want auth_user, auth_dbname or auth_query)", spec, k)
+			}
+		}
+		rest = strings.TrimSpace(rest[:i])
+	}
 	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
 		n, err := strconv.Atoi(strings.TrimSpace(rest[i+1:]))
 		if err != nil || n < 1 {
