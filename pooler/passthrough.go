@@ -1,7 +1,6 @@
 package pooler
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/pbkdf2"
 	"crypto/sha256"
@@ -11,11 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 // This file logs a pool in to PostgreSQL as a user whose password the
@@ -30,15 +29,16 @@ import (
 //     verifier's ServerKey checks the server's signature. This works when
 //     the server stores the same verifier (same salt and iteration count).
 //
-// pgconn logs in as usual with a placeholder password; a wrapper around
-// its connection (after TLS, so channel binding data is in the messages
-// it sees) rewrites what depends on the password: the md5 response, the
-// SCRAM proof, and the server's signature, which pgconn checks against the
-// placeholder after the wrapper checked the real one against ServerKey.
-// Every rewritten field keeps its length.
+// pgconn logs in as usual with a placeholder password; a relay between
+// its protocol reader and writer and the connection (above TLS, so the
+// channel binding data is in the messages it sees) rewrites what depends
+// on the password: the md5 response, the SCRAM proof, and the server's
+// signature, which pgconn checks against the placeholder after the relay
+// checked the real one against ServerKey. Every rewritten field keeps its
+// length.
 
 // placeholderPassword is what pgconn computes its answers with when the
-// wrapper supplies the real ones.
+// relay supplies the real ones.
 const placeholderPassword = "pgpoolcheck-pass-through"
 
 // serverCreds are what the pooler holds for a user with no plain-text
@@ -58,11 +58,12 @@ type serverAuthError struct{ msg string }
 
 func (e *serverAuthError) Error() string { return e.msg }
 
-// authRelay wraps a server connection during the login and rewrites the
-// password-dependent fields; after AuthenticationOk it passes everything
-// through.
+// authRelay sits between pgconn's protocol reader and writer and the
+// server connection during the login and rewrites the password-dependent
+// fields; after AuthenticationOk it passes everything through.
 type authRelay struct {
-	net.Conn
+	r     io.Reader
+	w     io.Writer
 	user  string
 	creds serverCreds
 
@@ -110,13 +111,13 @@ func (r *authRelay) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	if r.done {
-		return r.Conn.Read(p)
+		return r.r.Read(p)
 	}
 	if r.err != nil {
 		return 0, r.err
 	}
 	var h [5]byte
-	if _, err := io.ReadFull(r.Conn, h[:]); err != nil {
+	if _, err := io.ReadFull(r.r, h[:]); err != nil {
 		return 0, err
 	}
 	n := int(binary.BigEndian.Uint32(h[1:]))
@@ -125,7 +126,7 @@ func (r *authRelay) Read(p []byte) (int, error) {
 	}
 	msg := make([]byte, 5+n-4)
 	copy(msg, h[:])
-	if _, err := io.ReadFull(r.Conn, msg[5:]); err != nil {
+	if _, err := io.ReadFull(r.r, msg[5:]); err != nil {
 		return 0, err
 	}
 	if h[0] == 'R' && len(msg) >= 9 {
@@ -218,12 +219,12 @@ func (r *authRelay) parseServerFirst() error {
 
 func (r *authRelay) Write(p []byte) (int, error) {
 	if r.done && len(r.unwritten) == 0 {
-		return r.Conn.Write(p)
+		return r.w.Write(p)
 	}
 	if !r.started {
 		// The startup message: no type byte, nothing to rewrite.
 		r.started = true
-		return r.Conn.Write(p)
+		return r.w.Write(p)
 	}
 	if r.err != nil {
 		return 0, r.err
@@ -245,7 +246,7 @@ func (r *authRelay) Write(p []byte) (int, error) {
 		r.unwritten = r.unwritten[1+n:]
 	}
 	if len(out) > 0 {
-		if _, err := r.Conn.Write(out); err != nil {
+		if _, err := r.w.Write(out); err != nil {
 			return 0, err
 		}
 	}
@@ -300,40 +301,27 @@ func (r *authRelay) password(msg []byte) error {
 }
 
 // passThrough sets cfg up to log in with creds when it has no password:
-// pgconn answers with a placeholder and an authRelay puts the real answers
-// in. It returns a function that gives the relay's own error, if any.
-func passThrough(cfg *pgconn.Config, user string, creds serverCreds) func() (*authRelay, error) {
+// pgconn answers with a placeholder and an authRelay between its protocol
+// reader and writer and the connection puts the real answers in. pgconn
+// still sees the TLS connection itself, so over TLS it uses
+// SCRAM-SHA-256-PLUS when the server offers it: the channel binding data
+// is part of the client-final-message the relay reads, and so of the
+// AuthMessage it signs. It returns a function that gives the relay's own
+// error, if any.
+func passThrough(cfg *pgconn.Config, user string, creds serverCreds) func() error {
 	var relay *authRelay
-	prev := cfg.AfterNetConnect
+	build := cfg.BuildFrontend
 	cfg.Password = placeholderPassword
-	// PostgreSQL never offers SCRAM-SHA-256-PLUS without TLS; with TLS the
-	// client-final-message the relay sees carries the binding data, which
-	// enters the AuthMessage like any other field.
-	cfg.AfterNetConnect = func(ctx context.Context, c *pgconn.Config, conn net.Conn) (net.Conn, error) {
-		if prev != nil {
-			var err error
-			if conn, err = prev(ctx, c, conn); err != nil {
-				return nil, err
-			}
-		}
-		relay = &authRelay{Conn: conn, user: user, creds: creds}
-		return relay, nil
+	cfg.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
+		relay = &authRelay{r: r, w: w, user: user, creds: creds}
+		return build(relay, relay)
 	}
-	return func() (*authRelay, error) {
+	return func() error {
 		if relay == nil {
-			return nil, nil
+			return nil
 		}
-		return relay, relay.err
+		return relay.err
 	}
-}
-
-// unwrapRelay returns the connection under a relay whose login is done,
-// so that the relay paths see the socket itself.
-func unwrapRelay(c net.Conn) net.Conn {
-	if r, ok := c.(*authRelay); ok && r.done && len(r.pending) == 0 && len(r.unwritten) == 0 {
-		return r.Conn
-	}
-	return c
 }
 
 // isServerAuthError reports whether err is a login the pooler cannot

@@ -5,7 +5,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -250,5 +253,78 @@ func TestAuthQueryDefault(t *testing.T) {
 	c.Close(ctx)
 	if _, _, err := loginAs(ctx, tp, pgtest.SCRAMUser, "wrong"); sqlState(err) != "28P01" {
 		t.Errorf("wrong password: %v", err)
+	}
+}
+
+// TestSCRAMPassThroughTLS: over TLS pgconn uses SCRAM-SHA-256-PLUS
+// (channel_binding=require in the upstream URL makes sure of it), and the
+// pass-through signs the channel binding data with the rest.
+func TestSCRAMPassThroughTLS(t *testing.T) {
+	srv := pgtest.New(t)
+	ctx := testCtx(t, 90*time.Second)
+	pk := newTestPKI(t, "server")
+	// The server reads its key as the postgres OS user: copy the files
+	// into its directory, owned as it is.
+	fi, err := os.Stat(srv.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	for _, f := range []string{pk.certFile, pk.keyFile} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(srv.Dir, filepath.Base(f))
+		if err := os.WriteFile(dst, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(dst, int(st.Uid), int(st.Gid)); err != nil && os.Geteuid() == 0 {
+			t.Fatal(err)
+		}
+	}
+	for _, sql := range []string{
+		fmt.Sprintf("ALTER SYSTEM SET ssl_cert_file = '%s'", filepath.Join(srv.Dir, filepath.Base(pk.certFile))),
+		fmt.Sprintf("ALTER SYSTEM SET ssl_key_file = '%s'", filepath.Join(srv.Dir, filepath.Base(pk.keyFile))),
+		"ALTER SYSTEM SET ssl = on",
+		"SELECT pg_reload_conf()",
+	} {
+		if err := srv.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tlsURL := func(user string) string {
+		return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=verify-full&sslrootcert=%s&channel_binding=require",
+			user, srv.Port, pgtest.Database, pk.caFile)
+	}
+	// The reload is asynchronous: wait until the server speaks TLS.
+	for i := 0; ; i++ {
+		c, err := pgconn.Connect(ctx, tlsURL(pgtest.SCRAMUser)+"&password="+pgtest.SCRAMPassword)
+		if err == nil {
+			c.Close(ctx)
+			break
+		}
+		if i == 50 {
+			t.Fatalf("the server does not take SCRAM-SHA-256-PLUS over TLS: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	direct, err := pgx.Connect(ctx, srv.SocketURL(pgtest.SuperUser))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close(ctx)
+	tp := startProxy(t, srv, Config{
+		AuthType: AuthSCRAM, Users: Userlist{pgtest.SCRAMUser: rolpassword(t, ctx, direct, pgtest.SCRAMUser)},
+		Upstream: tlsURL(pgtest.SuperUser), QueryWaitTimeout: 20 * time.Second,
+	})
+	c, cu, err := loginAs(ctx, tp, pgtest.SCRAMUser, pgtest.SCRAMPassword)
+	if err != nil || cu != pgtest.SCRAMUser {
+		t.Fatalf("login over TLS with channel binding: %v (current_user %q)", err, cu)
+	}
+	defer c.Close(ctx)
+	var ssl bool
+	if err := c.QueryRow(ctx, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&ssl); err != nil || !ssl {
+		t.Errorf("server connection TLS: %v, %v", ssl, err)
 	}
 }

@@ -146,7 +146,6 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 		return nil, err
 	}
 	now := time.Now()
-	hc.Conn = unwrapRelay(hc.Conn)
 	rio := newRawIO(hc.Conn)
 	if _, ok := rio.(*rawIO); !ok {
 		// TLS: the event loops cannot relay for this pool's clients.
@@ -179,7 +178,7 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 // SCRAM verifier with a client's ClientKey) answers the server's challenge;
 // a challenge it cannot answer is a serverAuthError.
 func connectServer(ctx context.Context, cfg *pgconn.Config, a *authenticator) (*pgconn.PgConn, error) {
-	var relayErr func() (*authRelay, error)
+	var relayErr func() error
 	if cfg.Password == "" && a != nil {
 		if creds := a.serverCreds(cfg.User); creds.password != "" {
 			cfg.Password = creds.password
@@ -190,7 +189,7 @@ func connectServer(ctx context.Context, cfg *pgconn.Config, a *authenticator) (*
 	pc, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
 		if relayErr != nil {
-			if _, rerr := relayErr(); rerr != nil {
+			if rerr := relayErr(); rerr != nil {
 				return nil, rerr
 			}
 		}
