@@ -44,6 +44,18 @@ type authenticator struct {
 	// lastFound the last secret found per user, for server logins.
 	found     map[[2]string]foundSecret
 	lastFound map[string]string
+	// lookups are the lookups under way, so that clients logging in at
+	// once as one user wait for one query.
+	lookups map[[2]string]*lookupCall
+}
+
+type lookupCall struct {
+	// waiting counts the logins waiting for it besides the one running it.
+	waiting int
+	done    chan struct{}
+	secret  string
+	ok      bool
+	err     error
 }
 
 type derivedSecret struct {
@@ -69,7 +81,8 @@ const defaultAuthCacheTTL = 10 * time.Second
 func newAuthenticator(typ AuthType, users Userlist) *authenticator {
 	a := &authenticator{typ: typ, users: users, scram: make(map[string]derivedSecret),
 		clientKeys: make(map[string]clientKey), found: make(map[[2]string]foundSecret),
-		lastFound: make(map[string]string), cacheTTL: defaultAuthCacheTTL}
+		lastFound: make(map[string]string), lookups: make(map[[2]string]*lookupCall),
+		cacheTTL: defaultAuthCacheTTL}
 	rand.Read(a.mockKey[:])
 	return a
 }
@@ -91,16 +104,28 @@ func (a *authenticator) find(database, user string) (string, bool, error) {
 	}
 	k := [2]string{database, user}
 	a.mu.Lock()
-	f, cached := a.found[k]
-	a.mu.Unlock()
-	if cached && time.Since(f.at) < a.cacheTTL {
+	if f, ok := a.found[k]; ok && time.Since(f.at) < a.cacheTTL {
+		a.mu.Unlock()
 		return f.secret, f.ok, nil
 	}
-	secret, ok, err := a.lookup(database, user)
+	if call, ok := a.lookups[k]; ok {
+		call.waiting++
+		a.mu.Unlock()
+		<-call.done
+		return call.secret, call.ok, call.err
+	}
+	call := &lookupCall{done: make(chan struct{})}
+	a.lookups[k] = call
+	a.mu.Unlock()
+	call.secret, call.ok, call.err = a.lookup(database, user)
+	a.mu.Lock()
+	delete(a.lookups, k)
+	close(call.done)
+	secret, ok, err := call.secret, call.ok, call.err
 	if err != nil {
+		a.mu.Unlock()
 		return "", false, err
 	}
-	a.mu.Lock()
 	for fk, fv := range a.found {
 		if time.Since(fv.at) >= a.cacheTTL {
 			delete(a.found, fk)
@@ -111,6 +136,7 @@ func (a *authenticator) find(database, user string) (string, bool, error) {
 		a.lastFound[user] = secret
 	} else {
 		delete(a.lastFound, user)
+		delete(a.clientKeys, user)
 	}
 	a.mu.Unlock()
 	return secret, ok, nil
@@ -124,6 +150,12 @@ func (a *authenticator) setUsers(users Userlist) {
 	a.users = users
 	clear(a.scram)
 	clear(a.found)
+	// ClientKeys go with the verifier they were proved against.
+	for u, k := range a.clientKeys {
+		if users[u] != k.verifier && a.lastFound[u] != k.verifier {
+			delete(a.clientKeys, u)
+		}
+	}
 	a.mu.Unlock()
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -166,6 +167,23 @@ func TestSCRAMPassThroughRefusals(t *testing.T) {
 	}
 }
 
+// lookupQuery is the auth query of the tests, on createLookup's function.
+const lookupQuery = "SELECT uname, phash FROM public.pgpc_lookup($1)"
+
+// createLookup makes the function an auth user that is no superuser reads
+// pg_authid through (SECURITY DEFINER, as PgBouncer's docs advise).
+func createLookup(t *testing.T, ctx context.Context, direct *pgx.Conn) {
+	t.Helper()
+	if _, err := direct.Exec(ctx, `
+CREATE OR REPLACE FUNCTION public.pgpc_lookup(i_user text, OUT uname text, OUT phash text) RETURNS record
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS
+$$ SELECT rolname::text, rolpassword FROM pg_authid WHERE rolname = i_user AND rolcanlogin $$;
+REVOKE ALL ON FUNCTION public.pgpc_lookup(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.pgpc_lookup(text) TO `+pgtest.LookupUser); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestAuthQuery: with only the auth user in the userlist, users are
 // looked up on the server: a SCRAM user and an md5 user log in (and their
 // pools log in to the server with the secrets found), an unknown user gets
@@ -175,16 +193,7 @@ func TestAuthQuery(t *testing.T) {
 	srv := pgtest.Shared(t)
 	ctx := testCtx(t, 120*time.Second)
 	direct := directConn(t, srv)
-	// The auth user is no superuser: it reads pg_authid through a
-	// SECURITY DEFINER function, as PgBouncer's docs advise.
-	if _, err := direct.Exec(ctx, `
-CREATE OR REPLACE FUNCTION public.pgpc_lookup(i_user text, OUT uname text, OUT phash text) RETURNS record
-LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS
-$$ SELECT rolname::text, rolpassword FROM pg_authid WHERE rolname = i_user AND rolcanlogin $$;
-REVOKE ALL ON FUNCTION public.pgpc_lookup(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.pgpc_lookup(text) TO `+pgtest.LookupUser); err != nil {
-		t.Fatal(err)
-	}
+	createLookup(t, ctx, direct)
 	for _, relay := range []Relay{RelayGoroutine, RelayLoop} {
 		t.Run(string(relay), func(t *testing.T) {
 			temp := "aq_temp_" + string(relay)
@@ -195,7 +204,7 @@ GRANT EXECUTE ON FUNCTION public.pgpc_lookup(text) TO `+pgtest.LookupUser); err 
 				Relay: relay, PoolSize: 2, AuthType: AuthMD5,
 				Users:     Userlist{pgtest.LookupUser: pgtest.LookupPassword},
 				AuthUser:  pgtest.LookupUser,
-				AuthQuery: "SELECT uname, phash FROM public.pgpc_lookup($1)",
+				AuthQuery: lookupQuery,
 				Upstream:  srv.TCPURL(pgtest.SuperUser, ""), QueryWaitTimeout: 20 * time.Second,
 			})
 			tp.auth.cacheTTL = 500 * time.Millisecond
@@ -229,6 +238,80 @@ GRANT EXECUTE ON FUNCTION public.pgpc_lookup(text) TO `+pgtest.LookupUser); err 
 				t.Errorf("user dropped on the server: %v, want 28P01", err)
 			}
 		})
+	}
+}
+
+// TestAuthQueryPerDatabase: a [databases] entry's own auth_user and
+// auth_query look its clients up; clients of an entry without them (and
+// no global auth user) are checked against the userlist only. Many
+// clients logging in at once for one user run one lookup.
+func TestAuthQueryPerDatabase(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx := testCtx(t, 60*time.Second)
+	createLookup(t, ctx, directConn(t, srv))
+	tp := startProxy(t, srv, Config{
+		AuthType: AuthMD5, PoolSize: 4,
+		Users: Userlist{pgtest.LookupUser: pgtest.LookupPassword},
+		Databases: map[string]Database{
+			pgtest.Database: {AuthUser: pgtest.LookupUser, AuthQuery: lookupQuery},
+			"other":         {DBName: "template1"},
+		},
+		Upstream: srv.TCPURL(pgtest.SuperUser, ""), QueryWaitTimeout: 20 * time.Second,
+	})
+	// No cache: the logins share the one lookup because they overlap. It
+	// waits until all of them are logging in.
+	tp.auth.cacheTTL = 0
+	var lookups atomic.Int64
+	release := make(chan struct{})
+	lookup := tp.auth.lookup
+	tp.auth.lookup = func(database, user string) (string, bool, error) {
+		lookups.Add(1)
+		<-release
+		return lookup(database, user)
+	}
+	errs := make(chan error, 8)
+	for range cap(errs) {
+		go func() {
+			c, cu, err := loginAs(ctx, tp, pgtest.SCRAMUser, pgtest.SCRAMPassword)
+			if err == nil {
+				c.Close(ctx)
+				if cu != pgtest.SCRAMUser {
+					err = fmt.Errorf("current_user %q", cu)
+				}
+			}
+			errs <- err
+		}()
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		tp.auth.mu.Lock()
+		n := 0
+		for _, call := range tp.auth.lookups {
+			n += 1 + call.waiting
+		}
+		tp.auth.mu.Unlock()
+		if n == cap(errs) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d clients waiting for a lookup", n, cap(errs))
+		}
+	}
+	close(release)
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Errorf("login through the entry's auth user: %v", err)
+		}
+	}
+	if n := lookups.Load(); n != 1 {
+		t.Errorf("%d lookups for %d logins of one user at once, want 1", n, cap(errs))
+	}
+	cfg, err := pgx.ParseConfig(strings.Replace(tp.url(pgtest.SCRAMUser, ""), "/"+pgtest.Database+"?", "/other?", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Password = pgtest.SCRAMPassword
+	if _, err := pgx.ConnectConfig(ctx, cfg); sqlState(err) != "28P01" {
+		t.Errorf("a client of an entry without auth_user: %v, want 28P01", err)
 	}
 }
 
