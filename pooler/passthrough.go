@@ -12,6 +12,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -67,10 +68,17 @@ type authRelay struct {
 	user  string
 	creds serverCreds
 
-	done      bool   // AuthenticationOk seen
-	started   bool   // the startup message went through
-	pending   []byte // read from the server, not yet given to pgconn
-	unwritten []byte // written by pgconn, not yet a whole message
+	// pending (read from the server, not yet given to pgconn) belongs to
+	// the reader, unwritten (written by pgconn, not yet a whole message)
+	// and started (the startup message went through) to the writer.
+	// pgconn may read on a goroutine of its own while it writes, so the
+	// exchange's state below is under mu, which is never held during I/O.
+	pending   []byte
+	unwritten []byte
+	started   bool
+
+	mu   sync.Mutex
+	done bool // AuthenticationOk seen
 	// state is the last authentication request: 5 md5, 10 SASL, 11
 	// SASLContinue.
 	state           uint32
@@ -110,11 +118,14 @@ func (r *authRelay) Read(p []byte) (int, error) {
 		r.pending = r.pending[n:]
 		return n, nil
 	}
-	if r.done {
+	r.mu.Lock()
+	done, err := r.done, r.err
+	r.mu.Unlock()
+	if done {
 		return r.r.Read(p)
 	}
-	if r.err != nil {
-		return 0, r.err
+	if err != nil {
+		return 0, err
 	}
 	var h [5]byte
 	if _, err := io.ReadFull(r.r, h[:]); err != nil {
@@ -122,6 +133,8 @@ func (r *authRelay) Read(p []byte) (int, error) {
 	}
 	n := int(binary.BigEndian.Uint32(h[1:]))
 	if n < 4 || n > maxSmallMessage {
+		r.mu.Lock()
+		defer r.mu.Unlock()
 		return 0, r.fail("server login: bad message length %d", n)
 	}
 	msg := make([]byte, 5+n-4)
@@ -130,7 +143,10 @@ func (r *authRelay) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	if h[0] == 'R' && len(msg) >= 9 {
-		if err := r.authRequest(msg); err != nil {
+		r.mu.Lock()
+		err := r.authRequest(msg)
+		r.mu.Unlock()
+		if err != nil {
 			return 0, err
 		}
 	}
@@ -139,7 +155,7 @@ func (r *authRelay) Read(p []byte) (int, error) {
 }
 
 // authRequest looks at an Authentication message from the server and
-// rewrites it when it must.
+// rewrites it when it must. r.mu is held.
 func (r *authRelay) authRequest(msg []byte) error {
 	code := binary.BigEndian.Uint32(msg[5:9])
 	body := msg[9:]
@@ -218,15 +234,18 @@ func (r *authRelay) parseServerFirst() error {
 }
 
 func (r *authRelay) Write(p []byte) (int, error) {
-	if r.done && len(r.unwritten) == 0 {
-		return r.w.Write(p)
-	}
 	if !r.started {
 		// The startup message: no type byte, nothing to rewrite.
 		r.started = true
 		return r.w.Write(p)
 	}
+	r.mu.Lock()
+	if r.done && len(r.unwritten) == 0 {
+		r.mu.Unlock()
+		return r.w.Write(p)
+	}
 	if r.err != nil {
+		r.mu.Unlock()
 		return 0, r.err
 	}
 	r.unwritten = append(r.unwritten, p...)
@@ -239,12 +258,14 @@ func (r *authRelay) Write(p []byte) (int, error) {
 		msg := r.unwritten[:1+n]
 		if msg[0] == 'p' {
 			if err := r.password(msg); err != nil {
+				r.mu.Unlock()
 				return 0, err
 			}
 		}
 		out = append(out, msg...)
 		r.unwritten = r.unwritten[1+n:]
 	}
+	r.mu.Unlock()
 	if len(out) > 0 {
 		if _, err := r.w.Write(out); err != nil {
 			return 0, err
@@ -254,7 +275,7 @@ func (r *authRelay) Write(p []byte) (int, error) {
 }
 
 // password rewrites a PasswordMessage, SASLInitialResponse or
-// SASLResponse (all 'p') in place.
+// SASLResponse (all 'p') in place. r.mu is held.
 func (r *authRelay) password(msg []byte) error {
 	body := msg[5:]
 	switch r.state {
@@ -320,6 +341,8 @@ func passThrough(cfg *pgconn.Config, user string, creds serverCreds) func() erro
 		if relay == nil {
 			return nil
 		}
+		relay.mu.Lock()
+		defer relay.mu.Unlock()
 		return relay.err
 	}
 }
