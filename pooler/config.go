@@ -167,7 +167,8 @@ type Config struct {
 	// AuthUser, when set, makes the pooler look up the secret of a user
 	// that is not in Users on the server, as PgBouncer's auth_user: it
 	// logs in as AuthUser (with its password from Users, or the upstream
-	// URL's when it is the URL's user, or none when the server trusts it)
+	// URL's when it is the URL's user, or none when the server trusts it;
+	// a SCRAM verifier in Users works only once a client logged in as it)
 	// and runs AuthQuery with the user's name as $1. A client is checked
 	// against what it returns (an md5 hash or a SCRAM verifier); an
 	// unknown user gets the same answer as a wrong password. What the

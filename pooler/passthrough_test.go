@@ -1,8 +1,10 @@
 package pooler
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
 )
 
@@ -410,4 +413,72 @@ func TestSCRAMPassThroughTLS(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&ssl); err != nil || !ssl {
 		t.Errorf("server connection TLS: %v, %v", ssl, err)
 	}
+}
+
+// FuzzAuthRelay feeds a server's login messages to the pass-through relay,
+// with pgconn's answers written in between as it would write them: no
+// input may panic it, and what it hands on is what the server sent,
+// rewritten only in length-preserving fields.
+func FuzzAuthRelay(f *testing.F) {
+	v, err := deriveSCRAMSecret("pw", []byte("0123456789abcdef"), 4096)
+	if err != nil {
+		f.Fatal(err)
+	}
+	b64 := base64.StdEncoding.EncodeToString
+	auth := func(code uint32, data string) []byte {
+		return encode(nil, &rawAuth{code: code, data: []byte(data)})
+	}
+	sasl := auth(10, "SCRAM-SHA-256\x00\x00")
+	cont := auth(11, "r=cnonce-snonce,s="+b64(v.salt)+",i=4096")
+	f.Add(append(append(append([]byte{}, sasl...), cont...), auth(12, "v="+b64(make([]byte, 32)))...))
+	f.Add(append(auth(5, "salt"), auth(0, "")...))
+	f.Add(append(auth(3, ""), 'Z', 0, 0, 0, 5, 'I'))
+	f.Add(append(auth(0, ""), 'S', 0, 0, 0, 4))
+	f.Add(append(append([]byte{}, sasl...), auth(11, "r=x,s=!!,i=-1")...))
+	f.Fuzz(func(t *testing.T, server []byte) {
+		creds := serverCreds{md5: "md5" + md5hex("pwu"), scram: v, clientKey: make([]byte, 32)}
+		var sent bytes.Buffer
+		r := &authRelay{r: bytes.NewReader(server), w: &sent, user: "u", creds: creds}
+		r.Write([]byte{0, 0, 0, 8, 0, 3, 0, 0}) // the startup message
+		var got []byte
+		buf := make([]byte, 7)
+		for range 1000 {
+			n, err := r.Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				break
+			}
+			r.mu.Lock()
+			state := r.state
+			r.mu.Unlock()
+			switch state {
+			case 5:
+				r.Write(encode(nil, &pgproto3.PasswordMessage{Password: "md5" + md5hex("x")}))
+			case 10:
+				r.Write(encode(nil, &pgproto3.SASLInitialResponse{AuthMechanism: "SCRAM-SHA-256", Data: []byte("n,,n=,r=cnonce")}))
+			case 11:
+				r.Write(encode(nil, &pgproto3.SASLResponse{Data: []byte("c=biws,r=cnonce-snonce,p=" + b64(make([]byte, 32)))}))
+			}
+		}
+		if len(got) > len(server) {
+			t.Fatalf("relay handed on %d bytes of %d", len(got), len(server))
+		}
+	})
+}
+
+// rawAuth is an Authentication message with any code and body.
+type rawAuth struct {
+	code uint32
+	data []byte
+}
+
+func (*rawAuth) Backend()            {}
+func (*rawAuth) Decode([]byte) error { return errors.New("not decoded") }
+func (m *rawAuth) Encode(dst []byte) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, 'R', 0, 0, 0, 0)
+	dst = binary.BigEndian.AppendUint32(dst, m.code)
+	dst = append(dst, m.data...)
+	binary.BigEndian.PutUint32(dst[start+1:], uint32(len(dst)-start-1))
+	return dst, nil
 }
