@@ -42,6 +42,26 @@ import (
 // relay supplies the real ones.
 const placeholderPassword = "pgpoolcheck-pass-through"
 
+// placeholderKeys caches the ServerKey of the placeholder password by
+// salt and iteration count: one per verifier the pooler logs in with.
+var placeholderKeys sync.Map
+
+// placeholderServerKey returns the ServerKey pgconn derives from the
+// placeholder password with salt and iter, deriving it once.
+func placeholderServerKey(salt []byte, iter int) ([]byte, error) {
+	k := strconv.Itoa(iter) + ":" + string(salt)
+	if v, ok := placeholderKeys.Load(k); ok {
+		return v.([]byte), nil
+	}
+	salted, err := pbkdf2.Key(sha256.New, placeholderPassword, salt, iter, sha256.Size)
+	if err != nil {
+		return nil, err
+	}
+	key := hmacSHA256(salted, "Server Key")
+	placeholderKeys.Store(k, key)
+	return key, nil
+}
+
 // serverCreds are what the pooler holds for a user with no plain-text
 // password: an md5 hash, or a SCRAM verifier and the ClientKey of a client
 // that logged in against it (nil until one did).
@@ -195,11 +215,11 @@ func (r *authRelay) authRequest(msg []byte) error {
 			return r.fail("the server's SCRAM signature for user %q does not match the verifier the pooler holds (the server stores another one)", r.user)
 		}
 		// pgconn checks the signature against the placeholder password.
-		salted, err := pbkdf2.Key(sha256.New, placeholderPassword, r.salt, r.iterations, sha256.Size)
+		key, err := placeholderServerKey(r.salt, r.iterations)
 		if err != nil {
 			return err
 		}
-		fake := hmacSHA256(hmacSHA256(salted, "Server Key"), r.authMessage)
+		fake := hmacSHA256(key, r.authMessage)
 		copy(body[2:], base64.StdEncoding.EncodeToString(fake))
 	default:
 		return r.noPassword("authentication method " + strconv.Itoa(int(code)))
