@@ -697,6 +697,9 @@ func (p *Proxy) showConfig() *resultSet {
 		{"max_login_clients", itoa(p.live.maxLogins.Load()), strconv.Itoa(d.MaxLoginClients), "yes"},
 		{"shutdown_timeout", dur(cfg.ShutdownTimeout), dur(d.ShutdownTimeout), "no"},
 		{"auth_type", string(cfg.AuthType), string(d.AuthType), "no"},
+		{"auth_user", cfg.AuthUser, "", "no"},
+		{"auth_query", cfg.AuthQuery, d.AuthQuery, "no"},
+		{"auth_dbname", cfg.AuthDBName, "", "no"},
 		{"insecure_trust", strconv.FormatBool(cfg.InsecureTrust), "false", "no"},
 		{"client_tls_sslmode", string(cfg.ClientTLSMode), string(d.ClientTLSMode), "no"},
 		{"max_message_size", strconv.Itoa(cfg.MaxMessageSize), strconv.Itoa(d.MaxMessageSize), "no"},
@@ -794,6 +797,10 @@ func (p *Proxy) reload() error {
 		"server_login_retry", next.ServerLoginRetry)
 	if next.AuthType != cur.AuthType {
 		restart = append(restart, "auth_type")
+	}
+	if next.AuthUser != cur.AuthUser || next.AuthQuery != cur.AuthQuery || next.AuthDBName != cur.AuthDBName ||
+		next.usesAuthQuery() != cur.usesAuthQuery() {
+		restart = append(restart, "auth_user,auth_query,auth_dbname")
 	}
 	if next.Users != nil && !maps.Equal(next.Users, cur.Users) {
 		p.auth.setUsers(next.Users)

@@ -10,28 +10,79 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
-// authenticator checks client logins against the userlist. It keeps the
-// SCRAM verifiers it derives from plain-text passwords, so each is derived
-// once.
+// authenticator checks client logins against the userlist, and with
+// auth_query against the secrets PostgreSQL stores for the users not in
+// it. It keeps the SCRAM verifiers it derives from plain-text passwords, so
+// each is derived once, and the ClientKeys recovered from SCRAM logins,
+// with which pools log in to the server (passthrough.go).
 type authenticator struct {
-	typ   AuthType
-	users Userlist
+	typ AuthType
 	// mockKey makes the salt shown for an unknown user: the same for one
 	// name every time, different between names, as PostgreSQL's mock
 	// salt, so that the salt does not tell known names from unknown ones.
 	mockKey [32]byte
+	// lookup, when set, finds the secret of a user not in users on the
+	// server (auth_query) for a client of database: found is false for
+	// no such user.
+	lookup   func(database, user string) (secret string, found bool, err error)
+	cacheTTL time.Duration
 
-	// mu guards users (RELOAD replaces it) and scram.
+	// mu guards the fields below (RELOAD replaces users).
 	mu    sync.Mutex
-	scram map[string]*scramSecret
+	users Userlist
+	scram map[string]derivedSecret
+	// clientKeys are the ClientKeys of users whose secret is a SCRAM
+	// verifier, with that verifier: kept in memory only, for server
+	// logins; a key whose verifier is no longer the user's is not used.
+	clientKeys map[string]clientKey
+	// found are the secrets lookup found, by database and user, and when;
+	// lastFound the last secret found per user, for server logins.
+	found     map[[2]string]foundSecret
+	lastFound map[string]string
+	// lookups are the lookups under way, so that clients logging in at
+	// once as one user wait for one query.
+	lookups map[[2]string]*lookupCall
 }
 
+type lookupCall struct {
+	// waiting counts the logins waiting for it besides the one running it.
+	waiting int
+	done    chan struct{}
+	secret  string
+	ok      bool
+	err     error
+}
+
+type derivedSecret struct {
+	from string
+	s    *scramSecret
+}
+
+type clientKey struct {
+	verifier string
+	key      []byte
+}
+
+type foundSecret struct {
+	secret string
+	ok     bool
+	at     time.Time
+}
+
+// defaultAuthCacheTTL is how long a secret auth_query found (or a user it
+// did not find) is used before the query runs again.
+const defaultAuthCacheTTL = 10 * time.Second
+
 func newAuthenticator(typ AuthType, users Userlist) *authenticator {
-	a := &authenticator{typ: typ, users: users, scram: make(map[string]*scramSecret)}
+	a := &authenticator{typ: typ, users: users, scram: make(map[string]derivedSecret),
+		clientKeys: make(map[string]clientKey), found: make(map[[2]string]foundSecret),
+		lastFound: make(map[string]string), lookups: make(map[[2]string]*lookupCall),
+		cacheTTL: defaultAuthCacheTTL}
 	rand.Read(a.mockKey[:])
 	return a
 }
@@ -44,13 +95,107 @@ func (a *authenticator) secret(user string) (string, bool) {
 	return s, ok
 }
 
+// find returns the secret a client of database logging in as user is
+// checked against: its userlist entry, else (with auth_query) the one the
+// server stores, looked up at most once per cacheTTL.
+func (a *authenticator) find(database, user string) (string, bool, error) {
+	if s, ok := a.secret(user); ok || a.lookup == nil {
+		return s, ok, nil
+	}
+	k := [2]string{database, user}
+	a.mu.Lock()
+	if f, ok := a.found[k]; ok && time.Since(f.at) < a.cacheTTL {
+		a.mu.Unlock()
+		return f.secret, f.ok, nil
+	}
+	if call, ok := a.lookups[k]; ok {
+		call.waiting++
+		a.mu.Unlock()
+		<-call.done
+		return call.secret, call.ok, call.err
+	}
+	call := &lookupCall{done: make(chan struct{})}
+	a.lookups[k] = call
+	a.mu.Unlock()
+	call.secret, call.ok, call.err = a.lookup(database, user)
+	a.mu.Lock()
+	delete(a.lookups, k)
+	close(call.done)
+	secret, ok, err := call.secret, call.ok, call.err
+	if err != nil {
+		a.mu.Unlock()
+		return "", false, err
+	}
+	for fk, fv := range a.found {
+		if time.Since(fv.at) >= a.cacheTTL {
+			delete(a.found, fk)
+		}
+	}
+	a.found[k] = foundSecret{secret: secret, ok: ok, at: time.Now()}
+	if ok {
+		a.lastFound[user] = secret
+	} else {
+		delete(a.lastFound, user)
+		delete(a.clientKeys, user)
+	}
+	a.mu.Unlock()
+	return secret, ok, nil
+}
+
 // setUsers replaces the userlist (RELOAD): rotated passwords and removed
-// users take effect at the next login.
+// users take effect at the next login; secrets looked up on the server
+// are looked up again.
 func (a *authenticator) setUsers(users Userlist) {
 	a.mu.Lock()
 	a.users = users
 	clear(a.scram)
+	clear(a.found)
+	// ClientKeys go with the verifier they were proved against.
+	for u, k := range a.clientKeys {
+		if users[u] != k.verifier && a.lastFound[u] != k.verifier {
+			delete(a.clientKeys, u)
+		}
+	}
 	a.mu.Unlock()
+}
+
+// rememberClientKey keeps the ClientKey a client proved against verifier.
+func (a *authenticator) rememberClientKey(user, verifier string, key []byte) {
+	a.mu.Lock()
+	a.clientKeys[user] = clientKey{verifier: verifier, key: key}
+	a.mu.Unlock()
+}
+
+// serverCreds returns what the pooler holds to log user in to the server
+// when it has no plain-text password for it: the md5 hash or SCRAM
+// verifier of its userlist entry (else the secret auth_query last found),
+// with the ClientKey of the last client that logged in against that
+// verifier.
+func (a *authenticator) serverCreds(user string) serverCreds {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	secret, ok := a.users[user]
+	if !ok {
+		secret, ok = a.lastFound[user]
+	}
+	var c serverCreds
+	switch {
+	case !ok || emptyPassword(user, secret):
+	case isMD5Secret(secret):
+		c.md5 = secret
+	case isSCRAMSecret(secret):
+		s, err := parseSCRAMSecret(secret)
+		if err != nil {
+			break
+		}
+		c.scram = s
+		if k, ok := a.clientKeys[user]; ok && k.verifier == secret {
+			c.clientKey = k.key
+		}
+	default:
+		c.password = secret
+	}
+	return c
 }
 
 // emptyPassword reports whether secret, the userlist entry of user, holds
@@ -98,21 +243,22 @@ func isMD5Secret(s string) bool {
 	return err == nil
 }
 
-// scramSecretFor returns the SCRAM verifier of user, or an error when the
-// stored secret cannot verify SCRAM (an md5 hash) or the user is unknown
-// (then a throwaway secret, so the exchange looks the same).
-func (a *authenticator) scramSecretFor(user string) (*scramSecret, bool) {
+// scramSecretFor returns the SCRAM verifier of user's secret, or false
+// when the secret cannot verify SCRAM (an md5 hash, the empty password)
+// or the user is unknown: then a throwaway secret, so that the exchange
+// looks the same.
+func (a *authenticator) scramSecretFor(user, secret string, found bool) (*scramSecret, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if s, ok := a.scram[user]; ok {
-		return s, true
+	if d, ok := a.scram[user]; ok && found && d.from == secret {
+		return d.s, true
 	}
-	secret, ok := a.users[user] // a.mu is held
+	ok := found
 	var s *scramSecret
 	switch {
 	case !ok || isMD5Secret(secret) || emptyPassword(user, secret):
 		ok = false
-	case strings.HasPrefix(secret, "SCRAM-SHA-256$"):
+	case isSCRAMSecret(secret):
 		var err error
 		if s, err = parseSCRAMSecret(secret); err != nil {
 			ok = false
@@ -126,7 +272,7 @@ func (a *authenticator) scramSecretFor(user string) (*scramSecret, bool) {
 	if !ok {
 		return a.mockSecret(user), false
 	}
-	a.scram[user] = s
+	a.scram[user] = derivedSecret{from: secret, s: s}
 	return s, true
 }
 
@@ -136,10 +282,20 @@ func randomString() string {
 	return hex.EncodeToString(b)
 }
 
-// authenticate runs the login exchange for user on conn. It returns nil
-// after a successful login (AuthenticationOk not yet sent), errAuthFailed
-// for a wrong password, or another error for a broken exchange.
-func (a *authenticator) authenticate(c *clientConn, user string) error {
+// errLookup is an auth_query that failed (the server is down, the query
+// is wrong): the client cannot be checked.
+type errLookup struct{ err error }
+
+func (e *errLookup) Error() string {
+	return "looking the user up on the server failed: " + e.err.Error()
+}
+func (e *errLookup) Unwrap() error { return e.err }
+
+// authenticate runs the login exchange for user, a client of database, on
+// conn. It returns nil after a successful login (AuthenticationOk not yet
+// sent), errAuthFailed for a wrong password or an unknown user, or another
+// error for a broken exchange or a failed lookup.
+func (a *authenticator) authenticate(c *clientConn, database, user string) error {
 	switch a.typ {
 	case AuthTrust:
 		return nil
@@ -155,17 +311,19 @@ func (a *authenticator) authenticate(c *clientConn, user string) error {
 			return errCertUser
 		}
 		return nil
-	case AuthMD5:
-		if s, ok := a.secret(user); ok && strings.HasPrefix(s, "SCRAM-SHA-256$") {
-			return a.scramLogin(c, user) // md5 cannot check a SCRAM secret; PgBouncer upgrades too
-		}
-		return a.md5Login(c, user)
-	default:
-		return a.scramLogin(c, user)
 	}
+	secret, found, err := a.find(database, user)
+	if err != nil {
+		return &errLookup{err}
+	}
+	if a.typ == AuthMD5 && !(found && isSCRAMSecret(secret)) {
+		return a.md5Login(c, user, secret, found)
+	}
+	// md5 cannot check a SCRAM secret; PgBouncer upgrades too.
+	return a.scramLogin(c, user, secret, found)
 }
 
-func (a *authenticator) md5Login(c *clientConn, user string) error {
+func (a *authenticator) md5Login(c *clientConn, user, secret string, found bool) error {
 	var salt [4]byte
 	if _, err := rand.Read(salt[:]); err != nil {
 		return err
@@ -181,8 +339,7 @@ func (a *authenticator) md5Login(c *clientConn, user string) error {
 	if err := pm.Decode(body); err != nil {
 		return err
 	}
-	secret, ok := a.secret(user)
-	if !ok || emptyPassword(user, secret) {
+	if !found || emptyPassword(user, secret) {
 		return errAuthFailed
 	}
 	if !isMD5Secret(secret) {
@@ -200,8 +357,8 @@ func md5hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (a *authenticator) scramLogin(c *clientConn, user string) error {
-	secret, known := a.scramSecretFor(user)
+func (a *authenticator) scramLogin(c *clientConn, user, stored string, found bool) error {
+	secret, known := a.scramSecretFor(user, stored, found)
 	if err := c.send(encode(nil, &pgproto3.AuthenticationSASL{AuthMechanisms: []string{"SCRAM-SHA-256"}})); err != nil {
 		return err
 	}
@@ -237,6 +394,9 @@ func (a *authenticator) scramLogin(c *clientConn, user string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if isSCRAMSecret(stored) {
+		a.rememberClientKey(user, stored, x.clientKey)
 	}
 	return c.send(encode(nil, &pgproto3.AuthenticationSASLFinal{Data: serverFinal}))
 }

@@ -101,17 +101,21 @@ func TestAuth(t *testing.T) {
 
 // TestServerPasswordFromAuthFile checks where the pooler gets a server
 // password: the auth file's plain-text password works towards a server
-// that asks for md5; an md5 hash there cannot log in to the server.
+// that asks for md5, and so does an md5 hash there (it answers the md5
+// challenge by itself, passthrough.go); a hash of another password is the
+// server's 28P01.
 func TestServerPasswordFromAuthFile(t *testing.T) {
 	srv := pgtest.Shared(t)
 	ctx := testCtx(t, 30*time.Second)
 	tests := []struct {
-		name   string
-		secret string
-		ok     bool
+		name     string
+		secret   string
+		password string // the client's
+		ok       bool
 	}{
-		{"plain text", pgtest.MD5Password, true},
-		{"md5 hash", "md5" + md5hex(pgtest.MD5Password+pgtest.MD5User), false},
+		{"plain text", pgtest.MD5Password, pgtest.MD5Password, true},
+		{"md5 hash", "md5" + md5hex(pgtest.MD5Password+pgtest.MD5User), pgtest.MD5Password, true},
+		{"md5 hash of another password", "md5" + md5hex("other"+pgtest.MD5User), "other", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,7 +124,8 @@ func TestServerPasswordFromAuthFile(t *testing.T) {
 				Upstream:         srv.TCPURL(pgtest.SuperUser, ""), // the server wants md5 from md5user over TCP
 				QueryWaitTimeout: 2 * time.Second,
 			})
-			cfg, _ := pgx.ParseConfig(tp.url(pgtest.MD5User, pgtest.MD5Password))
+			cfg, _ := pgx.ParseConfig(tp.url(pgtest.MD5User, ""))
+			cfg.Password = tt.password
 			cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 			c, err := pgx.ConnectConfig(ctx, cfg)
 			if tt.ok != (err == nil) {

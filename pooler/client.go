@@ -692,8 +692,12 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		}
 		out = out[:0]
 	}
-	if err := p.auth.authenticate(c, c.user); err != nil {
-		if errors.Is(err, errCertUser) {
+	if err := p.auth.authenticate(c, c.database, c.user); err != nil {
+		var le *errLookup
+		if errors.As(err, &le) {
+			c.send(fatal(codeInvalidAuth, "authentication failed: the pooler could not look the user up on the server"))
+			p.log.Warn("client login: auth_query failed", "user", c.user, "database", c.database, "addr", c.conn.RemoteAddr().String(), "err", err)
+		} else if errors.Is(err, errCertUser) {
 			c.send(fatal(codeInvalidAuth, "certificate authentication failed for user %q", c.user))
 			p.log.Info("client login failed: certificate", "user", c.user, "addr", c.conn.RemoteAddr().String())
 		} else if errors.Is(err, errAuthFailed) {
@@ -819,6 +823,8 @@ func serverFailure(err error) []byte {
 		return fatal(codeProtocolViolation, "query_wait_timeout")
 	case errors.Is(err, errPoolClosed):
 		return fatal(codeAdminShutdown, "the pooler is shutting down")
+	case isServerAuthError(err):
+		return fatal(codeInvalidAuth, "server login failed: %v", err)
 	case errors.As(err, &pgErr):
 		var down *serverDownError
 		if errors.As(err, &down) {

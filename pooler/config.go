@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -163,6 +164,27 @@ type Config struct {
 	// Users maps user names to secrets from the auth file (plain text,
 	// "md5…" or "SCRAM-SHA-256$…").
 	Users Userlist
+	// AuthUser, when set, makes the pooler look up the secret of a user
+	// that is not in Users on the server, as PgBouncer's auth_user: it
+	// logs in as AuthUser (with its password from Users, or the upstream
+	// URL's when it is the URL's user, or none when the server trusts it;
+	// a SCRAM verifier in Users works only once a client logged in as it)
+	// and runs AuthQuery with the user's name as $1. A client is checked
+	// against what it returns (an md5 hash or a SCRAM verifier); an
+	// unknown user gets the same answer as a wrong password. What the
+	// query found is used for 10 seconds, then looked up again. A pool of
+	// such a user logs in to the server with that secret (passthrough.go).
+	// A Databases entry may name its own AuthUser, AuthQuery and
+	// AuthDBName.
+	AuthUser string
+	// AuthQuery returns the user name and its secret for $1: no row, or a
+	// NULL name, for no such user; a NULL secret for a user no password
+	// logs in as (default DefaultAuthQuery).
+	AuthQuery string
+	// AuthDBName names the Databases entry (or, without Databases, the
+	// server database) the lookup runs in (default: the database the
+	// client asked for).
+	AuthDBName string
 	// InsecureTrust allows trust on a non-loopback listen address.
 	InsecureTrust bool
 	// MaxMessageSize is the largest client message (default 64 MiB).
@@ -226,14 +248,45 @@ type Database struct {
 	DBName string
 	// PoolSize is the entry's pool size per user (0: Config.PoolSize).
 	PoolSize int
+	// AuthUser, AuthQuery and AuthDBName replace Config's for the
+	// clients of the entry ("": Config's).
+	AuthUser, AuthQuery, AuthDBName string
 }
+
+// DefaultAuthQuery is PgBouncer's default auth_query: the secret of a
+// user that may log in, NULL once its password expired.
+const DefaultAuthQuery = "SELECT rolname, CASE WHEN rolvaliduntil < now() THEN NULL ELSE rolpassword END FROM pg_authid WHERE rolname=$1 AND rolcanlogin"
 
 // ParseDatabase reads an allow-list entry as the command line writes it:
 // NAME, NAME=DBNAME, NAME:POOL_SIZE or NAME=DBNAME:POOL_SIZE; NAME "*"
-// admits any database name.
+// admits any database name. A URL query may follow, with the entry's
+// auth_user, auth_dbname and auth_query, URL-encoded:
+// app?auth_user=pgbouncer&auth_query=SELECT+...
 func ParseDatabase(spec string) (string, Database, error) {
 	var d Database
 	rest := strings.TrimSpace(spec)
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		q, err := url.ParseQuery(rest[i+1:])
+		if err != nil {
+			return "", d, fmt.Errorf("database %q: %v", spec, err)
+		}
+		for k, v := range q {
+			if len(v) != 1 {
+				return "", d, fmt.Errorf("database %q: %s given %d times", spec, k, len(v))
+			}
+			switch k {
+			case "auth_user":
+				d.AuthUser = v[0]
+			case "auth_dbname":
+				d.AuthDBName = v[0]
+			case "auth_query":
+				d.AuthQuery = v[0]
+			default:
+				return "", d, fmt.Errorf("database %q: unknown setting %q (want auth_user, auth_dbname or auth_query)", spec, k)
+			}
+		}
+		rest = strings.TrimSpace(rest[:i])
+	}
 	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
 		n, err := strconv.Atoi(strings.TrimSpace(rest[i+1:]))
 		if err != nil || n < 1 {
@@ -314,6 +367,9 @@ func (c *Config) withDefaults() Config {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
+	if d.AuthQuery == "" {
+		d.AuthQuery = DefaultAuthQuery
+	}
 	return d
 }
 
@@ -346,8 +402,16 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	if c.Mode == ModeRecord && c.Capture == nil {
 		return nil, errors.New("record mode needs a capture file")
 	}
-	if c.AuthType != AuthTrust && c.AuthType != AuthCert && c.Users == nil {
-		return nil, fmt.Errorf("auth type %s needs an auth file", c.AuthType)
+	if c.AuthType != AuthTrust && c.AuthType != AuthCert && c.Users == nil && !c.usesAuthQuery() {
+		return nil, fmt.Errorf("auth type %s needs an auth file or an auth user", c.AuthType)
+	}
+	if c.usesAuthQuery() && c.AuthType != AuthMD5 && c.AuthType != AuthSCRAM {
+		return nil, fmt.Errorf("an auth user (auth_query) needs auth type md5 or scram-sha-256, not %s", c.AuthType)
+	}
+	if c.AuthDBName != "" && len(c.Databases) > 0 {
+		if _, ok := c.Databases[c.AuthDBName]; !ok {
+			return nil, fmt.Errorf("auth dbname %s is not a database entry", c.AuthDBName)
+		}
 	}
 	if c.AuthType == AuthTrust && !c.InsecureTrust && !isLoopback(c.Listen) {
 		return nil, fmt.Errorf("trust authentication on non-loopback address %s: use md5 or scram-sha-256, or --insecure-trust", c.Listen)
@@ -368,6 +432,11 @@ func (c *Config) validate() (*pgconn.Config, error) {
 		if db.PoolSize < 0 {
 			return nil, fmt.Errorf("database %s: negative pool size", name)
 		}
+		if db.AuthDBName != "" {
+			if _, ok := c.Databases[db.AuthDBName]; !ok {
+				return nil, fmt.Errorf("database %s: auth dbname %s is not a database entry", name, db.AuthDBName)
+			}
+		}
 	}
 	if c.Upstream == "" {
 		return nil, errors.New("no upstream")
@@ -377,6 +446,19 @@ func (c *Config) validate() (*pgconn.Config, error) {
 		return nil, fmt.Errorf("upstream: %w", err)
 	}
 	return pc, nil
+}
+
+// usesAuthQuery reports whether some clients are looked up on the server.
+func (c *Config) usesAuthQuery() bool {
+	if c.AuthUser != "" {
+		return true
+	}
+	for _, db := range c.Databases {
+		if db.AuthUser != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkPeers checks PeerID against Peers.

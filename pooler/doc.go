@@ -1,7 +1,8 @@
 // Package pooler is pgpoolcheck's PostgreSQL proxy and connection pooler.
 //
 // Clients speak protocol 3.0 to the Proxy, which authenticates them itself
-// (trust, md5 or SCRAM-SHA-256 against a PgBouncer-format userlist) and then
+// (trust, md5, SCRAM-SHA-256 or a client certificate, against a
+// PgBouncer-format userlist or secrets looked up on the server) and then
 // relays their messages to server connections taken from a pool per
 // (database, user). In transaction mode a server is attached when a
 // client's transaction starts and goes back to the pool at ReadyForQuery
@@ -21,7 +22,9 @@
 //   - client.go: a client's login (TLS negotiation, the allow-list of
 //     databases) and its life between the drivers (run, toLoop, parking);
 //     startup.go and wire.go: startup packets and message encoding.
-//   - auth.go, scram.go, userlist.go: client authentication.
+//   - auth.go, scram.go, userlist.go: client authentication;
+//     authquery.go: auth_user/auth_query lookups; passthrough.go: server
+//     logins with the md5 hash or SCRAM verifier the pooler holds.
 //   - relay.go: the goroutine relay (relay, pump) and what both drivers
 //     share: admit (the body the engine must see, the capture, the
 //     policy's verdict), forward, attach/setUp, serverMessage,

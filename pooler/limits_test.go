@@ -345,6 +345,10 @@ func TestParseDatabase(t *testing.T) {
 		{spec: "=x", err: "want NAME"},
 		{spec: "app=", err: "want NAME"},
 		{spec: "", err: "want NAME"},
+		{spec: "app=real:3?auth_user=pgb&auth_dbname=authdb", name: "app", db: Database{DBName: "real", PoolSize: 3, AuthUser: "pgb", AuthDBName: "authdb"}},
+		{spec: "*?auth_query=SELECT+u%2C+p+FROM+f%28%241%29", name: "*", db: Database{AuthQuery: "SELECT u, p FROM f($1)"}},
+		{spec: "app?auth_user=a&auth_user=b", err: "given 2 times"},
+		{spec: "app?pool_mode=session", err: "unknown setting"},
 	} {
 		name, db, err := ParseDatabase(tc.spec)
 		if tc.err != "" {

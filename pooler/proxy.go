@@ -162,6 +162,9 @@ func New(cfg Config) (*Proxy, error) {
 	p.nudgeAfter.Store(int64(idleNudgeAfter))
 	admins := append([]string(nil), c.AdminUsers...)
 	p.admins.Store(&admins)
+	if c.usesAuthQuery() {
+		p.auth.lookup = p.authQuery
+	}
 	return p, nil
 }
 

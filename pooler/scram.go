@@ -16,9 +16,9 @@ import (
 )
 
 // This file is the server side of SCRAM-SHA-256 (RFC 5802, RFC 7677) as
-// PostgreSQL speaks it: no channel binding (the pooler does not offer TLS
-// to clients yet), and the user name in the SCRAM messages is ignored in
-// favour of the one in the startup packet.
+// PostgreSQL speaks it: no channel binding towards clients, and the user
+// name in the SCRAM messages is ignored in favour of the one in the startup
+// packet.
 
 // scramIterations is the PBKDF2 iteration count used when a verifier is
 // derived from a plain-text password, PostgreSQL's default.
@@ -188,6 +188,10 @@ type scramExchange struct {
 	first       *scramClientFirst
 	serverFirst string
 	nonce       string
+	// clientKey is the client's ClientKey, recovered from its proof by a
+	// successful finish: what the pooler logs in to the server with when
+	// it holds only the verifier (passthrough.go).
+	clientKey []byte
 }
 
 // start consumes the client-first-message and returns server-first-message.
@@ -231,5 +235,6 @@ func (x *scramExchange) finish(clientFinal []byte) ([]byte, error) {
 	if subtle.ConstantTimeCompare(got[:], x.secret.storedKey) != 1 {
 		return nil, errSCRAMProof
 	}
+	x.clientKey = clientKey
 	return []byte("v=" + base64.StdEncoding.EncodeToString(hmacSHA256(x.secret.serverKey, authMessage))), nil
 }

@@ -126,7 +126,7 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 	cfg.ConnectTimeout = p.proxy.live.connect()
 	ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	defer cancel()
-	pc, err := pgconn.ConnectConfig(ctx, cfg)
+	pc, err := connectServer(ctx, cfg, p.proxy.auth)
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +171,31 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 	}
 	s.sig = paramsSig(s.params)
 	return s, nil
+}
+
+// connectServer logs cfg's user in to the server. Without a password in
+// cfg, the secret the authenticator holds for the user (an md5 hash, or a
+// SCRAM verifier with a client's ClientKey) answers the server's challenge;
+// a challenge it cannot answer is a serverAuthError.
+func connectServer(ctx context.Context, cfg *pgconn.Config, a *authenticator) (*pgconn.PgConn, error) {
+	var relayErr func() error
+	if cfg.Password == "" && a != nil {
+		if creds := a.serverCreds(cfg.User); creds.password != "" {
+			cfg.Password = creds.password
+		} else {
+			relayErr = passThrough(cfg, cfg.User, creds)
+		}
+	}
+	pc, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		if relayErr != nil {
+			if rerr := relayErr(); rerr != nil {
+				return nil, rerr
+			}
+		}
+		return nil, err
+	}
+	return pc, nil
 }
 
 // close closes the connection without a Terminate message.
@@ -429,6 +454,9 @@ func parseParameterStatus(body []byte) (name, value string, ok bool) {
 // shutting down or out of connections. Authentication and configuration
 // errors are reported to the client at once.
 func isRetryableConnectError(err error) bool {
+	if isServerAuthError(err) {
+		return false
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {

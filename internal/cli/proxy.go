@@ -32,6 +32,8 @@ type proxyFlags struct {
 	connectTimeout, shutdown  time.Duration
 	loginRetry                time.Duration
 	authType, authFile        string
+	authUser, authQuery       string
+	authDBName                string
 	insecureTrust             bool
 	maxMessageSize            int
 	maxPrepared               int
@@ -72,11 +74,24 @@ per database and user, logged in to --upstream.
 
 Server credentials: the upstream URL gives host, port, TLS settings (sslmode …)
 and the default user, password and database. A client logging in as the URL's
-user uses the URL's password towards the server; any other user needs its
-plain-text password in --auth-file (an md5 or SCRAM secret there can check the
-client but cannot log in to the server), or a server that trusts it. The
-upstream URL may also come from the PGPOOLCHECK_UPSTREAM environment variable,
-which keeps its password out of the process list.
+user uses the URL's password towards the server; any other user logs in with
+its secret from --auth-file: a plain-text password, an md5 hash (answers an
+md5 server) or a SCRAM verifier, which logs in to a server storing the same
+verifier with the ClientKey of a client's SCRAM login, as PgBouncer does (so
+the first server connection of such a user is made after a client logged in
+with SCRAM). A server asking for a password the pooler cannot give gets the
+client a FATAL saying so. The upstream URL may also come from the
+PGPOOLCHECK_UPSTREAM environment variable, which keeps its password out of the
+process list.
+
+--auth-user looks up users not in --auth-file on the server, as PgBouncer's
+auth_user: the pooler logs in as that user (its password from --auth-file)
+to --auth-dbname (a --databases entry; default the client's database) and
+runs --auth-query with the user's name as $1; what it returns (an md5 hash or
+a SCRAM verifier, or no row: unknown user, same answer as a wrong password)
+checks the client and logs the user's pools in. Secrets found are used for
+10 seconds before the next lookup. A --databases entry may carry its own,
+URL-encoded: app?auth_user=pgb&auth_dbname=authdb&auth_query=SELECT+…
 
 --auth-file is PgBouncer's userlist format: one "user" "secret" per line, the
 secret a plain-text password, md5<md5(password+user)>, or a SCRAM-SHA-256
@@ -184,7 +199,7 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.mode, "mode", "transaction", "pool mode: transaction, session or record")
 	fl.IntVar(&f.poolSize, "pool-size", 20, "server connections per database and user")
 	fl.IntVar(&f.maxClientConn, "max-client-conn", 1000, "most clients at once")
-	fl.StringSliceVar(&f.databases, "databases", nil, "allow-list of databases clients may ask for, comma-separated entries NAME[=DBNAME][:POOL_SIZE] (an alias connects to DBNAME; * admits any name; default: any)")
+	fl.StringSliceVar(&f.databases, "databases", nil, "allow-list of databases clients may ask for, comma-separated entries NAME[=DBNAME][:POOL_SIZE][?auth_user=…&auth_dbname=…&auth_query=…] (an alias connects to DBNAME; * admits any name; default: any)")
 	fl.IntVar(&f.maxLoginClients, "max-login-clients", 512, "most connections logging in at once (more are refused at once); not counted against --max-client-conn until they authenticate")
 	fl.DurationVar(&f.clientLoginTimeout, "client-login-timeout", 60*time.Second, "how long a client may take to send its startup packet and authenticate")
 	fl.DurationVar(&f.queryWait, "query-wait-timeout", 120*time.Second, "how long a client may wait for a server")
@@ -197,6 +212,9 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.shutdown, "shutdown-timeout", 30*time.Second, "how long shutdown lets transactions finish")
 	fl.StringVar(&f.authType, "auth-type", "trust", "client authentication: trust, md5, scram-sha-256 or cert (a client certificate whose common name is the user; needs --client-tls-sslmode verify-ca or verify-full)")
 	fl.StringVar(&f.authFile, "auth-file", "", "PgBouncer-format userlist file")
+	fl.StringVar(&f.authUser, "auth-user", "", "user that looks up users not in --auth-file on the server with --auth-query (its password from --auth-file)")
+	fl.StringVar(&f.authQuery, "auth-query", pooler.DefaultAuthQuery, "query returning the user name and secret of $1, run as --auth-user")
+	fl.StringVar(&f.authDBName, "auth-dbname", "", "--databases entry the auth query runs in (default: the client's database)")
 	fl.BoolVar(&f.insecureTrust, "insecure-trust", false, "allow trust authentication on a non-loopback address")
 	fl.IntVar(&f.maxMessageSize, "max-message-size", pooler.DefaultMaxMessageSize, "largest client message in bytes")
 	fl.IntVar(&f.maxPrepared, "max-prepared-statements", 200, "protocol prepared statements kept per server connection in transaction mode (0 turns their support off)")
@@ -449,6 +467,9 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		ServerLoginRetry:       f.loginRetry,
 		ShutdownTimeout:        f.shutdown,
 		AuthType:               pooler.AuthType(f.authType),
+		AuthUser:               f.authUser,
+		AuthQuery:              f.authQuery,
+		AuthDBName:             f.authDBName,
 		InsecureTrust:          f.insecureTrust,
 		MaxMessageSize:         f.maxMessageSize,
 		MaxPreparedStatements:  maxPrepared(f.maxPrepared),
@@ -562,6 +583,7 @@ func reloader(e *env, cmdline map[string]string) func(*pooler.Config) error {
 		c.MaxLoginClients = next.MaxLoginClients
 		c.IdleTransactionTimeout, c.ClientIdleTimeout = next.IdleTransactionTimeout, next.ClientIdleTimeout
 		c.AdminUsers, c.Users = next.AdminUsers, next.Users
+		c.AuthUser, c.AuthQuery, c.AuthDBName = next.AuthUser, next.AuthQuery, next.AuthDBName
 		c.ClientTLSMode, c.ClientTLS = next.ClientTLSMode, next.ClientTLS
 		return nil
 	}

@@ -290,7 +290,9 @@ func TestProxyRefusesUnhonouredSecurity(t *testing.T) {
 		{"[pgbouncer]\nclient_tls_sslmode = require\nclient_tls_cert_file = s.crt\n", "--client-tls-sslmode require needs --client-tls-cert-file and --client-tls-key-file"},
 		{"[pgbouncer]\nclient_tls_sslmode = require\nclient_tls_cert_file = s.crt\nclient_tls_key_file = s.key\n", "s.crt: no such file"},
 		{"[pgbouncer]\nclient_tls_ciphers = HIGH:MEDIUM\n", `client_tls_ciphers: "HIGH:MEDIUM" is not supported`},
-		{"[pgbouncer]\nauth_user = pgbouncer\n", "auth_user: not supported by pgpoolcheck"},
+		{"[pgbouncer]\nauth_hba_file = hba.conf\n", "auth_hba_file: not supported by pgpoolcheck"},
+		{"[pgbouncer]\nauth_type = hba\n", "auth_type hba is not supported"},
+		{"[pgbouncer]\nauth_user = pgbouncer\n", "an auth user (auth_query) needs auth type md5 or scram-sha-256, not trust"},
 		{"[pgbouncer]\nmax_user_connections = 5\n", "max_user_connections: this limit is not supported"},
 		{"[users]\nalice = max_user_connections=2\n", "[users] alice: per-user settings"},
 	} {

@@ -13,7 +13,8 @@
 // tests are skipped with a message, except when the environment variable
 // CI is "true": then a missing PostgreSQL is a test failure. Every server
 // also has an md5 user and a SCRAM user (MD5User, SCRAMUser) for
-// authentication tests.
+// authentication tests, and a plain login role with a SCRAM password
+// (LookupUser), e.g. a pooler's auth_user.
 package pgtest
 
 import (
@@ -37,8 +38,11 @@ const (
 	MD5Password   = "md5-secret"
 	SCRAMUser     = "scramuser"
 	SCRAMPassword = "scram-secret"
-	SuperUser     = pgserver.SuperUser
-	Database      = pgserver.Database
+	// LookupUser is no superuser; over TCP it logs in with SCRAM.
+	LookupUser     = "lookupuser"
+	LookupPassword = "lookup-secret"
+	SuperUser      = pgserver.SuperUser
+	Database       = pgserver.Database
 )
 
 // Server is a running throwaway PostgreSQL (package pgserver).
@@ -143,6 +147,7 @@ func start() (*Server, error) {
 		HBA: []string{
 			"host all " + MD5User + " 127.0.0.1/32 md5",
 			"host all " + SCRAMUser + " 127.0.0.1/32 scram-sha-256",
+			"host all " + LookupUser + " 127.0.0.1/32 scram-sha-256",
 		},
 	})
 	if err != nil {
@@ -154,7 +159,8 @@ func start() (*Server, error) {
 SET password_encryption = 'md5';
 CREATE ROLE %s LOGIN SUPERUSER PASSWORD '%s';
 SET password_encryption = 'scram-sha-256';
-CREATE ROLE %s LOGIN SUPERUSER PASSWORD '%s';`, MD5User, MD5Password, SCRAMUser, SCRAMPassword)); err != nil {
+CREATE ROLE %s LOGIN SUPERUSER PASSWORD '%s';
+CREATE ROLE %s LOGIN PASSWORD '%s';`, MD5User, MD5Password, SCRAMUser, SCRAMPassword, LookupUser, LookupPassword)); err != nil {
 		s.Stop()
 		return nil, err
 	}

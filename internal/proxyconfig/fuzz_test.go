@@ -3,7 +3,10 @@ package proxyconfig
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 )
 
 func addTestdata(f *testing.F, pattern string) {
@@ -32,6 +35,19 @@ func FuzzParsePgBouncerINI(f *testing.F) {
 		for _, k := range s.Set() {
 			if _, ok := s.Get(k); !ok {
 				t.Fatalf("key %s set but not readable", k)
+			}
+		}
+		// Every [databases] entry, its auth settings included, is a spec
+		// the pooler reads back to what the file said.
+		if s.Databases != nil {
+			for _, spec := range *s.Databases {
+				name, db, err := pooler.ParseDatabase(spec)
+				if err != nil {
+					t.Fatalf("databases entry %q: %v", spec, err)
+				}
+				if name == "" || strings.ContainsAny(name, ",=:?") || db.PoolSize < 0 {
+					t.Fatalf("databases entry %q read as %q, %+v", spec, name, db)
+				}
 			}
 		}
 	})

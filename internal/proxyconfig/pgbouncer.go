@@ -198,6 +198,12 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			}
 		case "auth_file":
 			s.AuthFile = ptrTo(l.value)
+		case "auth_user":
+			s.AuthUser = ptrTo(l.value)
+		case "auth_query":
+			s.AuthQuery = ptrTo(l.value)
+		case "auth_dbname":
+			s.AuthDBName = ptrTo(l.value)
 		case "admin_users":
 			s.AdminUsers = ptrTo(splitList(l.value))
 		case "pool_mode":
@@ -316,8 +322,8 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			}
 		case "stats_users":
 			ignore(l, "not used: only admin_users reach the admin console, so these users get no access to it")
-		case "auth_hba_file", "auth_ident_file", "auth_user", "auth_query", "auth_dbname", "auth_ldap_options":
-			return ignored, fail("not supported by pgpoolcheck: clients are authenticated against auth_file only; remove the key")
+		case "auth_hba_file", "auth_ident_file", "auth_ldap_options":
+			return ignored, fail("not supported by pgpoolcheck: clients are authenticated against auth_file and auth_query only; remove the key")
 		case "idle_transaction_timeout", "client_idle_timeout":
 			d, err := parseDuration(l.value)
 			if err != nil {
@@ -371,6 +377,8 @@ type upstreamEntry struct {
 	password                 string
 	hasPassword              bool
 	poolSize                 string
+	// auth are the entry's auth_user, auth_dbname and auth_query.
+	auth url.Values
 }
 
 // databasesSection turns [databases] into the upstream URL. pgpoolcheck
@@ -408,7 +416,12 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 					return ignored, fmt.Errorf("line %d: database %s: pool_size %q is not a whole number from 1", l.line, l.key, p.value)
 				}
 				e.poolSize = p.value
-			case "pool_mode", "max_db_connections", "auth_user", "auth_dbname", "auth_query":
+			case "auth_user", "auth_dbname", "auth_query":
+				if e.auth == nil {
+					e.auth = url.Values{}
+				}
+				e.auth.Set(p.key, p.value)
+			case "pool_mode", "max_db_connections":
 				if p.key == "max_db_connections" && p.value == "0" {
 					continue
 				}
@@ -458,8 +471,8 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 	// The allow-list: every entry is a database clients may ask for.
 	dbs := make([]string, 0, len(entries))
 	for _, e := range entries {
-		if strings.ContainsAny(e.name, ",=:") {
-			return ignored, fmt.Errorf("line %d: database name %q: pgpoolcheck does not support , = or : in database names", e.line, e.name)
+		if strings.ContainsAny(e.name, ",=:?") {
+			return ignored, fmt.Errorf("line %d: database name %q: pgpoolcheck does not support , = : or ? in database names", e.line, e.name)
 		}
 		spec := e.name
 		if e.dbname != "" && e.dbname != e.name {
@@ -473,6 +486,9 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 		}
 		if e.poolSize != "" {
 			spec += ":" + e.poolSize
+		}
+		if e.auth != nil {
+			spec += "?" + e.auth.Encode()
 		}
 		dbs = append(dbs, spec)
 	}

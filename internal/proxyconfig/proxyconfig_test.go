@@ -54,6 +54,9 @@ server_login_retry=5s
 shutdown_timeout=30s
 auth_type=scram-sha-256
 auth_file=testdata/userlist.txt
+auth_user=pgbouncer
+auth_query=SELECT uname, phash FROM pgbouncer.user_lookup($1)
+auth_dbname=app
 insecure_trust=false
 max_message_size=67108864
 max_prepared_statements=0
@@ -244,7 +247,8 @@ func TestPgBouncerINIErrors(t *testing.T) {
 		{"[pgbouncer]\nclient_tls_sslmode = always\n", `line 2: client_tls_sslmode: unknown value "always"`},
 		{"[pgbouncer]\nclient_tls_ciphers = HIGH\n", `line 2: client_tls_ciphers: "HIGH" is not supported`},
 		{"[pgbouncer]\nclient_tls_dheparams = legacy\n", `client_tls_dheparams: "legacy" is not supported`},
-		{"[pgbouncer]\nauth_query = SELECT usename, passwd FROM pg_shadow WHERE usename=$1\n", "line 2: auth_query: not supported by pgpoolcheck"},
+		{"[pgbouncer]\nauth_ident_file = ident.map\n", "line 2: auth_ident_file: not supported by pgpoolcheck"},
+		{"[pgbouncer]\nauth_type = hba\n", "line 2: auth_type: auth_type hba is not supported"},
 		{"[pgbouncer]\nauth_hba_file = hba.conf\n", "line 2: auth_hba_file: not supported"},
 		{"[pgbouncer]\nmax_db_connections = 10\n", "line 2: max_db_connections: this limit is not supported"},
 		{"[pgbouncer]\nquery_timeout = 30\n", "query_timeout: this limit is not supported"},
@@ -254,7 +258,7 @@ func TestPgBouncerINIErrors(t *testing.T) {
 		{"[pgbouncer]\nserver_tls_sslmode = sometimes\n", `server_tls_sslmode: unknown value "sometimes"`},
 		{"[pgbouncer]\nclient_login_timeout = 0\n", "client_login_timeout: 0 (no limit) is not supported"},
 		{"[databases]\na = host=x pool_mode=session\n", "line 2: database a: pool_mode is not supported by pgpoolcheck per database"},
-		{"[databases]\na = host=x auth_user=pgbouncer\n", "database a: auth_user is not supported"},
+		{"[databases]\n\"a?b\" = host=x\n", `database name "a?b"`},
 		{"[databases]\na = host=x pool_size=0\n", `database a: pool_size "0" is not a whole number from 1`},
 		{"[databases]\n* = host=x dbname=y\n", "database *: dbname=y would send every client to one database"},
 		{"[databases]\n\"a,b\" = host=x\n", `database name "a,b"`},
@@ -263,6 +267,41 @@ func TestPgBouncerINIErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParsePgBouncerINI(%q) error = %v, want it to contain %q", tc.text, err, tc.want)
 		}
+	}
+}
+
+// TestPgBouncerAuthQuery: the global auth_user, auth_query and
+// auth_dbname become settings, the per-database ones part of the entry's
+// allow-list spec.
+func TestPgBouncerAuthQuery(t *testing.T) {
+	s, ignored, err := ParsePgBouncerINI([]byte(`[databases]
+app = host=db auth_user=pgb auth_dbname=authdb auth_query='SELECT u, p FROM lookup($1)'
+authdb = host=db dbname=postgres
+[pgbouncer]
+auth_type = scram-sha-256
+auth_user = pooler
+auth_query = SELECT usename, passwd FROM pg_shadow WHERE usename=$1
+auth_dbname = authdb
+`))
+	if err != nil || len(ignored) != 0 {
+		t.Fatal(err, ignored)
+	}
+	for key, want := range map[string]string{
+		"auth_user":   "pooler",
+		"auth_query":  "SELECT usename, passwd FROM pg_shadow WHERE usename=$1",
+		"auth_dbname": "authdb",
+		"databases":   "app?auth_dbname=authdb&auth_query=SELECT+u%2C+p+FROM+lookup%28%241%29&auth_user=pgb,authdb=postgres",
+	} {
+		if got, _ := s.Get(key); got != want {
+			t.Errorf("%s = %q, want %q", key, got, want)
+		}
+	}
+	y, err := ParseYAML([]byte("auth_user: pooler\nauth_query: SELECT 1\nauth_dbname: authdb\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := y.Get("auth_query"); got != "SELECT 1" {
+		t.Errorf("YAML auth_query = %q", got)
 	}
 }
 
@@ -307,6 +346,9 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs.Duration("shutdown-timeout", 30*time.Second, "")
 	fs.String("auth-type", "trust", "")
 	fs.String("auth-file", "", "")
+	fs.String("auth-user", "", "")
+	fs.String("auth-query", "", "")
+	fs.String("auth-dbname", "", "")
 	fs.Bool("insecure-trust", false, "")
 	fs.Int("max-message-size", 64<<20, "")
 	fs.Int("max-prepared-statements", 200, "")

@@ -44,7 +44,7 @@
 //	mode: transaction              # transaction, session or record
 //	pool_size: 20
 //	max_client_conn: 1000
-//	databases: [app, "reports=analytics:5", "*"]   # allow-list: NAME[=DBNAME][:POOL_SIZE]
+//	databases: [app, "reports=analytics:5", "*"]   # allow-list: NAME[=DBNAME][:POOL_SIZE][?auth_user=…&auth_dbname=…&auth_query=…]
 //	client_login_timeout: 60s
 //	max_login_clients: 512
 //	idle_transaction_timeout: 0     # close clients idle in a transaction (0: never)
@@ -57,6 +57,9 @@
 //	shutdown_timeout: 30s
 //	auth_type: scram-sha-256       # trust, md5, scram-sha-256 or cert (with client_tls_sslmode verify-ca/-full)
 //	auth_file: userlist.txt
+//	auth_user: pgbouncer             # looks up users not in auth_file on the server
+//	auth_query: SELECT uname, phash FROM pgbouncer.user_lookup($1)  # default: PgBouncer's, on pg_authid
+//	auth_dbname: authdb              # the databases entry the lookup runs in (default: the client's)
 //	insecure_trust: false
 //	max_message_size: 67108864
 //	max_prepared_statements: 200   # 0 turns prepared-statement support off
@@ -117,6 +120,9 @@ type Settings struct {
 	ShutdownTimeout        *time.Duration
 	AuthType               *string
 	AuthFile               *string
+	AuthUser               *string
+	AuthQuery              *string
+	AuthDBName             *string
 	InsecureTrust          *bool
 	MaxMessageSize         *int
 	MaxPreparedStatements  *int
@@ -190,6 +196,9 @@ var fields = []field{
 	{key: "shutdown_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ShutdownTimeout }},
 	{key: "auth_type", enum: []string{"trust", "md5", "scram-sha-256", "cert"}, ptr: func(s *Settings) any { return &s.AuthType }},
 	{key: "auth_file", isPath: true, ptr: func(s *Settings) any { return &s.AuthFile }},
+	{key: "auth_user", ptr: func(s *Settings) any { return &s.AuthUser }},
+	{key: "auth_query", ptr: func(s *Settings) any { return &s.AuthQuery }},
+	{key: "auth_dbname", ptr: func(s *Settings) any { return &s.AuthDBName }},
 	{key: "insecure_trust", kind: kindBool, ptr: func(s *Settings) any { return &s.InsecureTrust }},
 	{key: "max_message_size", kind: kindInt, min: 1024, ptr: func(s *Settings) any { return &s.MaxMessageSize }},
 	{key: "max_prepared_statements", kind: kindInt, ptr: func(s *Settings) any { return &s.MaxPreparedStatements }},
