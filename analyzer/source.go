@@ -27,6 +27,10 @@ type Config struct {
 	Workers int
 	// Severity overrides the severity of some rules' findings.
 	Severity map[string]rules.Severity
+
+	// testHelpers are the Rust functions of the scanned tree that hand
+	// out a connection inside a test transaction (Stream finds them).
+	testHelpers map[string]bool
 }
 
 func (c *Config) workers() int {

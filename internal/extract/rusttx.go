@@ -1,0 +1,193 @@
+package extract
+
+import (
+	"bytes"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Span is a source range [Start, End).
+type Span struct{ Start, End int }
+
+// RolledBackSpans returns the source ranges of a file whose statements run
+// inside a transaction that the driver never commits. For Rust these are
+// diesel's test transactions:
+//   - after conn.begin_test_transaction(), the rest of the block that
+//     calls it (the transaction is rolled back when the connection is
+//     dropped, and diesel refuses to commit it);
+//   - the argument of conn.test_transaction(…), a closure run inside a
+//     transaction that is rolled back when it returns;
+//   - after a call of a test helper (TestTransactionHelpers: a function
+//     that hands out a connection already inside a test transaction),
+//     the rest of the calling block. The helpers of the file count, and in
+//     test code (a file under a tests directory or with #[test] or
+//     #[cfg(test)]) those of others, given as helpers, too.
+//
+// Other languages have none.
+func RolledBackSpans(lang Language, name string, src []byte, helpers map[string]bool) []Span {
+	if lang != Rust {
+		return nil
+	}
+	testCode := bytes.Contains(src, []byte("test]")) || bytes.Contains(src, []byte("#[cfg(test)]")) ||
+		strings.HasPrefix(filepath.ToSlash(name), "tests/") || strings.Contains(filepath.ToSlash(name), "/tests/")
+	if !bytes.Contains(src, []byte("test_transaction")) && (!testCode || len(helpers) == 0) {
+		return nil
+	}
+	t := rustCodeTokens(src)
+	own := rustTestHelpers(src, t)
+	if testCode {
+		defined := rustFunctions(src, t)
+		for h := range helpers {
+			if !defined[h] {
+				own[h] = true // a function of the file's own of that name wins
+			}
+		}
+	}
+	return rustRolledBack(src, t, own)
+}
+
+// TestTransactionHelpers returns the names of the functions of a file
+// (Rust) whose body calls begin_test_transaction and that return a value:
+// test helpers that hand out a connection inside a test transaction.
+func TestTransactionHelpers(lang Language, src []byte) []string {
+	if lang != Rust || !bytes.Contains(src, []byte("begin_test_transaction")) {
+		return nil
+	}
+	var names []string
+	for h := range rustTestHelpers(src, rustCodeTokens(src)) {
+		names = append(names, h)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// rustTestHelpers returns the functions of a file that begin a test
+// transaction and return something: fn NAME(…) -> T { …
+// .begin_test_transaction() … }.
+func rustTestHelpers(src []byte, t []rtok) map[string]bool {
+	is := func(k int, kind byte) bool { return k >= 0 && k < len(t) && t[k].kind == kind }
+	word := func(k int, w string) bool { return is(k, 'i') && string(src[t[k].start:t[k].end]) == w }
+	helpers := map[string]bool{}
+	for k := range t {
+		if !word(k, "fn") || !is(k+1, 'i') || !is(k+2, '(') {
+			continue
+		}
+		m := matchTok(t, k+2)
+		if !is(m+1, '-') || !is(m+2, '>') {
+			continue
+		}
+		for m < len(t) && !is(m, '{') && !is(m, ';') {
+			m++
+		}
+		if !is(m, '{') {
+			continue
+		}
+		end := matchTok(t, m)
+		for b := m; b < end; b++ {
+			if word(b, "begin_test_transaction") && is(b-1, '.') && is(b+1, '(') {
+				helpers[string(src[t[k+1].start:t[k+1].end])] = true
+				break
+			}
+		}
+	}
+	return helpers
+}
+
+// rustFunctions returns the names of the functions a file defines.
+func rustFunctions(src []byte, t []rtok) map[string]bool {
+	fns := map[string]bool{}
+	for k := 0; k+1 < len(t); k++ {
+		if t[k].kind == 'i' && string(src[t[k].start:t[k].end]) == "fn" && t[k+1].kind == 'i' {
+			fns[string(src[t[k+1].start:t[k+1].end])] = true
+		}
+	}
+	return fns
+}
+
+// matchTok returns the index of the bracket token that closes the one at
+// k, or the last token.
+func matchTok(t []rtok, k int) int {
+	open := t[k].kind
+	shut := map[byte]byte{'(': ')', '[': ']', '{': '}'}[open]
+	depth := 0
+	for m := k; m < len(t); m++ {
+		switch t[m].kind {
+		case open:
+			depth++
+		case shut:
+			depth--
+			if depth == 0 {
+				return m
+			}
+		}
+	}
+	return len(t) - 1
+}
+
+func rustRolledBack(src []byte, t []rtok, helpers map[string]bool) []Span {
+	is := func(k int, kind byte) bool { return k >= 0 && k < len(t) && t[k].kind == kind }
+	text := func(k int) string { return string(src[t[k].start:t[k].end]) }
+	word := func(k int, w string) bool { return is(k, 'i') && text(k) == w }
+	match := func(k int) int { return matchTok(t, k) }
+	// blockEnd returns the index of the brace that closes the block
+	// holding token k.
+	blockEnd := func(k int) int {
+		depth := 0
+		for m := k; m < len(t); m++ {
+			switch t[m].kind {
+			case '{':
+				depth++
+			case '}':
+				if depth == 0 {
+					return m
+				}
+				depth--
+			}
+		}
+		return len(t) - 1
+	}
+	// argsOpen returns the index of the parenthesis that opens the
+	// argument list of the call named at k, after an optional turbofish
+	// (test_transaction::<_, Error, _>(…)), or -1.
+	argsOpen := func(k int) int {
+		m := k + 1
+		if is(m, ':') && is(m+1, '<') {
+			depth := 0
+			for m++; m < len(t); m++ {
+				if is(m, '<') {
+					depth++
+				} else if is(m, '>') {
+					depth--
+					if depth == 0 {
+						m++
+						break
+					}
+				} else if is(m, ';') || is(m, '{') || is(m, '}') {
+					return -1
+				}
+			}
+		}
+		if is(m, '(') {
+			return m
+		}
+		return -1
+	}
+	var spans []Span
+	for k := range t {
+		if !is(k, 'i') {
+			continue
+		}
+		switch name := text(k); {
+		case name == "begin_test_transaction" && is(k-1, '.') && is(k+1, '('):
+			spans = append(spans, Span{t[k].start, t[blockEnd(k)].end})
+		case name == "test_transaction" && is(k-1, '.'):
+			if open := argsOpen(k); open >= 0 {
+				spans = append(spans, Span{t[open].start, t[match(open)].end})
+			}
+		case helpers[name] && is(k+1, '(') && !word(k-1, "fn") && !is(k-1, '.'):
+			spans = append(spans, Span{t[k].start, t[blockEnd(k)].end})
+		}
+	}
+	return spans
+}

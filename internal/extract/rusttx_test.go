@@ -1,0 +1,100 @@
+package extract
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRolledBackSpans checks which statements of a Rust file run inside a
+// diesel test transaction: each case marks the literals expected inside
+// with IN and those outside with OUT.
+func TestRolledBackSpans(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, src string
+		helpers         map[string]bool
+	}{
+		{"begin_test_transaction, rest of the block", "src/a.rs", `
+fn f(conn: &mut PgConnection) {
+    sql_query("OUT").execute(conn);
+    conn.begin_test_transaction().unwrap();
+    sql_query("IN").execute(conn);
+    if x { sql_query("IN").execute(conn); }
+}
+fn g(conn: &mut PgConnection) { sql_query("OUT").execute(conn); }`, nil},
+		{"nested block ends the span", "src/a.rs", `
+fn f(conn: &mut PgConnection) {
+    { conn.begin_test_transaction().unwrap(); sql_query("IN").execute(conn); }
+    sql_query("OUT").execute(conn);
+}`, nil},
+		{"test_transaction closure with turbofish", "src/a.rs", `
+fn f(conn: &mut PgConnection) {
+    conn.test_transaction::<_, Error, _>(|conn| { sql_query("IN").execute(conn) });
+    sql_query("OUT").execute(conn);
+}`, nil},
+		{"helper of the file", "src/a.rs", `
+fn connection() -> PgConnection { let mut c = establish(); c.begin_test_transaction().unwrap(); c }
+fn plain() -> PgConnection { establish() }
+fn t1() { let c = &mut connection(); sql_query("IN").execute(c); }
+fn t2() { let c = &mut plain(); sql_query("OUT").execute(c); }`, nil},
+		{"helper of another file in test code", "tests/update.rs", `
+#[test]
+fn t1() { let c = &mut crate::schema::connection(); sql_query("IN").execute(c); }`, map[string]bool{"connection": true}},
+		{"helper of another file outside test code", "src/db.rs", `
+fn run() { let c = &mut connection(); sql_query("OUT").execute(c); }`, map[string]bool{"connection": true}},
+		{"the file's own function of the helper's name wins", "tests/x.rs", `
+fn connection() -> PgConnection { establish() }
+#[test]
+fn t1() { let c = &mut connection(); sql_query("OUT").execute(c); }`, map[string]bool{"connection": true}},
+		{"in a comment or string, not a call", "src/a.rs", `
+fn f(conn: &mut PgConnection) {
+    // conn.begin_test_transaction()
+    let s = "x.begin_test_transaction()";
+    sql_query("OUT").execute(conn);
+}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spans := RolledBackSpans(Rust, tc.file, []byte(tc.src), tc.helpers)
+			for _, mark := range []string{`"IN"`, `"OUT"`} {
+				for off := 0; ; {
+					k := strings.Index(tc.src[off:], mark)
+					if k < 0 {
+						break
+					}
+					off += k + 1
+					in := false
+					for _, s := range spans {
+						in = in || s.Start <= off-1 && off-1 < s.End
+					}
+					if in != (mark == `"IN"`) {
+						t.Errorf("%s at %d: in a test transaction = %v; spans %v", mark, off-1, in, spans)
+					}
+				}
+			}
+		})
+	}
+	if got := TestTransactionHelpers(Rust, []byte(`pub fn connection() -> C { let mut r = c(); r.begin_test_transaction().unwrap(); r }
+fn other() -> C { c() }
+fn setup(c: &mut C) { c.begin_test_transaction().unwrap(); }`)); strings.Join(got, ",") != "connection" {
+		t.Errorf("TestTransactionHelpers = %v, want [connection]", got)
+	}
+	if RolledBackSpans(Go, "a.go", []byte(`x.begin_test_transaction()`), nil) != nil {
+		t.Error("spans for Go")
+	}
+}
+
+// FuzzRolledBackSpans checks that RolledBackSpans never panics and that
+// every span lies inside the source, start before end.
+func FuzzRolledBackSpans(f *testing.F) {
+	f.Add([]byte("fn f(c: &mut C) { c.begin_test_transaction().unwrap(); sql_query(\"x\"); }"))
+	f.Add([]byte("fn f(c: &mut C) { c.test_transaction::<_, E, _>(|c| { q(\"x\") }); }"))
+	f.Add([]byte("fn connection() -> C { c.begin_test_transaction(); c } fn t() { connection(); }"))
+	f.Add([]byte("c.test_transaction::<<<(("))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		for _, s := range RolledBackSpans(Rust, "tests/x.rs", src, map[string]bool{"connection": true}) {
+			if s.Start < 0 || s.End > len(src) || s.Start > s.End {
+				t.Fatalf("span %v outside %d bytes", s, len(src))
+			}
+		}
+		TestTransactionHelpers(Rust, src)
+	})
+}
