@@ -433,6 +433,9 @@ func (c *Config) codeSettings(name string, src []byte, lang extract.Language, li
 	if lang == extract.Java || lang == extract.Kotlin {
 		s.javaCalls(lits, comments)
 	}
+	if lang == extract.PHP {
+		s.laravelConfig(src, lits, comments)
+	}
 	return s.finish()
 }
 

@@ -1,0 +1,37 @@
+<?php
+// A Laravel config/database.php: the pgsql connection's settings that
+// Laravel's PostgresConnector runs as SETs on each new connection.
+
+return [
+    'default' => env('DB_CONNECTION', 'pgsql'),
+
+    'connections' => [
+        'mysql' => [
+            'driver' => 'mysql',
+            'timezone' => '+00:00',
+            'schema' => 'app',
+        ],
+
+        'pgsql' => [
+            'driver' => 'pgsql',
+            'url' => env('DB_URL'),
+            'host' => env('DB_HOST', '127.0.0.1'),
+            'charset' => 'utf8',
+            'application_name' => 'billing',
+            'search_path' => 'tenant', // want session-set:critical
+            'schema' => 'tenant',
+            'sslmode' => 'prefer',
+        ],
+
+        'reporting' => array(
+            'driver' => "pgsql",
+            'schema' => env('REPORTING_SCHEMA', 'reports'), // want session-set:critical
+            'isolation_level' => 'serializable', // want session-set:error
+            'synchronous_commit' => 'off', // want session-set:error
+            'options' => [PDO::ATTR_TIMEOUT => 5],
+        ),
+    ],
+
+    // Not a connection's array: a plain map of names.
+    'labels' => ['search_path' => 'Search path', 'driver' => 'pgsql-ish'],
+];
