@@ -354,6 +354,16 @@ func otherDatabaseFile(name string) bool {
 	return false
 }
 
+// inRanges reports whether off lies in one of rs.
+func inRanges(rs [][2]int, off int) bool {
+	for _, r := range rs {
+		if r[0] <= off && off < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
 // spanAt returns the index of the innermost span that holds off (the one
 // that starts last), or -1.
 func spanAt(spans []extract.Span, off int) int {
@@ -400,6 +410,10 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	if otherDatabaseFile(name) {
 		lits = nil // SQL for another database: not sent to PostgreSQL
 	}
+	var providers [][2]int
+	if lang == extract.PHP {
+		providers = phpDataProviders(src)
+	}
 	lastLine := 0 // line of the last literal that gave a statement
 	// Statements in a transaction the driver never commits (diesel's
 	// test transactions) form one rolled-back group per span.
@@ -410,7 +424,8 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 		if !looksLikeSQL(lit.Value) || looksLikeProse(lit.Value) || continuesExpression(src, lit.Start, lit.Value) ||
 			matchOperand(src, lit.Start) || notSQLCall(callee(src, lit.Start)) || notSQLMacros[lit.Macro] ||
 			lang == extract.Rust && rustNotSQLCall(callee(src, lit.Start)) ||
-			lang == extract.CSharp && csharpNotSQLCall(callee(src, lit.Start)) {
+			lang == extract.CSharp && csharpNotSQLCall(callee(src, lit.Start)) ||
+			lang == extract.PHP && (phpNotSQLCall(callee(src, lit.Start)) || inRanges(providers, lit.Start)) {
 			continue
 		}
 		norm, m := normalizePlaceholders(lit.Value)

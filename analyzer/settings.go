@@ -435,6 +435,7 @@ func (c *Config) codeSettings(name string, src []byte, lang extract.Language, li
 	}
 	if lang == extract.PHP {
 		s.laravelConfig(src, lits, comments)
+		s.phpPrepares(src, lits, comments)
 	}
 	return s.finish()
 }

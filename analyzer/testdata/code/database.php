@@ -1,6 +1,7 @@
 <?php
 // A Laravel config/database.php: the pgsql connection's settings that
-// Laravel's PostgresConnector runs as SETs on each new connection.
+// Laravel's PostgresConnector runs as SETs on each new connection, and
+// PDO's server-side prepares, which no connection here turns off.
 
 return [
     'default' => env('DB_CONNECTION', 'pgsql'),
@@ -13,7 +14,7 @@ return [
         ],
 
         'pgsql' => [
-            'driver' => 'pgsql',
+            'driver' => 'pgsql', // want protocol-prepare:info
             'url' => env('DB_URL'),
             'host' => env('DB_HOST', '127.0.0.1'),
             'charset' => 'utf8',
@@ -24,7 +25,7 @@ return [
         ],
 
         'reporting' => array(
-            'driver' => "pgsql",
+            'driver' => "pgsql", // want protocol-prepare:info
             'schema' => env('REPORTING_SCHEMA', 'reports'), // want session-set:critical
             'isolation_level' => 'serializable', // want session-set:error
             'synchronous_commit' => 'off', // want session-set:error
