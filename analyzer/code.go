@@ -421,8 +421,12 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	rbGroups := make([]*rules.Group, len(rolledBack))
 	for i := range lits {
 		lit := &lits[i]
+		fn := callee(src, lit.Start)
+		if lang == extract.CSharp && fn == "new" && csharpCommandNew(src, lit.Start) {
+			fn = "npgsqlcommand" // NpgsqlCommand cmd = new("…"): a target-typed command
+		}
 		if !looksLikeSQL(lit.Value) || looksLikeProse(lit.Value) || continuesExpression(src, lit.Start, lit.Value) ||
-			matchOperand(src, lit.Start) || notSQLCall(callee(src, lit.Start)) || notSQLMacros[lit.Macro] ||
+			matchOperand(src, lit.Start) || notSQLCall(fn) || notSQLMacros[lit.Macro] ||
 			lang == extract.Rust && rustNotSQLCall(callee(src, lit.Start)) ||
 			lang == extract.CSharp && csharpNotSQLCall(callee(src, lit.Start)) ||
 			lang == extract.PHP && (phpNotSQLCall(callee(src, lit.Start)) || inRanges(providers, lit.Start)) {

@@ -93,3 +93,53 @@ func (c *Config) subscriptionFindings(name string, lang extract.Language, src []
 	}
 	return fs
 }
+
+// csharpCommandNew reports whether the literal at start is the first
+// argument of a target-typed new("…") whose target is a command type:
+// NpgsqlCommand cmd = new("…"), a field or property of such a type
+// initialised so, or NpgsqlBatchCommand. The declared type is the name
+// before the variable before the '='.
+func csharpCommandNew(src []byte, start int) bool {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	isName := func(c byte) bool {
+		return c == '_' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
+	i := start - 1
+	back := func() {
+		for i >= 0 && isSpace(src[i]) {
+			i--
+		}
+	}
+	back()
+	if i < 0 || src[i] != '(' {
+		return false
+	}
+	i--
+	back()
+	if i < 2 || string(src[i-2:i+1]) != "new" {
+		return false
+	}
+	i -= 3
+	back()
+	if i < 0 || src[i] != '=' || i > 0 && (src[i-1] == '=' || src[i-1] == '!' || src[i-1] == '<' || src[i-1] == '>') {
+		return false
+	}
+	i--
+	back()
+	for i >= 0 && isName(src[i]) { // the variable, field or property
+		i--
+	}
+	back()
+	if i >= 0 && src[i] == '?' {
+		i-- // NpgsqlCommand? cmd
+	}
+	end := i + 1
+	for i >= 0 && isName(src[i]) {
+		i--
+	}
+	typ := string(src[i+1 : end])
+	if k := strings.LastIndexByte(typ, '.'); k >= 0 {
+		typ = typ[k+1:]
+	}
+	return strings.HasSuffix(typ, "Command") || typ == "NpgsqlBatchCommand"
+}

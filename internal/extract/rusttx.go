@@ -191,3 +191,139 @@ func rustRolledBack(src []byte, t []rtok, helpers map[string]bool) []Span {
 	}
 	return spans
 }
+
+// OptionPair is one (name, value) pair given to sqlx's
+// PgConnectOptions::options: the source offsets at which the two string
+// literals start.
+type OptionPair struct{ Key, Value int }
+
+// RustConnectOptions returns the pairs of string literals passed as
+// ("name", "value") tuples to an .options(…) call in a Rust file that
+// names PgConnectOptions: sqlx sends them as -c name=value in the
+// options startup parameter.
+func RustConnectOptions(src []byte) []OptionPair {
+	if !bytes.Contains(src, []byte("PgConnectOptions")) || !bytes.Contains(src, []byte("options")) {
+		return nil
+	}
+	t := rustCodeTokens(src)
+	is := func(k int, kind byte) bool { return k >= 0 && k < len(t) && t[k].kind == kind }
+	// Literals are not tokens: a literal lies between two tokens.
+	lits, _, err := Literals(Rust, src)
+	if err != nil {
+		return nil
+	}
+	litAfter := func(off int) (int, int, bool) { // the literal starting first at or after off
+		k := sort.Search(len(lits), func(i int) bool { return lits[i].Start >= off })
+		if k == len(lits) {
+			return 0, 0, false
+		}
+		return lits[k].Start, lits[k].End, true
+	}
+	text := func(k int) string { return string(src[t[k].start:t[k].end]) }
+	// Names bound to connect options: a let statement or a parameter
+	// that names the type, or a let whose value starts with such a name.
+	vars := map[string]bool{}
+	for k := range t {
+		switch {
+		case is(k, 'i') && text(k) == "let":
+			n := k + 1
+			if is(n, 'i') && text(n) == "mut" {
+				n++
+			}
+			if !is(n, 'i') {
+				continue
+			}
+			depth, typed := 0, false
+			first := -1
+			for m := n + 1; m < len(t); m++ {
+				if is(m, '(') || is(m, '[') || is(m, '{') {
+					depth++
+				} else if is(m, ')') || is(m, ']') || is(m, '}') {
+					depth--
+				} else if is(m, ';') && depth <= 0 {
+					break
+				}
+				if depth < 0 {
+					break
+				}
+				if is(m, 'i') && text(m) == "PgConnectOptions" {
+					typed = true
+				}
+				if first < 0 && is(m-1, '=') && !is(m-2, '=') {
+					first = m
+				}
+			}
+			if typed || first >= 0 && is(first, 'i') && vars[text(first)] {
+				vars[text(n)] = true
+			}
+		case is(k, 'i') && text(k) == "PgConnectOptions" && is(k-1, 'c') && is(k-2, 'i'):
+			vars[text(k-2)] = true // opts: PgConnectOptions
+		case is(k, 'i') && text(k) == "PgConnectOptions" && is(k-1, '&') && is(k-2, 'c') && is(k-3, 'i'):
+			vars[text(k-3)] = true // opts: &PgConnectOptions
+		}
+	}
+	// rooted reports whether the method chain that ends with the '.' at
+	// k starts at PgConnectOptions::… or at a name of vars.
+	rooted := func(k int) bool {
+		m := k - 1
+		for m >= 0 {
+			switch {
+			case is(m, ')'):
+				depth := 0
+				for ; m >= 0; m-- {
+					if is(m, ')') {
+						depth++
+					} else if is(m, '(') {
+						depth--
+						if depth == 0 {
+							break
+						}
+					}
+				}
+				m--
+			case is(m, '?'):
+				m--
+			case is(m, 'i') && is(m-1, '.'):
+				m -= 2
+			case is(m, 'i') && is(m-1, ':'):
+				for is(m, 'i') && is(m-1, ':') {
+					if text(m-2) == "PgConnectOptions" {
+						return true
+					}
+					m -= 2
+				}
+				return text(m) == "PgConnectOptions"
+			case is(m, 'i'):
+				return vars[text(m)]
+			default:
+				return false
+			}
+		}
+		return false
+	}
+	var out []OptionPair
+	for k := range t {
+		if !is(k, 'i') || text(k) != "options" || !is(k-1, '.') || !is(k+1, '(') || !rooted(k-1) {
+			continue
+		}
+		end := matchTok(t, k+1)
+		// Each tuple: ( "name" , "value" ): three tokens ( , ) around two
+		// literals.
+		for m := k + 2; m < end; m++ {
+			if !is(m, '(') || !is(m+1, ',') || !is(m+2, ')') {
+				continue
+			}
+			ks, ke, ok := litAfter(t[m].end)
+			if !ok || ke > t[m+1].start || strings.TrimSpace(string(src[t[m].end:ks])) != "" {
+				continue
+			}
+			vs, ve, ok := litAfter(t[m+1].end)
+			if !ok || ve > t[m+2].start || strings.TrimSpace(string(src[t[m+1].end:vs])) != "" ||
+				strings.TrimSpace(string(src[ve:t[m+2].start])) != "" || strings.TrimSpace(string(src[ke:t[m+1].start])) != "" {
+				continue
+			}
+			out = append(out, OptionPair{ks, vs})
+		}
+	}
+	return out
+}

@@ -89,6 +89,7 @@ func FuzzRolledBackSpans(f *testing.F) {
 	f.Add([]byte("fn f(c: &mut C) { c.test_transaction::<_, E, _>(|c| { q(\"x\") }); }"))
 	f.Add([]byte("fn connection() -> C { c.begin_test_transaction(); c } fn t() { connection(); }"))
 	f.Add([]byte("c.test_transaction::<<<(("))
+	f.Add([]byte(`let o: PgConnectOptions = u; o.x(1)?.options([("a", "b")]); PgConnectOptions::new().options([(`))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		for _, s := range RolledBackSpans(Rust, "tests/x.rs", src, map[string]bool{"connection": true}) {
 			if s.Start < 0 || s.End > len(src) || s.Start > s.End {
@@ -96,5 +97,43 @@ func FuzzRolledBackSpans(f *testing.F) {
 			}
 		}
 		TestTransactionHelpers(Rust, src)
+		for _, p := range RustConnectOptions(src) {
+			if p.Key < 0 || p.Value >= len(src) || p.Key >= p.Value {
+				t.Fatalf("pair %v outside %d bytes", p, len(src))
+			}
+		}
 	})
+}
+
+// TestRustConnectOptions checks which ("name", "value") tuples count as
+// sqlx connect options: the names of the pairs found, in order.
+func TestRustConnectOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      string
+	}{
+		{"on the constructor", `let o = PgConnectOptions::new().options([("search_path", "a"), ("x", "b")]);`, "search_path,x"},
+		{"on a typed let and its rebinding", `let o: PgConnectOptions = url.parse()?; let o = o.ssl_mode(m).options(vec![("search_path", "a")]);`, "search_path"},
+		{"on a parameter", `fn f(o: &PgConnectOptions) { o.clone().options([("lock_timeout", "1s")]); }`, "lock_timeout"},
+		{"on a path", `let o = sqlx::postgres::PgConnectOptions::new_without_pgpass().options([("a", "1")]);`, "a"},
+		{"not connect options", `use sqlx::postgres::PgConnectOptions; cmd.options([("search_path", "x")]);`, ""},
+		{"not a literal pair", `let o = PgConnectOptions::new().options([(k, "x"), ("y", v)]);`, ""},
+		{"no PgConnectOptions in the file", `let o = Opts::new().options([("search_path", "x")]);`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := []byte(tc.src)
+			var got []string
+			for _, p := range RustConnectOptions(src) {
+				lits, _, _ := Literals(Rust, src)
+				for _, l := range lits {
+					if l.Start == p.Key {
+						got = append(got, l.Value)
+					}
+				}
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("got %q, want %q", strings.Join(got, ","), tc.want)
+			}
+		})
+	}
 }
