@@ -342,7 +342,8 @@ func (s *settingsCheck) phpPrepares(src []byte, lits []extract.Literal, comments
 			// new PDO("pgsql:host=…"): a DSN literal.
 			s.prepares(param{lit: l, key: "dsn", value: l.Value, start: 0, end: len("pgsql:"), valueAt: func(i int) int { return i }, text: clip(l.Value, 60)},
 				"this pdo_pgsql connection keeps PDO's default, ATTR_EMULATE_PREPARES off, so each PDO::prepare() and PDO::query() runs as a named server-side statement (pdo_stmt_…) prepared on its first execute and used by its later executes, possibly in other transactions", pdoPrepareFix)
-		case laravelDatabaseFile(s.name) && l.Value == "pgsql" && i > 0 && lits[i-1].Value == "driver" && arrowBetween(src, lits[i-1].End, l.Start):
+		case laravelDatabaseFile(s.name) && l.Value == "pgsql" && i > 0 && lits[i-1].Value == "driver" && arrowBetween(src, lits[i-1].End, l.Start) &&
+			!laravelPooled(src, code, lits, phpEnclosing(src, code, lits[i-1].Start)):
 			s.prepares(param{lit: l, key: "driver", value: l.Value, start: 0, end: len(l.Value), valueAt: func(i int) int { return i }, text: "'driver' => 'pgsql'"},
 				"this Laravel pgsql connection keeps PDO's default, ATTR_EMULATE_PREPARES off, so each query runs as a named server-side statement (pdo_stmt_…) prepared on its first execute and used by its later executes, possibly in other transactions", pdoPrepareFix)
 		}
@@ -386,4 +387,52 @@ func newPDO(src []byte, start int) bool {
 // configuration (config/database.php).
 func laravelDatabaseFile(name string) bool {
 	return strings.EqualFold(filepath.Base(name), "database.php")
+}
+
+// phpEnclosing returns the offset of the bracket that opens the array or
+// argument list holding offset i ([ or "("), or -1; code marks the bytes
+// outside literals and comments.
+func phpEnclosing(src []byte, code []bool, i int) int {
+	depth := 0
+	for k := i - 1; k >= 0; k-- {
+		if !code[k] {
+			continue
+		}
+		switch src[k] {
+		case ']', ')':
+			depth++
+		case '[', '(':
+			if depth == 0 {
+				return k
+			}
+			depth--
+		}
+	}
+	return -1
+}
+
+// laravelPooled reports whether the Laravel connection array that opens at
+// arr declares itself pooled: 'pooled' => true or a 'direct' endpoint,
+// for which Laravel turns ATTR_EMULATE_PREPARES on itself.
+func laravelPooled(src []byte, code []bool, lits []extract.Literal, arr int) bool {
+	for i := range lits {
+		l := &lits[i]
+		if l.Value != "pooled" && l.Value != "direct" || phpEnclosing(src, code, l.Start) != arr {
+			continue
+		}
+		j := l.End
+		for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\r' || src[j] == '\n') {
+			j++
+		}
+		if j+1 >= len(src) || src[j] != '=' || src[j+1] != '>' {
+			continue
+		}
+		if l.Value == "direct" {
+			return true
+		}
+		if v, ok := phpBoolAfter(src, l.End); ok && v {
+			return true
+		}
+	}
+	return false
 }

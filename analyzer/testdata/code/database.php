@@ -33,6 +33,13 @@ return [
         ),
     ],
 
+        // Laravel turns emulated prepares on for a pooled connection.
+        'pgbouncer' => [
+            'driver' => 'pgsql',
+            'pooled' => true,
+            'direct' => ['host' => env('DB_DIRECT_HOST')],
+        ],
+
     // Not a connection's array: a plain map of names.
     'labels' => ['search_path' => 'Search path', 'driver' => 'pgsql-ish'],
 ];
