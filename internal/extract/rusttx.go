@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -24,8 +25,16 @@ type Span struct{ Start, End int }
 //     test code (a file under a tests directory or with #[test] or
 //     #[cfg(test)]) those of others, given as helpers, too.
 //
+// For C# they are the scopes of a System.Transactions TransactionScope
+// that never calls Complete(): the ambient transaction is rolled back when
+// the scope is disposed (using (new TransactionScope()) { … }, or using var
+// scope = new TransactionScope(); to the end of the block).
+//
 // Other languages have none.
 func RolledBackSpans(lang Language, name string, src []byte, helpers map[string]bool) []Span {
+	if lang == CSharp {
+		return csharpRolledBack(src)
+	}
 	if lang != Rust {
 		return nil
 	}
@@ -326,4 +335,173 @@ func RustConnectOptions(src []byte) []OptionPair {
 		}
 	}
 	return out
+}
+
+// csUsingRE matches the text of a statement before its new
+// TransactionScope: using (, using (var s =, using var s =.
+var csUsingRE = regexp.MustCompile(`^\s*using\s*(\(\s*)?((var|TransactionScope|System\.Transactions\.TransactionScope)\??\s+\w+\s*=\s*)?$`)
+
+// csCompleteRE matches a call of Complete().
+var csCompleteRE = regexp.MustCompile(`\.\s*Complete\s*\(`)
+
+// csharpRolledBack returns the scopes of TransactionScopes that are never
+// completed.
+func csharpRolledBack(src []byte) []Span {
+	if !bytes.Contains(src, []byte("TransactionScope")) {
+		return nil
+	}
+	lits, comments, err := Literals(CSharp, src)
+	if err != nil {
+		return nil
+	}
+	code := make([]bool, len(src))
+	for i := range code {
+		code[i] = true
+	}
+	off := func(a, b int) {
+		for k := max(a, 0); k < b && k < len(src); k++ {
+			code[k] = false
+		}
+	}
+	for _, l := range lits {
+		off(l.Start, l.End)
+	}
+	for _, c := range comments {
+		off(c.Start, c.End)
+	}
+	isWord := func(c byte) bool { return c == '_' || isIdentChar(c) }
+	skip := func(i int) int {
+		for i < len(src) && (!code[i] || src[i] == ' ' || src[i] == '\t' || src[i] == '\r' || src[i] == '\n') {
+			i++
+		}
+		return i
+	}
+	// match returns the offset of the bracket that closes the one at i.
+	match := func(i int) int {
+		open := src[i]
+		shut := map[byte]byte{'(': ')', '{': '}', '[': ']'}[open]
+		depth := 0
+		for k := i; k < len(src); k++ {
+			if !code[k] {
+				continue
+			}
+			switch src[k] {
+			case open:
+				depth++
+			case shut:
+				depth--
+				if depth == 0 {
+					return k
+				}
+			}
+		}
+		return len(src) - 1
+	}
+	// statementEnd returns the offset just after the statement at i: a
+	// block, a using that holds the next statement, or up to its ';'.
+	var statementEnd func(i int) int
+	statementEnd = func(i int) int {
+		i = skip(i)
+		if i >= len(src) {
+			return len(src)
+		}
+		if src[i] == '{' {
+			return match(i) + 1
+		}
+		if bytes.HasPrefix(src[i:], []byte("using")) {
+			if j := skip(i + 5); j < len(src) && src[j] == '(' {
+				return statementEnd(match(j) + 1)
+			}
+		}
+		depth := 0
+		for k := i; k < len(src); k++ {
+			if !code[k] {
+				continue
+			}
+			switch src[k] {
+			case '(', '[', '{':
+				depth++
+			case ')', ']', '}':
+				depth--
+			case ';':
+				if depth <= 0 {
+					return k + 1
+				}
+			}
+		}
+		return len(src)
+	}
+	// blockEnd returns the offset of the brace that closes the block
+	// holding offset i.
+	blockEnd := func(i int) int {
+		depth := 0
+		for k := i; k < len(src); k++ {
+			if !code[k] {
+				continue
+			}
+			switch src[k] {
+			case '{':
+				depth++
+			case '}':
+				if depth == 0 {
+					return k
+				}
+				depth--
+			}
+		}
+		return len(src)
+	}
+	var spans []Span
+	for from := 0; ; {
+		k := bytes.Index(src[from:], []byte("TransactionScope"))
+		if k < 0 {
+			break
+		}
+		k += from
+		from = k + len("TransactionScope")
+		if !code[k] || k > 0 && isWord(src[k-1]) && src[k-1] != '.' || from < len(src) && isWord(src[from]) {
+			continue
+		}
+		// new [System.Transactions.]TransactionScope
+		n := k
+		for n > 0 && (isWord(src[n-1]) || src[n-1] == '.') {
+			n--
+		}
+		head := strings.TrimRight(string(src[:n]), " \t\r\n")
+		if !strings.HasSuffix(head, "new") {
+			continue
+		}
+		newAt := len(head) - 3
+		// The statement's start: after the last ; { or } before new.
+		st := newAt
+		for st > 0 && !(code[st-1] && (src[st-1] == ';' || src[st-1] == '{' || src[st-1] == '}')) {
+			st--
+		}
+		m := csUsingRE.FindSubmatch(src[st:newAt])
+		if m == nil {
+			continue
+		}
+		var a, b int
+		if len(m[1]) > 0 {
+			open := bytes.IndexByte(src[st:newAt], '(') + st
+			close := match(open)
+			a, b = close+1, statementEnd(close+1)
+		} else {
+			a, b = newAt, blockEnd(newAt)
+		}
+		if a >= b {
+			continue
+		}
+		completed := false
+		for _, c := range csCompleteRE.FindAllIndex(src[a:b], -1) {
+			if code[a+c[0]] {
+				completed = true
+				break
+			}
+		}
+		if !completed {
+			spans = append(spans, Span{a, b})
+		}
+	}
+	return spans
 }

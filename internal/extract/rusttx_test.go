@@ -89,9 +89,12 @@ func FuzzRolledBackSpans(f *testing.F) {
 	f.Add([]byte("fn f(c: &mut C) { c.test_transaction::<_, E, _>(|c| { q(\"x\") }); }"))
 	f.Add([]byte("fn connection() -> C { c.begin_test_transaction(); c } fn t() { connection(); }"))
 	f.Add([]byte("c.test_transaction::<<<(("))
+	f.Add([]byte("using (new TransactionScope()) { x(\"a\"); } using var s = new TransactionScope(; using (var t = new System.Transactions.TransactionScope()) t.Complete();"))
 	f.Add([]byte(`let o: PgConnectOptions = u; o.x(1)?.options([("a", "b")]); PgConnectOptions::new().options([(`))
 	f.Fuzz(func(t *testing.T, src []byte) {
-		for _, s := range RolledBackSpans(Rust, "tests/x.rs", src, map[string]bool{"connection": true}) {
+		spans := RolledBackSpans(Rust, "tests/x.rs", src, map[string]bool{"connection": true})
+		spans = append(spans, RolledBackSpans(CSharp, "x.cs", src, nil)...)
+		for _, s := range spans {
 			if s.Start < 0 || s.End > len(src) || s.Start > s.End {
 				t.Fatalf("span %v outside %d bytes", s, len(src))
 			}
@@ -135,5 +138,37 @@ func TestRustConnectOptions(t *testing.T) {
 				t.Errorf("got %q, want %q", strings.Join(got, ","), tc.want)
 			}
 		})
+	}
+}
+
+// TestCSharpTransactionScopes checks the C# scopes whose transaction is
+// never completed: literals marked IN lie in one, OUT outside.
+func TestCSharpTransactionScopes(t *testing.T) {
+	for _, src := range []string{
+		`using (new TransactionScope()) using (var c = Open()) { c.Run("IN"); } c.Run("OUT");`,
+		`void F() { using var scope = new TransactionScope(TransactionScopeOption.Required); c.Run("IN"); } void G() { c.Run("OUT"); }`,
+		`using (var scope = new System.Transactions.TransactionScope()) { c.Run("OUT"); scope.Complete(); }`,
+		`using (var scope = new TransactionScope()) c.Run("IN");
+c.Run("OUT");`,
+		`var scope = new TransactionScope(); c.Run("OUT"); // not disposed by a using`,
+		`using (new TransactionScope()) { c.Run("IN"); /* scope.Complete(); */ var s = ".Complete()"; }`,
+	} {
+		spans := RolledBackSpans(CSharp, "x.cs", []byte(src), nil)
+		for _, mark := range []string{`"IN"`, `"OUT"`} {
+			for off := 0; ; {
+				k := strings.Index(src[off:], mark)
+				if k < 0 {
+					break
+				}
+				off += k + 1
+				in := false
+				for _, s := range spans {
+					in = in || s.Start <= off-1 && off-1 < s.End
+				}
+				if in != (mark == `"IN"`) {
+					t.Errorf("%s: %s at %d: in a rolled-back scope = %v; spans %v", src, mark, off-1, in, spans)
+				}
+			}
+		}
 	}
 }
