@@ -412,8 +412,10 @@ func phpEnclosing(src []byte, code []bool, i int) int {
 }
 
 // laravelPooled reports whether the Laravel connection array that opens at
-// arr declares itself pooled: 'pooled' => true or a 'direct' endpoint,
-// for which Laravel turns ATTR_EMULATE_PREPARES on itself.
+// arr declares itself pooled: 'pooled' => true or a 'direct' endpoint
+// given as an array, for which Laravel turns ATTR_EMULATE_PREPARES on
+// itself ('pooled' => env('DB_POOLED', false) and 'direct' =>
+// array_filter([…]) leave it off unless the environment says otherwise).
 func laravelPooled(src []byte, code []bool, lits []extract.Literal, arr int) bool {
 	for i := range lits {
 		l := &lits[i]
@@ -428,7 +430,16 @@ func laravelPooled(src []byte, code []bool, lits []extract.Literal, arr int) boo
 			continue
 		}
 		if l.Value == "direct" {
-			return true
+			// A literal array is never empty here; array_filter([…env…])
+			// is empty unless the environment names a direct host.
+			k := j + 2
+			for k < len(src) && (src[k] == ' ' || src[k] == '\t' || src[k] == '\r' || src[k] == '\n') {
+				k++
+			}
+			if k < len(src) && src[k] == '[' || strings.HasPrefix(string(src[k:min(len(src), k+6)]), "array(") {
+				return true
+			}
+			continue
 		}
 		if v, ok := phpBoolAfter(src, l.End); ok && v {
 			return true

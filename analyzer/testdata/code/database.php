@@ -40,6 +40,13 @@ return [
             'direct' => ['host' => env('DB_DIRECT_HOST')],
         ],
 
+        // Laravel's own default: pooled only when the environment says so.
+        'pgsql-env' => [
+            'driver' => 'pgsql', // want protocol-prepare:info
+            'pooled' => env('DB_POOLED', false),
+            'direct' => array_filter(['host' => env('DB_DIRECT_HOST')]),
+        ],
+
     // Not a connection's array: a plain map of names.
     'labels' => ['search_path' => 'Search path', 'driver' => 'pgsql-ish'],
 ];
