@@ -505,3 +505,84 @@ func csharpRolledBack(src []byte) []Span {
 	}
 	return spans
 }
+
+// rustConnectCalls are the calls by which a Rust test reaches a server:
+// connecting, and running statements on a connection or pool.
+var rustConnectCalls = map[string]bool{
+	"connect": true, "connect_with": true, "connect_lazy": true, "connect_lazy_with": true,
+	"establish": true, "acquire": true, "begin": true, "execute": true, "fetch": true,
+	"fetch_one": true, "fetch_all": true, "fetch_optional": true, "batch_execute": true,
+	"simple_query": true, "query": true, "query_one": true, "query_opt": true, "prepare": true,
+	"run": true, "get_result": true, "load": true,
+}
+
+// RustOfflineTests returns the bodies of the Rust test functions of a file
+// (#[test], #[tokio::test], …) that never reach a server: they call
+// nothing of rustConnectCalls. The connection strings and options such a
+// test builds are only parsed and compared, never sent.
+func RustOfflineTests(src []byte) []Span {
+	if !bytes.Contains(src, []byte("test")) {
+		return nil
+	}
+	t := rustCodeTokens(src)
+	is := func(k int, kind byte) bool { return k >= 0 && k < len(t) && t[k].kind == kind }
+	text := func(k int) string { return string(src[t[k].start:t[k].end]) }
+	var spans []Span
+	for k := range t {
+		if !is(k, 'i') || text(k) != "fn" || !is(k+1, 'i') {
+			continue
+		}
+		// Attributes before the qualifiers: #[…] groups, the last of
+		// which names test.
+		a := k - 1
+		for is(a, 'i') && (text(a) == "pub" || text(a) == "async" || text(a) == "unsafe" || text(a) == "const") {
+			a--
+		}
+		isTest := false
+		for is(a, ']') {
+			depth, open := 0, -1
+			for m := a; m >= 0; m-- {
+				if is(m, ']') {
+					depth++
+				} else if is(m, '[') {
+					depth--
+					if depth == 0 {
+						open = m
+						break
+					}
+				}
+			}
+			if open < 1 || !is(open-1, '#') {
+				break
+			}
+			for m := open + 1; m < a; m++ {
+				if is(m, 'i') && text(m) == "test" {
+					isTest = true
+				}
+			}
+			a = open - 2
+		}
+		if !isTest {
+			continue
+		}
+		b := k + 2
+		for b < len(t) && !is(b, '{') && !is(b, ';') {
+			b++
+		}
+		if !is(b, '{') {
+			continue
+		}
+		end := matchTok(t, b)
+		offline := true
+		for m := b; m < end; m++ {
+			if is(m, 'i') && rustConnectCalls[text(m)] && (is(m+1, '(') || is(m+1, ':') && is(m+2, '<')) {
+				offline = false
+				break
+			}
+		}
+		if offline {
+			spans = append(spans, Span{t[b].start, t[end].end})
+		}
+	}
+	return spans
+}

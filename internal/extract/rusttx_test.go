@@ -89,11 +89,13 @@ func FuzzRolledBackSpans(f *testing.F) {
 	f.Add([]byte("fn f(c: &mut C) { c.test_transaction::<_, E, _>(|c| { q(\"x\") }); }"))
 	f.Add([]byte("fn connection() -> C { c.begin_test_transaction(); c } fn t() { connection(); }"))
 	f.Add([]byte("c.test_transaction::<<<(("))
+	f.Add([]byte("#[test] fn a() { x(\"y\"); } #[ ] fn b( #[test] fn"))
 	f.Add([]byte("using (new TransactionScope()) { x(\"a\"); } using var s = new TransactionScope(; using (var t = new System.Transactions.TransactionScope()) t.Complete();"))
 	f.Add([]byte(`let o: PgConnectOptions = u; o.x(1)?.options([("a", "b")]); PgConnectOptions::new().options([(`))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		spans := RolledBackSpans(Rust, "tests/x.rs", src, map[string]bool{"connection": true})
 		spans = append(spans, RolledBackSpans(CSharp, "x.cs", src, nil)...)
+		spans = append(spans, RustOfflineTests(src)...)
 		for _, s := range spans {
 			if s.Start < 0 || s.End > len(src) || s.Start > s.End {
 				t.Fatalf("span %v outside %d bytes", s, len(src))
@@ -167,6 +169,37 @@ c.Run("OUT");`,
 				}
 				if in != (mark == `"IN"`) {
 					t.Errorf("%s: %s at %d: in a rolled-back scope = %v; spans %v", src, mark, off-1, in, spans)
+				}
+			}
+		}
+	}
+}
+
+// TestRustOfflineTests checks which test bodies count as never reaching a
+// server: literals marked IN lie in one, OUT outside.
+func TestRustOfflineTests(t *testing.T) {
+	for _, src := range []string{
+		`#[test] fn parses() { let u = "IN"; assert_eq!(u.parse::<Opts>().unwrap().x, 1); }`,
+		`#[tokio::test] async fn connects() { let c = connect("OUT").await; }`,
+		`#[test] #[ignore] pub fn runs() { let u = "OUT"; sqlx::query("x").execute(&p); }`,
+		`fn helper() { let u = "OUT"; }`,
+		`#[cfg(test)] mod t { #[test] fn a() { let u = "IN"; } fn b() { let u = "OUT"; } }`,
+		`#[sqlx::test] async fn pooled(pool: PgPool) { let u = "OUT"; pool.acquire().await; }`,
+	} {
+		spans := RustOfflineTests([]byte(src))
+		for _, mark := range []string{`"IN"`, `"OUT"`} {
+			for off := 0; ; {
+				k := strings.Index(src[off:], mark)
+				if k < 0 {
+					break
+				}
+				off += k + 1
+				in := false
+				for _, s := range spans {
+					in = in || s.Start <= off-1 && off-1 < s.End
+				}
+				if in != (mark == `"IN"`) {
+					t.Errorf("%s: %s at %d: offline = %v; spans %v", src, mark, off-1, in, spans)
 				}
 			}
 		}
