@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
@@ -142,4 +143,57 @@ func csharpCommandNew(src []byte, start int) bool {
 		typ = typ[k+1:]
 	}
 	return strings.HasSuffix(typ, "Command") || typ == "NpgsqlBatchCommand"
+}
+
+// csharpThrowsArgs returns the source ranges of the argument lists of
+// calls that expect an exception (Assert.Throws<…>(…), ThrowsAsync,
+// MSTest's ThrowsException): what they build fails, so a connection string
+// there never reaches a server.
+func csharpThrowsArgs(src []byte, lits []extract.Literal, comments []extract.Comment) [][2]int {
+	if !bytes.Contains(src, []byte("Throws")) {
+		return nil
+	}
+	code := codeMask(src, lits, comments)
+	var out [][2]int
+	for _, name := range []string{"Throws", "ThrowsAsync", "ThrowsException", "ThrowsExceptionAsync"} {
+		for _, k := range codeIndex(src, code, name) {
+			if k == 0 || src[k-1] != '.' {
+				continue
+			}
+			j := k + len(name)
+			if j < len(src) && src[j] == '<' { // generic arguments
+				depth := 0
+				for ; j < len(src); j++ {
+					if src[j] == '<' {
+						depth++
+					} else if src[j] == '>' {
+						depth--
+						if depth == 0 {
+							j++
+							break
+						}
+					}
+				}
+			}
+			if j >= len(src) || src[j] != '(' {
+				continue
+			}
+			depth := 0
+			for e := j; e < len(src); e++ {
+				if !code[e] {
+					continue
+				}
+				if src[e] == '(' {
+					depth++
+				} else if src[e] == ')' {
+					depth--
+					if depth == 0 {
+						out = append(out, [2]int{j, e + 1})
+						break
+					}
+				}
+			}
+		}
+	}
+	return out
 }

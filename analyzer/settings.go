@@ -427,12 +427,16 @@ func (c *Config) codeSettings(name string, src []byte, lang extract.Language, li
 	if lang == extract.Rust {
 		offline = extract.RustOfflineTests(src)
 	}
+	var throws [][2]int
+	if lang == extract.CSharp {
+		throws = csharpThrowsArgs(src, lits, comments)
+	}
 	for i := range lits {
 		lit := &lits[i]
 		if notSQLCall(callee(src, lit.Start)) || notSQLMacros[lit.Macro] {
 			continue // a message: log.info("connect with postgres://…")
 		}
-		if spanAt(offline, lit.Start) >= 0 {
+		if spanAt(offline, lit.Start) >= 0 || inRanges(throws, lit.Start) {
 			continue // a test that parses the string and never connects
 		}
 		s.literal(lit)

@@ -147,8 +147,8 @@ func (s *settingsCheck) laravelConfig(src []byte, lits []extract.Literal, commen
 	}
 }
 
-// phpCodeMask marks the bytes of src outside string literals and comments.
-func phpCodeMask(src []byte, lits []extract.Literal, comments []extract.Comment) []bool {
+// codeMask marks the bytes of src outside string literals and comments.
+func codeMask(src []byte, lits []extract.Literal, comments []extract.Comment) []bool {
 	code := make([]bool, len(src))
 	for i := range code {
 		code[i] = true
@@ -167,9 +167,9 @@ func phpCodeMask(src []byte, lits []extract.Literal, comments []extract.Comment)
 	return code
 }
 
-// phpCodeIndex returns the offsets in src of word w where it stands in
+// codeIndex returns the offsets in src of word w where it stands in
 // code as a whole name (not part of a longer one).
-func phpCodeIndex(src []byte, code []bool, w string) []int {
+func codeIndex(src []byte, code []bool, w string) []int {
 	var out []int
 	s := string(src)
 	for from := 0; ; {
@@ -246,7 +246,7 @@ func (s *settingsCheck) phpPrepares(src []byte, lits []extract.Literal, comments
 		!strings.Contains(string(src), "pgsql") {
 		return
 	}
-	code := phpCodeMask(src, lits, comments)
+	code := codeMask(src, lits, comments)
 	litAt := map[int]int{}
 	for i := range lits {
 		litAt[lits[i].Start] = i
@@ -258,7 +258,7 @@ func (s *settingsCheck) phpPrepares(src []byte, lits []extract.Literal, comments
 		return j
 	}
 	for _, fn := range []string{"pg_prepare", "pg_send_prepare"} {
-		for _, k := range phpCodeIndex(src, code, fn) {
+		for _, k := range codeIndex(src, code, fn) {
 			j := skipBlank(k + len(fn))
 			if j >= len(src) || src[j] != '(' || k > 0 && (src[k-1] == '>' || src[k-1] == ':') {
 				continue // not a call of the function (a method of that name)
@@ -308,7 +308,7 @@ func (s *settingsCheck) phpPrepares(src []byte, lits []extract.Literal, comments
 	turnedOff := false // a true emulate or disable-prepares anywhere in the file
 	var explicit []int
 	for _, name := range []string{"ATTR_EMULATE_PREPARES", "PGSQL_ATTR_DISABLE_PREPARES", "ATTR_DISABLE_PREPARES"} {
-		for _, k := range phpCodeIndex(src, code, name) {
+		for _, k := range codeIndex(src, code, name) {
 			v, ok := phpBoolAfter(src, k+len(name))
 			if !ok {
 				continue
