@@ -354,6 +354,28 @@ func otherDatabaseFile(name string) bool {
 	return false
 }
 
+// inRanges reports whether off lies in one of rs.
+func inRanges(rs [][2]int, off int) bool {
+	for _, r := range rs {
+		if r[0] <= off && off < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// spanAt returns the index of the innermost span that holds off (the one
+// that starts last), or -1.
+func spanAt(spans []extract.Span, off int) int {
+	k := -1
+	for i, s := range spans {
+		if s.Start <= off && off < s.End && (k < 0 || s.Start > spans[k].Start) {
+			k = i
+		}
+	}
+	return k
+}
+
 // AnalyzeCode analyzes the SQL in the string literals of one application
 // source file. Literals that are not SQL, or do not parse once driver
 // placeholders are normalised, are skipped silently. Literals are taken in
@@ -388,13 +410,26 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	if otherDatabaseFile(name) {
 		lits = nil // SQL for another database: not sent to PostgreSQL
 	}
+	var providers [][2]int
+	if lang == extract.PHP {
+		providers = phpDataProviders(src)
+	}
 	lastLine := 0 // line of the last literal that gave a statement
+	// Statements in a transaction the driver never commits (diesel's
+	// test transactions) form one rolled-back group per span.
+	rolledBack := extract.RolledBackSpans(lang, name, src, c.testHelpers)
+	rbGroups := make([]*rules.Group, len(rolledBack))
 	for i := range lits {
 		lit := &lits[i]
+		fn := callee(src, lit.Start)
+		if lang == extract.CSharp && fn == "new" && csharpCommandNew(src, lit.Start) {
+			fn = "npgsqlcommand" // NpgsqlCommand cmd = new("…"): a target-typed command
+		}
 		if !looksLikeSQL(lit.Value) || looksLikeProse(lit.Value) || continuesExpression(src, lit.Start, lit.Value) ||
-			matchOperand(src, lit.Start) || notSQLCall(callee(src, lit.Start)) || notSQLMacros[lit.Macro] ||
+			matchOperand(src, lit.Start) || notSQLCall(fn) || notSQLMacros[lit.Macro] ||
 			lang == extract.Rust && rustNotSQLCall(callee(src, lit.Start)) ||
-			lang == extract.CSharp && csharpNotSQLCall(callee(src, lit.Start)) {
+			lang == extract.CSharp && csharpNotSQLCall(callee(src, lit.Start)) ||
+			lang == extract.PHP && (phpNotSQLCall(callee(src, lit.Start)) || inRanges(providers, lit.Start)) {
 			continue
 		}
 		norm, m := normalizePlaceholders(lit.Value)
@@ -411,6 +446,22 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			}
 		}
 		if len(stmts) == 0 {
+			continue
+		}
+		if k := spanAt(rolledBack, lit.Start); k >= 0 {
+			if rbGroups[k] == nil {
+				rbGroups[k] = &rules.Group{Explicit: true, RollsBack: true}
+			}
+			for i := range stmts {
+				st := &stmts[i]
+				stmt := rules.NewStmt(st, interesting)
+				if otherDialectCalls(stmt) {
+					continue
+				}
+				fb.code[st] = cs
+				res.Statements++
+				rbGroups[k].Stmts = append(rbGroups[k].Stmts, stmt)
+			}
 			continue
 		}
 		line := lines.Position(lit.Start).Line
@@ -472,6 +523,11 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 		}
 	}
 	tx.flush()
+	for _, g := range rbGroups {
+		if g != nil && len(g.Stmts) > 0 {
+			runGroup(g)
+		}
+	}
 	if !otherDatabaseFile(name) {
 		fb.findings = append(fb.findings, c.subscriptionFindings(name, lang, src, lines)...)
 		fb.findings = append(fb.findings, c.sessionCallFindings(name, lang, src, lines)...)

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
@@ -92,4 +93,107 @@ func (c *Config) subscriptionFindings(name string, lang extract.Language, src []
 		})
 	}
 	return fs
+}
+
+// csharpCommandNew reports whether the literal at start is the first
+// argument of a target-typed new("…") whose target is a command type:
+// NpgsqlCommand cmd = new("…"), a field or property of such a type
+// initialised so, or NpgsqlBatchCommand. The declared type is the name
+// before the variable before the '='.
+func csharpCommandNew(src []byte, start int) bool {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	isName := func(c byte) bool {
+		return c == '_' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
+	i := start - 1
+	back := func() {
+		for i >= 0 && isSpace(src[i]) {
+			i--
+		}
+	}
+	back()
+	if i < 0 || src[i] != '(' {
+		return false
+	}
+	i--
+	back()
+	if i < 2 || string(src[i-2:i+1]) != "new" {
+		return false
+	}
+	i -= 3
+	back()
+	if i < 0 || src[i] != '=' || i > 0 && (src[i-1] == '=' || src[i-1] == '!' || src[i-1] == '<' || src[i-1] == '>') {
+		return false
+	}
+	i--
+	back()
+	for i >= 0 && isName(src[i]) { // the variable, field or property
+		i--
+	}
+	back()
+	if i >= 0 && src[i] == '?' {
+		i-- // NpgsqlCommand? cmd
+	}
+	end := i + 1
+	for i >= 0 && isName(src[i]) {
+		i--
+	}
+	typ := string(src[i+1 : end])
+	if k := strings.LastIndexByte(typ, '.'); k >= 0 {
+		typ = typ[k+1:]
+	}
+	return strings.HasSuffix(typ, "Command") || typ == "NpgsqlBatchCommand"
+}
+
+// csharpThrowsArgs returns the source ranges of the argument lists of
+// calls that expect an exception (Assert.Throws<…>(…), ThrowsAsync,
+// MSTest's ThrowsException): what they build fails, so a connection string
+// there never reaches a server.
+func csharpThrowsArgs(src []byte, lits []extract.Literal, comments []extract.Comment) [][2]int {
+	if !bytes.Contains(src, []byte("Throws")) {
+		return nil
+	}
+	code := codeMask(src, lits, comments)
+	var out [][2]int
+	for _, name := range []string{"Throws", "ThrowsAsync", "ThrowsException", "ThrowsExceptionAsync"} {
+		for _, k := range codeIndex(src, code, name) {
+			if k == 0 || src[k-1] != '.' {
+				continue
+			}
+			j := k + len(name)
+			if j < len(src) && src[j] == '<' { // generic arguments
+				depth := 0
+				for ; j < len(src); j++ {
+					if src[j] == '<' {
+						depth++
+					} else if src[j] == '>' {
+						depth--
+						if depth == 0 {
+							j++
+							break
+						}
+					}
+				}
+			}
+			if j >= len(src) || src[j] != '(' {
+				continue
+			}
+			depth := 0
+			for e := j; e < len(src); e++ {
+				if !code[e] {
+					continue
+				}
+				if src[e] == '(' {
+					depth++
+				} else if src[e] == ')' {
+					depth--
+					if depth == 0 {
+						out = append(out, [2]int{j, e + 1})
+						break
+					}
+				}
+			}
+		}
+	}
+	return out
 }

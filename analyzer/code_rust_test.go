@@ -81,3 +81,32 @@ func TestSessionCallFindings(t *testing.T) {
 		}
 	}
 }
+
+// TestTestTransactionHelpersAcrossFiles checks that a diesel test helper
+// defined in one file (a connection inside a test transaction) makes the
+// SQL after its call in another test file a rolled-back transaction, and
+// that a file with its own function of that name is not affected.
+func TestTestTransactionHelpersAcrossFiles(t *testing.T) {
+	inputs := []Input{
+		{Name: "tests/schema/mod.rs", Data: []byte("pub fn connection() -> PgConnection {\n" +
+			"    let mut c = PgConnection::establish(&url()).unwrap();\n" +
+			"    c.begin_test_transaction().unwrap();\n    c\n}\n")},
+		{Name: "tests/update.rs", Data: []byte("#[test]\nfn t() {\n" +
+			"    let conn = &mut crate::schema::connection();\n" +
+			"    diesel::sql_query(\"CREATE TEMPORARY TABLE users (id int)\").execute(conn).unwrap();\n}\n")},
+		{Name: "tests/notify.rs", Data: []byte("fn connection() -> PgConnection { PgConnection::establish(&url()).unwrap() }\n" +
+			"#[test]\nfn t() {\n    let conn = &mut connection();\n" +
+			"    diesel::sql_query(\"CREATE TEMPORARY TABLE seen (id int)\").execute(conn).unwrap();\n}\n")},
+	}
+	rep, err := (&Config{}).Scan(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range rep.Findings {
+		got = append(got, f.File+":"+f.Rule)
+	}
+	if want := "tests/notify.rs:temp-table"; strings.Join(got, " ") != want {
+		t.Errorf("findings %v, want [%s]", got, want)
+	}
+}

@@ -423,15 +423,33 @@ func isolationLevel(arg string, lit *extract.Literal) (string, bool) {
 // connection strings and, in Java and Kotlin, the JDBC calls.
 func (c *Config) codeSettings(name string, src []byte, lang extract.Language, lines *sqlparse.LineIndex, lits []extract.Literal, comments []extract.Comment) []Finding {
 	s := newSettingsCheck(c, name, src, lines)
+	var offline []extract.Span
+	if lang == extract.Rust {
+		offline = extract.RustOfflineTests(src)
+	}
+	var throws [][2]int
+	if lang == extract.CSharp {
+		throws = csharpThrowsArgs(src, lits, comments)
+	}
 	for i := range lits {
 		lit := &lits[i]
 		if notSQLCall(callee(src, lit.Start)) || notSQLMacros[lit.Macro] {
 			continue // a message: log.info("connect with postgres://…")
 		}
+		if spanAt(offline, lit.Start) >= 0 || inRanges(throws, lit.Start) {
+			continue // a test that parses the string and never connects
+		}
 		s.literal(lit)
 	}
 	if lang == extract.Java || lang == extract.Kotlin {
 		s.javaCalls(lits, comments)
+	}
+	if lang == extract.Rust {
+		s.rustOptions(src, lits, offline)
+	}
+	if lang == extract.PHP {
+		s.laravelConfig(src, lits, comments)
+		s.phpPrepares(src, lits, comments)
 	}
 	return s.finish()
 }
@@ -454,4 +472,33 @@ func (c *Config) AnalyzeConfig(name string, src []byte, f extract.ConfigFormat) 
 	var res Result
 	res.Findings, res.Suppressed = applyDirectives(c, name, src, lines, cms, s.finish())
 	return res
+}
+
+// rustOptions checks the (name, value) pairs given to sqlx's
+// PgConnectOptions::options, which sqlx sends as -c name=value in the
+// options startup parameter.
+func (s *settingsCheck) rustOptions(src []byte, lits []extract.Literal, offline []extract.Span) {
+	pairs := extract.RustConnectOptions(src)
+	if len(pairs) == 0 {
+		return
+	}
+	at := map[int]*extract.Literal{}
+	for i := range lits {
+		at[lits[i].Start] = &lits[i]
+	}
+	for _, pr := range pairs {
+		k, v := at[pr.Key], at[pr.Value]
+		if k == nil || v == nil || spanAt(offline, k.Start) >= 0 {
+			continue
+		}
+		name := strings.ToLower(strings.TrimSpace(k.Value))
+		if name == "" || strings.Contains(name, extract.Placeholder) {
+			continue
+		}
+		if rules.TrackedParams[name] && s.t != rules.PgBouncerLegacy && s.t != rules.Generic {
+			continue // kept per client (PgBouncer 1.20+ reads options)
+		}
+		p := param{lit: k, key: name, value: v.Value, start: 0, end: len(k.Value), valueAt: func(i int) int { return i }, text: fmt.Sprintf("(%q, %q)", k.Value, v.Value)}
+		s.startupVia(p, name, fmt.Sprintf("PgConnectOptions::options sets %s=%s, which sqlx sends as -c %s=%s in startup parameter options", name, clip(v.Value, 60), name, clip(v.Value, 60)), true)
+	}
 }

@@ -27,6 +27,10 @@ type Config struct {
 	Workers int
 	// Severity overrides the severity of some rules' findings.
 	Severity map[string]rules.Severity
+
+	// testHelpers are the Rust functions of the scanned tree that hand
+	// out a connection inside a test transaction (Stream finds them).
+	testHelpers map[string]bool
 }
 
 func (c *Config) workers() int {
@@ -134,10 +138,14 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 			windows <- c.parseChunks(src, w, interesting)
 		}
 	}()
+	refused := 0 // statements PostgreSQL refuses: parse errors, SETs of unknown parameters
 	for out := range windows {
 		for _, p := range out {
 			for i, st := range p.stmts {
 				res.Statements++
+				if st.Err != nil || st.Node != nil && otherDialect(st.Node) {
+					refused++
+				}
 				if st.Err != nil && c.enabled(rules.ParseError.ID) {
 					fb.addParseError(st)
 				}
@@ -150,6 +158,22 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 	}
 	tx.flush()
 	res.Findings = fb.findings
+	f, foreign := pathDialect(name)
+	if !foreign && refused > 0 {
+		// A file with syntax of another database that PostgreSQL
+		// refuses is that database's. A PostgreSQL file that merely
+		// holds such a word parses, and is checked as usual.
+		f, foreign = otherSQLDialect(src)
+	}
+	if foreign && (refused > 0 || len(res.Findings) > 0) {
+		// One note instead of its parse errors and of findings for
+		// statements never sent to PostgreSQL; none for a file of
+		// another database that had nothing to report.
+		res.Findings = nil
+		if c.enabled(rules.OtherDialect.ID) {
+			res.Findings = []Finding{c.otherDialectFinding(name, lines, f, refused, res.Statements)}
+		}
+	}
 	res.Findings, res.Suppressed = applyDirectives(c, name, src, lines, sqlComments(src, script.Comments), res.Findings)
 	return res
 }

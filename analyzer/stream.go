@@ -47,6 +47,11 @@ const aheadPerWorker = 4
 // An unreadable file, or an error from emit, stops the scan and is
 // returned; emit is then not called again.
 func (c *Config) Stream(inputs []Input, emit func(FileResult) error) (Summary, error) {
+	if h := testHelpers(inputs); len(h) > 0 {
+		cc := *c
+		cc.testHelpers = h
+		c = &cc
+	}
 	order := make([]int, len(inputs))
 	for i := range order {
 		order[i] = i
@@ -133,6 +138,33 @@ func (c *Config) Stream(inputs []Input, emit func(FileResult) error) (Summary, e
 		sum.Skipped = append(sum.Skipped, Skipped{File: inputs[i].Name, Reason: reasons[i]})
 	}
 	return sum, nil
+}
+
+// testHelpers returns the Rust test helpers of the inputs
+// (extract.TestTransactionHelpers): the Rust files are read once before
+// the scan, and only the names are kept.
+func testHelpers(inputs []Input) map[string]bool {
+	var h map[string]bool
+	for _, in := range inputs {
+		if lang, ok := extract.LanguageFor(in.Name); !ok || lang != extract.Rust {
+			continue
+		}
+		data := in.Data
+		if data == nil {
+			b, err := os.ReadFile(in.Name)
+			if err != nil {
+				continue // reported by the scan itself
+			}
+			data = b
+		}
+		for _, name := range extract.TestTransactionHelpers(extract.Rust, data) {
+			if h == nil {
+				h = map[string]bool{}
+			}
+			h[name] = true
+		}
+	}
+	return h
 }
 
 // analyzeInput reads and analyzes one input. Its findings come sorted,

@@ -23,6 +23,7 @@ var registry = []*Rule{
 	BadIgnore,
 	UnusedIgnore,
 	InvalidEncoding,
+	OtherDialect,
 }
 
 // All returns every rule in catalogue order.

@@ -87,6 +87,10 @@ type Group struct {
 	Explicit bool
 	// Body names the routine when the group is a routine body.
 	Body string
+	// RollsBack is set for a transaction that the driver rolls back and
+	// never commits (a test transaction): it undoes what a ROLLBACK
+	// undoes.
+	RollsBack bool
 
 	undone []bool      // see Undone
 	idx    *groupIndex // see index
@@ -99,6 +103,9 @@ type Group struct {
 func (g *Group) RolledBack() bool {
 	if !g.Explicit || g.Body != "" || len(g.Stmts) == 0 {
 		return false
+	}
+	if g.RollsBack {
+		return true
 	}
 	last := g.Stmts[len(g.Stmts)-1]
 	if last.Node == nil {

@@ -37,3 +37,12 @@ var InvalidEncoding = &Rule{
 	Fix:      "convert the file to UTF-8 (for example iconv -f LATIN1 -t UTF-8), or exclude it in .pgpoolcheck.yaml",
 	Kind:     ScanRule,
 }
+
+// OtherDialect is a SQL file written for another database.
+var OtherDialect = &Rule{
+	ID:       "other-dialect",
+	Title:    "SQL file written for another database",
+	Severity: Info,
+	Fix:      "nothing to do if the file is not run against PostgreSQL; exclude it in .pgpoolcheck.yaml to drop this note",
+	Kind:     ScanRule,
+}

@@ -227,6 +227,13 @@ func rustSessionCalls(src []byte, t []rtok) []SessionCall {
 		end := match(open)
 		if v := boundTo(from); v != "" {
 			vars[v] = typ
+		} else if is(from-1, '(') && word(from-2, "new") && is(from-3, ':') &&
+			(word(from-4, "Arc") || word(from-4, "Rc") || word(from-4, "Box")) {
+			// let lock = Arc::new(PgAdvisoryLock::new(…)): the value
+			// behind a shared pointer, whose methods are called through it.
+			if v := boundTo(from - 4); v != "" {
+				vars[v] = typ
+			}
 		}
 		// Skip .await and ? after the constructor.
 		m := end + 1

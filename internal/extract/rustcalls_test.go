@@ -35,6 +35,14 @@ async fn sub(l: &mut sqlx::postgres::PgListener) { l.listen("y").await?; }`,
 		`use sqlx::postgres::PgListener;
 async fn f(pool: &PgPool) -> PgListener { let l = PgListener::connect_with(pool).await.unwrap(); subscribe(l) }`,
 		[]string{"PgListener.connect_with PgListener @connect_with"}},
+	{"advisory lock behind an Arc",
+		`use sqlx::postgres::PgAdvisoryLock;
+async fn f(pool: &PgPool) {
+    let lock1 = Arc::new(PgAdvisoryLock::new("a"));
+    let g = lock1.acquire(pool.acquire().await?).await?;
+    let c = lock1.clone();
+}`,
+		[]string{"PgAdvisoryLock.acquire lock1 @acquire"}},
 	{"advisory lock",
 		`use sqlx::postgres::{PgAdvisoryLock, PgAdvisoryLockKey};
 async fn f(conn: &mut PgConnection) {

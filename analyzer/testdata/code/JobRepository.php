@@ -33,7 +33,7 @@ final class JobRepository
         $this->conn->fetchOne('SELECT ' . 'lastval()'); // want sequence-session
         pg_query($db, "SET statement_timeout = '5s'"); // want session-set
         pg_query_params($db, 'SELECT * FROM jobs WHERE id = $1', [$id]);
-        pg_prepare($db, 'claim', 'PREPARE claim AS SELECT 1'); // want sql-prepare
+        pg_prepare($db, 'claim', 'PREPARE claim AS SELECT 1'); // want sql-prepare protocol-prepare:info
         pg_send_query($db, "LOAD 'auto_explain'"); // want session-load
         $sql = 'ALTER DATABASE ' . db_name() . ' SET work_mem = 1';
         $sql = 'UPDATE jobs';
