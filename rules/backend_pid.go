@@ -1,5 +1,12 @@
 package rules
 
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v5"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
 // BackendPID flags calls that identify the server process or the client's
 // network address.
 var BackendPID = &Rule{
@@ -16,7 +23,17 @@ var backendIdentityFuncs = []string{"pg_backend_pid", "inet_client_addr", "inet_
 func checkBackendPID(p *Pass) {
 	_, note := p.Target.Handle(StateBackendIdentity)
 	for _, st := range p.Group.Stmts {
-		for _, c := range st.CallsNamed(backendIdentityFuncs...) {
+		calls := st.CallsNamed(backendIdentityFuncs...)
+		if len(calls) == 0 {
+			continue
+		}
+		self := selfExclusions(st)
+		for _, c := range calls {
+			if c.Name == "pg_backend_pid" && self[c.Location] {
+				// pid <> pg_backend_pid(): the statement leaves its own
+				// backend out, whichever it is; nothing outlives it.
+				continue
+			}
 			msg := c.Name + "() identifies the server process of this transaction only: the client's next transaction may run in another one; " + note
 			if c.Name != "pg_backend_pid" {
 				msg = c.Name + "() returns the pooler's address, not the application's: the pooler is the server's client"
@@ -24,4 +41,31 @@ func checkBackendPID(p *Pass) {
 			p.Report(st, c.Location, Info, msg, "")
 		}
 	}
+}
+
+// selfExclusions returns the locations of the pg_backend_pid() calls in st
+// that are an operand of <> (pid <> pg_backend_pid(): every backend but
+// the statement's own).
+func selfExclusions(st *Stmt) map[int32]bool {
+	var out map[int32]bool
+	Walk(st.Node, func(m protoreflect.Message) bool {
+		e, ok := m.Interface().(*pg.A_Expr)
+		if !ok || e.Kind != pg.A_Expr_Kind_AEXPR_OP || len(e.Name) != 1 || e.Name[0].GetString_().GetSval() != "<>" {
+			return true
+		}
+		for _, n := range []*pg.Node{e.Lexpr, e.Rexpr} {
+			for n.GetTypeCast() != nil {
+				n = n.GetTypeCast().Arg
+			}
+			if fc := n.GetFuncCall(); fc != nil && len(fc.Args) == 0 && len(fc.Funcname) > 0 &&
+				strings.EqualFold(fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval(), "pg_backend_pid") {
+				if out == nil {
+					out = make(map[int32]bool)
+				}
+				out[fc.Location] = true
+			}
+		}
+		return true
+	})
+	return out
 }

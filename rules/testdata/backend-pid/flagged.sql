@@ -3,10 +3,6 @@ SELECT pg_backend_pid(); -- want backend-pid:info
 SELECT pg_catalog.pg_backend_pid() AS pid; -- want backend-pid:info
 SELECT inet_client_addr(), inet_client_port(); -- want backend-pid backend-pid
 
--- test-suite reset scripts: kick everyone else off the database
-SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-WHERE datname = current_database() AND pid <> pg_backend_pid(); -- want backend-pid:info
-
 SELECT locktype, objid FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory'; -- want backend-pid:info
 SELECT * FROM pg_stat_activity WHERE pid = pg_backend_pid(); -- want backend-pid:info
 INSERT INTO worker_heartbeats (pid, host) VALUES (pg_backend_pid(), inet_client_addr()); -- want backend-pid backend-pid
