@@ -570,7 +570,8 @@ func (l *evLoop) attach(c *clientConn) bool {
 			}
 			return l.bind(c, s)
 		}
-		if pl.open < pl.size {
+		full := pl.open < pl.size && pl.capsFull()
+		if pl.open < pl.size && !full {
 			// A new server: its login blocks.
 			pl.unlock()
 			l.eject(c, nil, false)
@@ -586,6 +587,9 @@ func (l *evLoop) attach(c *clientConn) bool {
 		}
 		c.lwait = true
 		pl.unlock()
+		if full {
+			pl.capped()
+		}
 		return false
 	}
 }

@@ -345,6 +345,10 @@ func TestParseDatabase(t *testing.T) {
 		{spec: "=x", err: "want NAME"},
 		{spec: "app=", err: "want NAME"},
 		{spec: "", err: "want NAME"},
+		{spec: "app:0:10", name: "app", db: Database{MaxDBConnections: 10}},
+		{spec: "app=real:5:8", name: "app", db: Database{DBName: "real", PoolSize: 5, MaxDBConnections: 8}},
+		{spec: "app:5:-1", err: "not a whole number"},
+		{spec: "a:1:2:3", err: "want NAME"},
 	} {
 		name, db, err := ParseDatabase(tc.spec)
 		if tc.err != "" {

@@ -58,6 +58,9 @@ type pool struct {
 	ctr poolCounters
 	// tls is set once a server of the pool was connected with TLS.
 	tls atomic.Bool
+	// dbCap and userCap count the servers of the pool's database and
+	// user over all pools (caps.go).
+	dbCap, userCap *connCap
 }
 
 // waiter is a client waiting for a server. It receives a server, nil
@@ -143,7 +146,15 @@ func (q *waitQueue) remove(w *waiter) {
 
 // newPool makes the pool of key; p.mu is held.
 func newPool(p *Proxy, key poolKey, password string) *pool {
-	return &pool{proxy: p, key: key, password: password, size: p.poolSize(key.database)}
+	pl := &pool{proxy: p, key: key, password: password, size: p.poolSize(key.database)}
+	if p.dbCaps == nil {
+		p.dbCaps, p.userCaps = map[string]*connCap{}, map[string]*connCap{}
+	}
+	pl.dbCap = capFor(p.dbCaps, key.database, p.dbCapMax(key.database))
+	pl.userCap = capFor(p.userCaps, key.user, p.cfg.MaxUserConnections)
+	pl.dbCap.add(pl)
+	pl.userCap.add(pl)
+	return pl
 }
 
 func (p *pool) lock()   { p.mu.Lock() }
@@ -186,13 +197,17 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 			}
 			return s, nil
 		}
-		var granted bool
+		var granted, capped bool
 		var blocked error
 		if p.open < p.size {
 			blocked = p.loginBlocked(time.Now())
 		}
+		room := p.open < p.size && blocked == nil
+		if room && !p.takeCaps() {
+			room, capped = false, true
+		}
 		switch {
-		case p.open < p.size && blocked == nil:
+		case room:
 			p.open++
 			granted = true
 			p.unlock()
@@ -215,6 +230,9 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 				p.arm(deadline)
 			}
 			p.unlock()
+			if capped {
+				p.capped()
+			}
 			s, err := p.wait(w)
 			p.ctr.observeWait(time.Since(w.since))
 			if err != nil {
@@ -459,6 +477,12 @@ func (p *pool) release(s *serverConn) {
 		w.give(s)
 		return
 	}
+	if p.capStarved() {
+		// A client of another pool waits for a slot of a full cap.
+		p.unlock()
+		p.discard(s)
+		return
+	}
 	s.idleSince = time.Now()
 	p.idle = append(p.idle, s)
 	p.unlock()
@@ -492,6 +516,7 @@ func (p *pool) slotFreed() {
 	}
 	p.open--
 	p.unlock()
+	p.freeCaps()
 }
 
 // reap closes servers idle longer than the idle timeout, older than their
@@ -533,6 +558,7 @@ func (p *pool) closeIdle() {
 		p.lock()
 		p.open--
 		p.unlock()
+		p.freeCaps()
 	}
 }
 

@@ -3,6 +3,7 @@ package proxyconfig
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -216,7 +217,7 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 				return ignored, fail("want a peer id from 1 to 16383 (0: no peering), not %q", l.value)
 			}
 			s.PeerID = &n
-		case "default_pool_size", "max_client_conn", "max_prepared_statements", "max_packet_size":
+		case "default_pool_size", "max_client_conn", "max_prepared_statements", "max_packet_size", "max_db_connections", "max_user_connections":
 			n, err := strconv.ParseInt(l.value, 0, 64)
 			if err != nil || n < 0 || n > 1<<31-1 {
 				return ignored, fail("invalid number %q", l.value)
@@ -235,6 +236,10 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 				s.MaxClientConn = &v
 			case "max_prepared_statements":
 				s.MaxPreparedStatements = &v
+			case "max_db_connections":
+				s.MaxDBConnections = &v
+			case "max_user_connections":
+				s.MaxUserConnections = &v
 			case "max_packet_size":
 				if v < 1024 {
 					return ignored, fail("pgpoolcheck needs at least 1024")
@@ -315,20 +320,23 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 				s.UnixSocketDir = ptrTo(l.value)
 			}
 		case "stats_users":
-			ignore(l, "not used: only admin_users reach the admin console, so these users get no access to it")
+			s.StatsUsers = ptrTo(splitList(l.value))
 		case "auth_hba_file", "auth_ident_file", "auth_user", "auth_query", "auth_dbname", "auth_ldap_options":
 			return ignored, fail("not supported by pgpoolcheck: clients are authenticated against auth_file only; remove the key")
-		case "idle_transaction_timeout", "client_idle_timeout":
+		case "idle_transaction_timeout", "client_idle_timeout", "query_timeout":
 			d, err := parseDuration(l.value)
 			if err != nil {
 				return ignored, fail("%v", err)
 			}
-			if l.key == "idle_transaction_timeout" {
+			switch l.key {
+			case "idle_transaction_timeout":
 				s.IdleTransactionTimeout = &d
-			} else {
+			case "client_idle_timeout":
 				s.ClientIdleTimeout = &d
+			default:
+				s.QueryTimeout = &d
 			}
-		case "max_db_connections", "max_user_connections", "query_timeout", "transaction_timeout":
+		case "transaction_timeout":
 			if v, err := strconv.ParseFloat(l.value, 64); err == nil && v == 0 {
 				continue // PgBouncer's default: no limit
 			}
@@ -371,6 +379,7 @@ type upstreamEntry struct {
 	password                 string
 	hasPassword              bool
 	poolSize                 string
+	maxDBConnections         string
 }
 
 // databasesSection turns [databases] into the upstream URL. pgpoolcheck
@@ -408,10 +417,12 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 					return ignored, fmt.Errorf("line %d: database %s: pool_size %q is not a whole number from 1", l.line, l.key, p.value)
 				}
 				e.poolSize = p.value
-			case "pool_mode", "max_db_connections", "auth_user", "auth_dbname", "auth_query":
-				if p.key == "max_db_connections" && p.value == "0" {
-					continue
+			case "max_db_connections":
+				if n, err := strconv.Atoi(p.value); err != nil || n < 0 {
+					return ignored, fmt.Errorf("line %d: database %s: max_db_connections %q is not a whole number from 0", l.line, l.key, p.value)
 				}
+				e.maxDBConnections = p.value
+			case "pool_mode", "auth_user", "auth_dbname", "auth_query":
 				return ignored, fmt.Errorf("line %d: database %s: %s is not supported by pgpoolcheck per database; remove it", l.line, l.key, p.key)
 			default:
 				ignore(l.line, l.key+"."+p.key, "per-database settings are not supported")
@@ -471,7 +482,10 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			}
 			spec += "=" + e.dbname
 		}
-		if e.poolSize != "" {
+		switch {
+		case e.maxDBConnections != "" && e.maxDBConnections != "0":
+			spec += ":" + cmp.Or(e.poolSize, "0") + ":" + e.maxDBConnections
+		case e.poolSize != "":
 			spec += ":" + e.poolSize
 		}
 		dbs = append(dbs, spec)
