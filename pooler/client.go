@@ -726,9 +726,9 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	c.pool = p.poolFor(c)
 	c.tracked = p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0
 	c.policyOn = p.cfg.Mode == ModeTransaction && p.cfg.Classifier != nil
-	ctx, cancel := context.WithTimeout(p.ctx, p.live.queryWaitTimeout())
+	ctx, cancel := context.WithTimeout(p.ctx, p.live.waitLimit())
 	defer cancel()
-	defaults, err := c.pool.welcomeParams(ctx, time.Now().Add(p.live.queryWaitTimeout()))
+	defaults, err := c.pool.welcomeParams(ctx, time.Now().Add(p.live.waitLimit()))
 	if err != nil {
 		c.send(serverFailure(err))
 		p.log.Warn("client login: no server", "user", c.user, "database", c.database, "err", err)

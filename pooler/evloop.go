@@ -580,7 +580,7 @@ func (l *evLoop) attach(c *clientConn) bool {
 		w := &c.waiter
 		w.loop, w.c = l, c
 		now := time.Now()
-		w.since, w.deadline = now, now.Add(p.live.queryWaitTimeout())
+		w.since, w.deadline = now, now.Add(p.live.waitLimit())
 		pl.waiters.pushBack(w)
 		if !pl.armed {
 			pl.arm(w.deadline)
@@ -968,7 +968,7 @@ func (c *clientConn) resume(s *serverConn, granted bool) {
 	if granted {
 		p := c.proxy
 		var err error
-		s, err = c.pool.connectGranted(p.ctx, time.Now().Add(p.live.queryWaitTimeout()), c.params, &c.waiter)
+		s, err = c.pool.connectGranted(p.ctx, time.Now().Add(p.live.waitLimit()), c.params, &c.waiter)
 		if err != nil {
 			c.send(serverFailure(err))
 			p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)

@@ -502,7 +502,8 @@ func TestCapPerDatabase(t *testing.T) {
 // TestQueryTimeout: a query that runs longer than query_timeout ends with
 // FATAL "query timeout"; its backend's query is cancelled and the server
 // closed, and the pool (of one) serves the next client; a query shorter
-// than the timeout is untouched.
+// than the timeout is untouched, and a client waiting for a server waits
+// no longer than the timeout either.
 func TestQueryTimeout(t *testing.T) {
 	srv := pgtest.Shared(t)
 	for _, relay := range opsRelays {
@@ -534,6 +535,20 @@ func TestQueryTimeout(t *testing.T) {
 			var one int
 			if err := b.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
 				t.Fatalf("the next client: %v", err)
+			}
+			// A wait for a server is bounded by query_timeout too (the
+			// query wait timeout is the default two minutes here).
+			if _, err := b.Exec(ctx, "BEGIN"); err != nil {
+				t.Fatal(err)
+			}
+			c := tp.connect(t, pgx.QueryExecModeExec)
+			start = time.Now()
+			_, err = c.Exec(ctx, "SELECT 1")
+			if took := time.Since(start); sqlState(err) != "08P01" || took < 900*time.Millisecond || took > 5*time.Second {
+				t.Fatalf("a client waiting for the busy pool: %v after %s, want 08P01 after about 1s", err, took)
+			}
+			if _, err := b.Exec(ctx, "COMMIT"); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

@@ -128,6 +128,17 @@ func (l *liveSettings) set(c Config) {
 }
 
 func (l *liveSettings) queryWaitTimeout() time.Duration { return time.Duration(l.queryWait.Load()) }
+
+// waitLimit is how long a client may wait for a server: the query wait
+// timeout, or the query timeout when it is set and shorter (as
+// PgBouncer's query_timeout also ends a wait).
+func (l *liveSettings) waitLimit() time.Duration {
+	w := time.Duration(l.queryWait.Load())
+	if q := time.Duration(l.queryTimeout.Load()); q > 0 && q < w {
+		return q
+	}
+	return w
+}
 func (l *liveSettings) idleTimeout() time.Duration      { return time.Duration(l.serverIdle.Load()) }
 func (l *liveSettings) lifetime() time.Duration         { return time.Duration(l.serverLifetime.Load()) }
 func (l *liveSettings) connect() time.Duration          { return time.Duration(l.connectTimeout.Load()) }

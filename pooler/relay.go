@@ -367,7 +367,7 @@ func (c *clientConn) attach() (*serverConn, error) {
 	// client's settings back (preserve): wait for it.
 	c.pumps.Wait()
 	c.move(engine.Waiting)
-	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.queryWaitTimeout()), c.params, &c.waiter)
+	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.waitLimit()), c.params, &c.waiter)
 	if err != nil {
 		return nil, err
 	}
