@@ -139,11 +139,11 @@ func (l *liveSettings) waitLimit() time.Duration {
 	}
 	return w
 }
-func (l *liveSettings) idleTimeout() time.Duration      { return time.Duration(l.serverIdle.Load()) }
-func (l *liveSettings) lifetime() time.Duration         { return time.Duration(l.serverLifetime.Load()) }
-func (l *liveSettings) connect() time.Duration          { return time.Duration(l.connectTimeout.Load()) }
-func (l *liveSettings) retry() time.Duration            { return time.Duration(l.loginRetry.Load()) }
-func (l *liveSettings) login() time.Duration            { return time.Duration(l.clientLogin.Load()) }
+func (l *liveSettings) idleTimeout() time.Duration { return time.Duration(l.serverIdle.Load()) }
+func (l *liveSettings) lifetime() time.Duration    { return time.Duration(l.serverLifetime.Load()) }
+func (l *liveSettings) connect() time.Duration     { return time.Duration(l.connectTimeout.Load()) }
+func (l *liveSettings) retry() time.Duration       { return time.Duration(l.loginRetry.Load()) }
+func (l *liveSettings) login() time.Duration       { return time.Duration(l.clientLogin.Load()) }
 
 // New checks cfg and returns a Proxy that is not listening yet.
 func New(cfg Config) (*Proxy, error) {
