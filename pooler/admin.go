@@ -22,13 +22,15 @@ import (
 )
 
 // The admin console: a client whose startup database is AdminDatabase and
-// whose user is in Config.AdminUsers talks to the pooler itself instead of
-// a pool, in the simple query protocol, with PgBouncer's commands and
-// column names (SHOW POOLS, SHOW STATS, SHOW CLIENTS, SHOW SERVERS,
-// SHOW CONFIG, SHOW DATABASES, SHOW LISTS, as monitoring tools that speak
-// to PgBouncer expect them) plus SHOW HAZARDS, SHOW VERSION and SHOW HELP,
-// PAUSE, RESUME, RELOAD and SHUTDOWN. Extended-protocol messages are refused with an error up to
-// the next Sync, after which the console answers again.
+// whose user is in Config.AdminUsers (or Config.StatsUsers, for the SHOW
+// commands only) talks to the pooler itself instead of a pool, in the
+// simple query protocol, with PgBouncer's commands and column names (SHOW
+// POOLS, STATS, CLIENTS, SERVERS, SOCKETS, FDS, MEM, CONFIG, DATABASES,
+// LISTS, as monitoring tools that speak to PgBouncer expect them) plus SHOW
+// HAZARDS, SHOW VERSION and SHOW HELP, PAUSE, RESUME, DISABLE, ENABLE,
+// RECONNECT, WAIT_CLOSE, RELOAD, SET, KILL (adminops.go) and SHUTDOWN.
+// Extended-protocol messages are refused with an error up to the next
+// Sync, after which the console answers again.
 
 // AdminDatabase is the virtual database of the admin console; it also
 // answers to PgBouncer's name for its own, pgbouncerDatabase, so that
@@ -749,12 +751,12 @@ func sessionStateText(cfg Config) string {
 
 // Reload re-reads the configuration through Config.Reload (the admin
 // console's RELOAD; the command line calls it on SIGHUP) and applies what
-// can change while running: pool_size, admin_users, max_client_conn and
-// the timeouts.
+// can change while running (see apply).
 func (p *Proxy) Reload() error { return p.reload() }
 
 // reload runs Config.Reload and applies what can change while running:
-// pool_size, admin_users, max_client_conn and the timeouts. Other changed
+// pool sizes, the connection caps, admin and stats users, max_client_conn,
+// the timeouts, the auth file and the client certificates. Other changed
 // settings are logged as needing a restart.
 func (p *Proxy) reload() error {
 	if p.cfg.Reload == nil {

@@ -112,17 +112,29 @@ relative to the file that names them. Precedence, highest
 first: flags given on the command line, then (for the upstream URL)
 PGPOOLCHECK_UPSTREAM, then --config, then --pgbouncer-ini, then the defaults.
 With a config file, the admin console's RELOAD and
-SIGHUP read the files again and apply pool_size, admin_users,
-max_client_conn and the timeouts at once; other changed settings are
-logged as needing a restart.
+SIGHUP read the files again and apply pool sizes, the connection caps,
+admin_users, stats_users, max_client_conn, the timeouts, the auth file
+and the client certificates at once; other changed settings are logged as
+needing a restart.
+
+Limits across pools: --max-db-connections caps the server connections of
+one database over all its users, --max-user-connections those of one user
+over all databases (a database entry NAME:POOL_SIZE:MAX_DB_CONNECTIONS caps
+one database); a client that needs a server beyond a cap waits in its
+queue within --query-wait-timeout. --query-timeout closes a client whose
+query has run that long with FATAL "query timeout" (the query is cancelled
+and its server closed).
 
 Admin console: users in --admin-users (who log in as any client does) may
 connect to the virtual database pgpoolcheck (or pgbouncer, PgBouncer's name)
 on the same port, e.g. psql -h 127.0.0.1 -p 6432 -U postgres pgpoolcheck,
 and run SHOW POOLS, SHOW STATS, STATS_TOTALS, STATS_AVERAGES, TOTALS, USERS,
-SHOW CLIENTS, SHOW SERVERS, SHOW CONFIG (PgBouncer's columns), SHOW HAZARDS,
-SHOW VERSION, PAUSE [db], RESUME [db], RELOAD and SHUTDOWN. One admin may
-connect when clients are at --max-client-conn.
+SHOW CLIENTS, SHOW SERVERS, SHOW SOCKETS, SHOW FDS, SHOW MEM, SHOW DATABASES,
+SHOW LISTS, SHOW CONFIG (PgBouncer's columns), SHOW HAZARDS, SHOW VERSION,
+PAUSE [db], RESUME [db], DISABLE db, ENABLE db, RECONNECT [db],
+WAIT_CLOSE [db], KILL db, RELOAD, SET key = value (a setting RELOAD can
+change, while running) and SHUTDOWN. One admin may connect when clients are
+at --max-client-conn. Users in --stats-users may run the SHOW commands only.
 Other users are refused.
 
 Metrics: --metrics-listen ADDR serves Prometheus metrics on http://ADDR/metrics
