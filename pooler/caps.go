@@ -123,10 +123,10 @@ func (p *pool) takeCaps() bool {
 		return false
 	}
 	if !p.userCap.take() {
+		// Given back without a wake: nobody can have been refused the
+		// slot in between but for a moment, and the janitor's wakeCaps
+		// offers free slots every second.
 		p.dbCap.n.Add(-1)
-		if p.dbCap.max.Load() > 0 {
-			p.dbCap.starved.Store(true)
-		}
 		return false
 	}
 	return true

@@ -231,6 +231,20 @@ func TestAdminSet(t *testing.T) {
 	if got := config()["pool_size"]; got != "1" {
 		t.Errorf("a refused SET changed pool_size to %s", got)
 	}
+	// SHOW CONFIG's changeable column and SET agree, key by key.
+	settableKeys := map[string]bool{}
+	for _, k := range SettableKeys() {
+		settableKeys[k] = true
+	}
+	for _, r := range adminShow(t, admin, "SHOW CONFIG") {
+		if (r["changeable"] == "yes") != settableKeys[r["key"]] {
+			t.Errorf("SHOW CONFIG %s changeable=%s, but SET takes it: %v", r["key"], r["changeable"], settableKeys[r["key"]])
+		}
+		delete(settableKeys, r["key"])
+	}
+	if len(settableKeys) > 0 {
+		t.Errorf("SET takes keys SHOW CONFIG does not list: %v", settableKeys)
+	}
 }
 
 // TestAdminStatsUsers: a stats user reaches the console and its SHOW

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 )
 
 func addTestdata(f *testing.F, pattern string) {
@@ -32,6 +34,15 @@ func FuzzParsePgBouncerINI(f *testing.F) {
 		for _, k := range s.Set() {
 			if _, ok := s.Get(k); !ok {
 				t.Fatalf("key %s set but not readable", k)
+			}
+		}
+		// Each [databases] entry (alias, pool_size, max_db_connections)
+		// is one the proxy's allow-list reads back.
+		if s.Databases != nil {
+			for _, spec := range *s.Databases {
+				if _, _, err := pooler.ParseDatabase(spec); err != nil {
+					t.Fatalf("[databases] gave entry %q the proxy refuses: %v", spec, err)
+				}
 			}
 		}
 	})
