@@ -128,6 +128,11 @@ func (l *liveSettings) set(c Config) {
 }
 
 func (l *liveSettings) queryWaitTimeout() time.Duration { return time.Duration(l.queryWait.Load()) }
+func (l *liveSettings) idleTimeout() time.Duration      { return time.Duration(l.serverIdle.Load()) }
+func (l *liveSettings) lifetime() time.Duration         { return time.Duration(l.serverLifetime.Load()) }
+func (l *liveSettings) connect() time.Duration          { return time.Duration(l.connectTimeout.Load()) }
+func (l *liveSettings) retry() time.Duration            { return time.Duration(l.loginRetry.Load()) }
+func (l *liveSettings) login() time.Duration            { return time.Duration(l.clientLogin.Load()) }
 
 // waitLimit is how long a client may wait for a server: the query wait
 // timeout, or the query timeout when it is set and shorter (as
@@ -139,11 +144,6 @@ func (l *liveSettings) waitLimit() time.Duration {
 	}
 	return w
 }
-func (l *liveSettings) idleTimeout() time.Duration { return time.Duration(l.serverIdle.Load()) }
-func (l *liveSettings) lifetime() time.Duration    { return time.Duration(l.serverLifetime.Load()) }
-func (l *liveSettings) connect() time.Duration     { return time.Duration(l.connectTimeout.Load()) }
-func (l *liveSettings) retry() time.Duration       { return time.Duration(l.loginRetry.Load()) }
-func (l *liveSettings) login() time.Duration       { return time.Duration(l.clientLogin.Load()) }
 
 // New checks cfg and returns a Proxy that is not listening yet.
 func New(cfg Config) (*Proxy, error) {
