@@ -1004,8 +1004,9 @@ func (p *Proxy) waitPaused(db string) int {
 }
 
 // pauseWait holds a client that wants a server of a paused pool until it
-// is resumed, the deadline passes or ctx ends.
-func (pl *pool) pauseWait(ctx context.Context, deadline time.Time) error {
+// is resumed, the deadline passes, ctx ends or KILL kicks its waiter w
+// (nil: none).
+func (pl *pool) pauseWait(ctx context.Context, deadline time.Time, w *waiter) error {
 	ps := &pl.proxy.pause
 	var t *time.Timer
 	counted := false
@@ -1022,6 +1023,9 @@ func (pl *pool) pauseWait(ctx context.Context, deadline time.Time) error {
 		ch := ps.resumed
 		paused := ps.all || ps.dbs[pl.key.database]
 		ps.mu.Unlock()
+		if w != nil && w.kicked.Load() {
+			return errKilled
+		}
 		if !paused || ch == nil {
 			return nil
 		}

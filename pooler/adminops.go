@@ -2,6 +2,7 @@ package pooler
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"runtime"
@@ -186,9 +187,11 @@ func (p *Proxy) kill(db string) (int, error) {
 	msg := fatal(codeAdminShutdown, "database %q was killed on the pooler's admin console (KILL)", db)
 	for _, c := range victims {
 		if c.kill.CompareAndSwap(nil, &msg) {
+			c.waiter.kicked.Store(true)
 			c.shutRead()
 		}
 	}
+	p.pause.kick()
 	for _, pl := range p.matchingPools(db) {
 		pl.lock()
 		var waiters []*waiter
@@ -329,4 +332,19 @@ func (c *clientConn) consoleCommand(verb, cmd string, args []string) (out []byte
 		return encode(nil, &pgproto3.CommandComplete{CommandTag: []byte("KILL")}), true, nil
 	}
 	return nil, false, nil
+}
+
+// errKilled ends the wait of a client that KILL closed; the client gets
+// its kill message (clientConn.kill) as it goes.
+var errKilled = errors.New("database killed")
+
+// kick wakes every client waiting for a paused database, which waits
+// again unless KILL closed it.
+func (ps *pauseState) kick() {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.resumed != nil {
+		close(ps.resumed)
+		ps.resumed = make(chan struct{})
+	}
 }

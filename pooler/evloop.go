@@ -653,7 +653,7 @@ func (s *serverConn) leaveLoop() {
 
 // noServer closes a client that gets no server.
 func (l *evLoop) noServer(c *clientConn, err error) {
-	c.send(serverFailure(err))
+	c.send(c.failure(err))
 	l.p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
 	c.vanish()
 	l.afterVanish(c)
@@ -970,7 +970,7 @@ func (c *clientConn) resume(s *serverConn, granted bool) {
 		var err error
 		s, err = c.pool.connectGranted(p.ctx, time.Now().Add(p.live.waitLimit()), c.params, &c.waiter)
 		if err != nil {
-			c.send(serverFailure(err))
+			c.send(c.failure(err))
 			p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
 			c.vanish()
 			c.done()
@@ -979,7 +979,7 @@ func (c *clientConn) resume(s *serverConn, granted bool) {
 	}
 	if s != nil {
 		if _, err := c.setUp(s, true); err != nil {
-			c.send(serverFailure(err))
+			c.send(c.failure(err))
 			c.proxy.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
 			c.vanish()
 			c.done()

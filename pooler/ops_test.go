@@ -282,8 +282,8 @@ func TestAdminStatsUsers(t *testing.T) {
 }
 
 // TestAdminKill: KILL closes every client of the database at once with a
-// FATAL (idle ones and one inside a transaction) and its servers, and
-// pauses it: a new client waits until RESUME.
+// FATAL (idle ones, one inside a transaction, one held by PAUSE) and its
+// servers, and pauses it: a new client waits until RESUME.
 func TestAdminKill(t *testing.T) {
 	for _, relay := range opsRelays {
 		t.Run(string(relay), func(t *testing.T) {
@@ -335,6 +335,31 @@ func TestAdminKill(t *testing.T) {
 			}
 			if err := <-done; err != nil {
 				t.Fatalf("after RESUME: %v", err)
+			}
+			// A client held by PAUSE is closed by KILL too.
+			if _, err := admin.Exec(ctx, "PAUSE "+pgtest.Database); err != nil {
+				t.Fatal(err)
+			}
+			held := tp.connect(t, pgx.QueryExecModeExec)
+			heldDone := make(chan error, 1)
+			go func() {
+				_, err := held.Exec(ctx, "SELECT 1")
+				heldDone <- err
+			}()
+			time.Sleep(300 * time.Millisecond)
+			if _, err := admin.Exec(ctx, "KILL "+pgtest.Database); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-heldDone:
+				if sqlState(err) != "57P01" || !strings.Contains(err.Error(), "killed") {
+					t.Errorf("a client held by PAUSE, after KILL: %v, want FATAL 57P01 killed", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("a client held by PAUSE still waits after KILL")
+			}
+			if _, err := admin.Exec(ctx, "RESUME "+pgtest.Database); err != nil {
+				t.Fatal(err)
 			}
 			if _, err := admin.Exec(ctx, "KILL pgbouncer"); err == nil {
 				t.Error("KILL of the console database accepted")

@@ -78,6 +78,9 @@ type waiter struct {
 	// server as a message of that loop (give).
 	loop *evLoop
 	c    *clientConn
+	// kicked is set when KILL closes the client: a wait for a paused
+	// database ends (pauseWait).
+	kicked atomic.Bool
 }
 
 // give hands the waiter a server, nil (a slot to connect one in) or
@@ -179,7 +182,7 @@ var errPoolClosed = errors.New("pooler is shutting down")
 // its place in the queue.
 func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[string]string, w *waiter) (*serverConn, error) {
 	if p.proxy.pause.on.Load() {
-		if err := p.pauseWait(ctx, deadline); err != nil {
+		if err := p.pauseWait(ctx, deadline, w); err != nil {
 			return nil, err
 		}
 	}

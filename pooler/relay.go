@@ -126,7 +126,7 @@ func (c *clientConn) relay() bool {
 				continue
 			}
 			if s, err = c.attach(); err != nil {
-				c.send(serverFailure(err))
+				c.send(c.failure(err))
 				p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
 				c.vanish()
 				return true
