@@ -403,9 +403,10 @@ func (r *resultSet) totals() *resultSet {
 }
 
 // showUsers lists the users of the auth file and of the pools, with the
-// pool mode (SHOW USERS).
+// pool mode, max_user_connections and the user's server connections now
+// (SHOW USERS).
 func (p *Proxy) showUsers() *resultSet {
-	rs := columns("name:t", "pool_mode:t")
+	rs := columns("name:t", "pool_mode:t", "max_user_connections:i", "current_connections:i")
 	p.mu.Lock()
 	names := map[string]bool{}
 	for u := range p.cfg.Users {
@@ -415,9 +416,14 @@ func (p *Proxy) showUsers() *resultSet {
 		names[k.user] = true
 	}
 	mode := string(p.cfg.Mode)
+	max := strconv.Itoa(p.cfg.MaxUserConnections)
+	conns := map[string]int64{}
+	for u, c := range p.userCaps {
+		conns[u] = c.n.Load()
+	}
 	p.mu.Unlock()
 	for _, u := range slices.Sorted(maps.Keys(names)) {
-		rs.add(u, mode)
+		rs.add(u, mode, max, itoa(conns[u]))
 	}
 	return rs
 }

@@ -503,6 +503,18 @@ func TestCapUserConnections(t *testing.T) {
 			if peak != 3 {
 				t.Fatalf("peak server connections of the user %d, want the cap 3 reached and never exceeded", peak)
 			}
+			var user []string
+			for _, r := range tp.showUsers().rows {
+				if r[0] == "cap_u" {
+					user = r
+				}
+			}
+			if user == nil {
+				t.Fatal("SHOW USERS has no row for cap_u")
+			}
+			if n, _ := strconv.Atoi(user[3]); user[2] != "3" || n < 1 || n > 3 {
+				t.Errorf("SHOW USERS row of cap_u %v, want max_user_connections 3 and 1 to 3 connections", user)
+			}
 			found := false
 			for _, r := range tp.showDatabases(tp.Snapshot()).rows {
 				if r[0] == db2 {
