@@ -262,8 +262,11 @@ func (l *evLoop) handle(m loopMsg) {
 	case msgExpired, msgClosed:
 		c.lwait = false
 		err := errWaitTimeout
-		if m.kind == msgClosed {
+		switch {
+		case m.kind == msgClosed:
 			err = errPoolClosed
+		case c.waiter.kicked.Load():
+			err = errKilled
 		}
 		l.noServer(c, err)
 	}

@@ -282,13 +282,13 @@ func TestAdminStatsUsers(t *testing.T) {
 }
 
 // TestAdminKill: KILL closes every client of the database at once with a
-// FATAL (idle ones, one inside a transaction, one held by PAUSE) and its
-// servers, and pauses it: a new client waits until RESUME.
+// FATAL (idle ones, ones inside a transaction, one in the pool's queue,
+// one held by PAUSE) and its servers, and pauses it: a new client waits until RESUME.
 func TestAdminKill(t *testing.T) {
 	for _, relay := range opsRelays {
 		t.Run(string(relay), func(t *testing.T) {
 			srv := pgtest.Shared(t)
-			tp := startProxy(t, srv, Config{AdminUsers: []string{pgtest.SuperUser}, Relay: relay, PoolSize: 3})
+			tp := startProxy(t, srv, Config{AdminUsers: []string{pgtest.SuperUser}, Relay: relay, PoolSize: 2})
 			ctx := testCtx(t, 60*time.Second)
 			direct := directConn(t, srv)
 			admin := tp.adminConn(t)
@@ -305,10 +305,30 @@ func TestAdminKill(t *testing.T) {
 			if err := inTx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&txPID); err != nil {
 				t.Fatal(err)
 			}
+			// The pool's second server is held too: a third client queues.
+			blocker := tp.connect(t, pgx.QueryExecModeExec)
+			if _, err := blocker.Exec(ctx, "BEGIN"); err != nil {
+				t.Fatal(err)
+			}
+			queued := tp.connect(t, pgx.QueryExecModeExec)
+			queuedDone := make(chan error, 1)
+			go func() {
+				_, err := queued.Exec(ctx, "SELECT 1")
+				queuedDone <- err
+			}()
+			time.Sleep(300 * time.Millisecond)
 			if _, err := admin.Exec(ctx, "KILL "+pgtest.Database); err != nil {
 				t.Fatal(err)
 			}
-			for name, c := range map[string]*pgx.Conn{"idle": idle, "in a transaction": inTx} {
+			select {
+			case err := <-queuedDone:
+				if sqlState(err) != "57P01" || !strings.Contains(err.Error(), "killed") {
+					t.Errorf("a queued client after KILL: %v, want FATAL 57P01 killed", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("a queued client still waits after KILL")
+			}
+			for name, c := range map[string]*pgx.Conn{"idle": idle, "in a transaction": inTx, "holding the other server": blocker} {
 				if got := sentBeforeClose(c); !strings.Contains(got, "57P01") || !strings.Contains(got, "killed") {
 					t.Errorf("%s client after KILL got %q, want FATAL 57P01 killed", name, got)
 				}

@@ -339,6 +339,8 @@ func (p *pool) wait(w *waiter) (*serverConn, error) {
 	switch {
 	case !ok:
 		return nil, errPoolClosed
+	case s == waitExpired && w.kicked.Load():
+		return nil, errKilled // KILL emptied the queue
 	case s == waitExpired:
 		return nil, errWaitTimeout
 	}
