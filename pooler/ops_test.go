@@ -624,3 +624,35 @@ func TestQueryTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestAdminReloadCaps: RELOAD puts max_db_connections, query_timeout and
+// stats_users into force as SET does: after it, a second client of a
+// database capped at one server waits (though the pool has room) and its
+// wait ends at the query timeout.
+func TestAdminReloadCaps(t *testing.T) {
+	srv := pgtest.Shared(t)
+	createRoles(t, srv, "ops_stats")
+	tp := startProxy(t, srv, Config{AdminUsers: []string{pgtest.SuperUser}, PoolSize: 4,
+		Reload: func(c *Config) error {
+			c.MaxDBConnections, c.QueryTimeout, c.StatsUsers = 1, time.Second, []string{"ops_stats"}
+			return nil
+		}})
+	ctx := testCtx(t, 30*time.Second)
+	a := tp.connect(t, pgx.QueryExecModeExec)
+	b := tp.connect(t, pgx.QueryExecModeExec)
+	if _, err := tp.adminConn(t).Exec(ctx, "RELOAD"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Exec(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := b.Exec(ctx, "SELECT 1")
+	if took := time.Since(start); sqlState(err) != "08P01" || took < 900*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("a second client over the reloaded cap of 1: %v after %s, want 08P01 after about 1s", err, took)
+	}
+	if _, err := a.Exec(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	adminShow(t, tp.consoleAs(t, "ops_stats"), "SHOW POOLS")
+}
