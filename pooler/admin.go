@@ -22,13 +22,15 @@ import (
 )
 
 // The admin console: a client whose startup database is AdminDatabase and
-// whose user is in Config.AdminUsers talks to the pooler itself instead of
-// a pool, in the simple query protocol, with PgBouncer's commands and
-// column names (SHOW POOLS, SHOW STATS, SHOW CLIENTS, SHOW SERVERS,
-// SHOW CONFIG, SHOW DATABASES, SHOW LISTS, as monitoring tools that speak
-// to PgBouncer expect them) plus SHOW HAZARDS, SHOW VERSION and SHOW HELP,
-// PAUSE, RESUME, RELOAD and SHUTDOWN. Extended-protocol messages are refused with an error up to
-// the next Sync, after which the console answers again.
+// whose user is in Config.AdminUsers (or Config.StatsUsers, for the SHOW
+// commands only) talks to the pooler itself instead of a pool, in the
+// simple query protocol, with PgBouncer's commands and column names (SHOW
+// POOLS, STATS, CLIENTS, SERVERS, SOCKETS, FDS, MEM, CONFIG, DATABASES,
+// LISTS, as monitoring tools that speak to PgBouncer expect them) plus SHOW
+// HAZARDS, SHOW VERSION and SHOW HELP, PAUSE, RESUME, DISABLE, ENABLE,
+// RECONNECT, WAIT_CLOSE, RELOAD, SET, KILL (adminops.go) and SHUTDOWN.
+// Extended-protocol messages are refused with an error up to the next
+// Sync, after which the console answers again.
 
 // AdminDatabase is the virtual database of the admin console; it also
 // answers to PgBouncer's name for its own, pgbouncerDatabase, so that
@@ -61,8 +63,8 @@ func (p *Proxy) isAdmin(user string) bool {
 // console: it refuses users who are not admins, else sends the welcome.
 func (c *clientConn) adminLogin(out []byte) bool {
 	p := c.proxy
-	if !p.isAdmin(c.user) {
-		c.send(append(out, fatal(codeInvalidAuth, "not allowed: user %q is not an admin user of the pgpoolcheck console", c.user)...))
+	if !p.isAdmin(c.user) && !p.isStatsUser(c.user) {
+		c.send(append(out, fatal(codeInvalidAuth, "not allowed: user %q is not an admin or stats user of the pgpoolcheck console", c.user)...))
 		p.log.Info("admin console refused", "user", c.user, "addr", c.conn.RemoteAddr().String())
 		return false
 	}
@@ -220,6 +222,12 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 	words := strings.Fields(cmd)
 	verb := strings.ToUpper(words[0])
 	args := words[1:]
+	if err := c.checkConsoleRights(verb); err != nil {
+		return nil, false, err
+	}
+	if out, ok, err := c.consoleCommand(verb, cmd, args); ok {
+		return out, false, err
+	}
 	arg := func() (string, error) {
 		switch len(args) {
 		case 0:
@@ -264,8 +272,14 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 			rs = p.showDatabases(p.Snapshot())
 		case "LISTS":
 			rs = showLists(p.Snapshot())
+		case "MEM":
+			rs = showMem()
+		case "SOCKETS":
+			rs = showSockets(p.Snapshot())
+		case "FDS":
+			rs = p.showFDs(p.Snapshot())
 		case "HELP":
-			out := noticeResponse(nil, "Console usage\n\tSHOW "+showItems+"\n\tPAUSE [<db>]\n\tRESUME [<db>]\n\tDISABLE <db>\n\tENABLE <db>\n\tRECONNECT [<db>]\n\tWAIT_CLOSE [<db>]\n\tRELOAD\n\tSHUTDOWN")
+			out := noticeResponse(nil, "Console usage\n\tSHOW "+showItems+"\n\tPAUSE [<db>]\n\tRESUME [<db>]\n\tDISABLE <db>\n\tENABLE <db>\n\tRECONNECT [<db>]\n\tWAIT_CLOSE [<db>]\n\tRELOAD\n\tSET key = value\n\tKILL <db>\n\tSHUTDOWN")
 			return encode(out, &pgproto3.CommandComplete{CommandTag: []byte("SHOW")}), false, nil
 		default:
 			return nil, false, adminErrorf("unknown SHOW item %q (see SHOW HELP)", args[0])
@@ -340,7 +354,7 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 		p.log.Info("admin console: SHUTDOWN", "user", c.user)
 		return encode(nil, &pgproto3.CommandComplete{CommandTag: []byte("SHUTDOWN")}), true, nil
 	}
-	return nil, false, adminErrorf("unknown command %q (the pgpoolcheck console knows SHOW, PAUSE, RESUME, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD and SHUTDOWN)", words[0])
+	return nil, false, adminErrorf("unknown command %q (the pgpoolcheck console knows SHOW, PAUSE, RESUME, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SET, KILL and SHUTDOWN)", words[0])
 }
 
 // noticeResponse appends a NoticeResponse.
@@ -350,7 +364,7 @@ func noticeResponse(dst []byte, msg string) []byte {
 
 // resultSet is a console answer: text and int8 columns.
 // showItems are the console's SHOW items.
-const showItems = "HELP|POOLS|STATS|STATS_TOTALS|STATS_AVERAGES|TOTALS|USERS|CLIENTS|SERVERS|CONFIG|HAZARDS|DATABASES|LISTS|VERSION"
+const showItems = "HELP|POOLS|STATS|STATS_TOTALS|STATS_AVERAGES|TOTALS|USERS|CLIENTS|SERVERS|SOCKETS|FDS|MEM|CONFIG|HAZARDS|DATABASES|LISTS|VERSION"
 
 // project keeps the first column and those named prefix…, without the
 // prefix: SHOW STATS_TOTALS and STATS_AVERAGES are SHOW STATS split so.
@@ -389,9 +403,10 @@ func (r *resultSet) totals() *resultSet {
 }
 
 // showUsers lists the users of the auth file and of the pools, with the
-// pool mode (SHOW USERS).
+// pool mode, max_user_connections and the user's server connections now
+// (SHOW USERS).
 func (p *Proxy) showUsers() *resultSet {
-	rs := columns("name:t", "pool_mode:t")
+	rs := columns("name:t", "pool_mode:t", "max_user_connections:i", "current_connections:i")
 	p.mu.Lock()
 	names := map[string]bool{}
 	for u := range p.cfg.Users {
@@ -401,9 +416,14 @@ func (p *Proxy) showUsers() *resultSet {
 		names[k.user] = true
 	}
 	mode := string(p.cfg.Mode)
+	max := strconv.Itoa(p.cfg.MaxUserConnections)
+	conns := map[string]int64{}
+	for u, c := range p.userCaps {
+		conns[u] = c.n.Load()
+	}
 	p.mu.Unlock()
 	for _, u := range slices.Sorted(maps.Keys(names)) {
-		rs.add(u, mode)
+		rs.add(u, mode, max, itoa(conns[u]))
 	}
 	return rs
 }
@@ -585,6 +605,12 @@ func (p *Proxy) showDatabases(s Snapshot) *resultSet {
 		size[ps.Database] = ps.Size
 	}
 	sort.Strings(names)
+	caps := make(map[string]int, len(names))
+	p.mu.Lock()
+	for _, db := range names {
+		caps[db] = p.dbCapMax(db)
+	}
+	p.mu.Unlock()
 	host := p.upstream.Host
 	paused := func(db string) string {
 		if s.Paused || contains(s.PausedDatabases, db) {
@@ -592,9 +618,15 @@ func (p *Proxy) showDatabases(s Snapshot) *resultSet {
 		}
 		return "0"
 	}
+	disabled := func(db string) string {
+		if p.isDisabled(db) {
+			return "1"
+		}
+		return "0"
+	}
 	for _, db := range names {
 		rs.add(db, host, strconv.Itoa(int(p.upstream.Port)), db, "", strconv.Itoa(size[db]), "0", "0",
-			itoa(int64(p.live.lifetime()/time.Second)), string(p.cfg.Mode), "0", strconv.Itoa(conns[db]), paused(db), "0")
+			itoa(int64(p.live.lifetime()/time.Second)), string(p.cfg.Mode), strconv.Itoa(caps[db]), strconv.Itoa(conns[db]), paused(db), disabled(db))
 	}
 	rs.add(AdminDatabase, "", "0", AdminDatabase, "", "0", "0", "0", "0", "statement", "0", "0", "0", "0")
 	return rs
@@ -695,6 +727,9 @@ func (p *Proxy) showConfig() *resultSet {
 		{"idle_transaction_timeout", dur(time.Duration(p.live.idleTx.Load())), dur(d.IdleTransactionTimeout), "yes"},
 		{"client_idle_timeout", dur(time.Duration(p.live.clientIdle.Load())), dur(d.ClientIdleTimeout), "yes"},
 		{"max_login_clients", itoa(p.live.maxLogins.Load()), strconv.Itoa(d.MaxLoginClients), "yes"},
+		{"max_db_connections", strconv.Itoa(cfg.MaxDBConnections), "0", "yes"},
+		{"max_user_connections", strconv.Itoa(cfg.MaxUserConnections), "0", "yes"},
+		{"query_timeout", dur(time.Duration(p.live.queryTimeout.Load())), dur(d.QueryTimeout), "yes"},
 		{"shutdown_timeout", dur(cfg.ShutdownTimeout), dur(d.ShutdownTimeout), "no"},
 		{"auth_type", string(cfg.AuthType), string(d.AuthType), "no"},
 		{"auth_user", cfg.AuthUser, "", "no"},
@@ -706,6 +741,7 @@ func (p *Proxy) showConfig() *resultSet {
 		{"max_prepared_statements", prepared(cfg.MaxPreparedStatements), prepared(d.MaxPreparedStatements), "no"},
 		{"on_session_state", sessionStateText(cfg), string(d.OnSessionState), "no"},
 		{"admin_users", strings.Join(*p.admins.Load(), ","), "", "yes"},
+		{"stats_users", strings.Join(*p.statsUsers.Load(), ","), "", "yes"},
 		{"metrics_listen", metrics, "", "no"},
 		{"capture", yesNo(cfg.Capture != nil), "no", "no"},
 	}
@@ -724,35 +760,65 @@ func sessionStateText(cfg Config) string {
 
 // Reload re-reads the configuration through Config.Reload (the admin
 // console's RELOAD; the command line calls it on SIGHUP) and applies what
-// can change while running: pool_size, admin_users, max_client_conn and
-// the timeouts.
+// can change while running (see apply).
 func (p *Proxy) Reload() error { return p.reload() }
 
 // reload runs Config.Reload and applies what can change while running:
-// pool_size, admin_users, max_client_conn and the timeouts. Other changed
+// pool sizes, the connection caps, admin and stats users, max_client_conn,
+// the timeouts, the auth file and the client certificates. Other changed
 // settings are logged as needing a restart.
 func (p *Proxy) reload() error {
 	if p.cfg.Reload == nil {
 		return &adminError{code: "55000", msg: "RELOAD: no config file to reload (start the proxy with --config or --pgbouncer-ini)"}
 	}
-	p.mu.Lock()
-	cur := p.cfg
-	p.mu.Unlock()
+	cur := p.running()
 	next := cur
-	next.AdminUsers = append([]string(nil), *p.admins.Load()...)
 	if err := p.cfg.Reload(&next); err != nil {
 		return &adminError{code: "F0000", msg: "RELOAD failed: " + err.Error()}
 	}
-	next = next.withDefaults()
+	return p.apply(cur, next.withDefaults(), "RELOAD")
+}
+
+// running returns a copy of the running configuration, with the admin
+// and stats users now in force.
+func (p *Proxy) running() Config {
+	p.mu.Lock()
+	cur := p.cfg
+	p.mu.Unlock()
+	cur.AdminUsers = append([]string(nil), *p.admins.Load()...)
+	cur.StatsUsers = append([]string(nil), *p.statsUsers.Load()...)
+	return cur
+}
+
+// apply puts into force what can change while running, from cur (the
+// running configuration) to next (RELOAD's or SET's), and logs the
+// changed settings that need a restart; what names the command in errors.
+func (p *Proxy) apply(cur, next Config, what string) error {
 	if next.PoolSize < 1 {
-		return &adminError{code: "22023", msg: "RELOAD: pool_size must be at least 1"}
+		return &adminError{code: "22023", msg: what + ": pool_size must be at least 1"}
 	}
 	if next.MaxClientConn < 1 || next.MaxLoginClients < 1 || next.QueryWaitTimeout <= 0 || next.ServerIdleTimeout <= 0 ||
 		next.ServerLifetime <= 0 || next.ServerConnectTimeout <= 0 || next.ServerLoginRetry <= 0 || next.ClientLoginTimeout <= 0 {
-		return &adminError{code: "22023", msg: "RELOAD: max_client_conn and the timeouts must be positive"}
+		return &adminError{code: "22023", msg: what + ": max_client_conn, max_login_clients and the timeouts must be positive"}
+	}
+	if next.MaxDBConnections < 0 || next.MaxUserConnections < 0 || next.QueryTimeout < 0 ||
+		next.IdleTransactionTimeout < 0 || next.ClientIdleTimeout < 0 {
+		return &adminError{code: "22023", msg: what + ": max_db_connections, max_user_connections and the optional timeouts cannot be negative (0: none)"}
 	}
 	admins := append([]string(nil), next.AdminUsers...)
 	p.admins.Store(&admins)
+	stats := append([]string(nil), next.StatsUsers...)
+	p.statsUsers.Store(&stats)
+	if next.MaxDBConnections != cur.MaxDBConnections || next.MaxUserConnections != cur.MaxUserConnections ||
+		!maps.Equal(next.Databases, cur.Databases) {
+		p.mu.Lock()
+		p.cfg.MaxDBConnections, p.cfg.MaxUserConnections = next.MaxDBConnections, next.MaxUserConnections
+		p.cfg.Databases = next.Databases
+		p.mu.Unlock()
+		p.applyCaps()
+		p.log.Info(strings.ToLower(what)+": connection caps applied", "max_db_connections", next.MaxDBConnections,
+			"max_user_connections", next.MaxUserConnections)
+	}
 	if next.PoolSize != cur.PoolSize || !maps.Equal(next.Databases, cur.Databases) {
 		type resize struct {
 			pl   *pool
@@ -768,7 +834,7 @@ func (p *Proxy) reload() error {
 		for _, r := range todo {
 			r.pl.resize(r.size)
 		}
-		p.log.Info("reload: pool sizes and databases applied", "pool_size", next.PoolSize, "databases", len(next.Databases))
+		p.log.Info(strings.ToLower(what)+": pool sizes and databases applied", "pool_size", next.PoolSize, "databases", len(next.Databases))
 	}
 	var restart []string
 	if next.Listen != cur.Listen {
@@ -790,11 +856,12 @@ func (p *Proxy) reload() error {
 	p.cfg.ServerConnectTimeout, p.cfg.ServerLoginRetry = next.ServerConnectTimeout, next.ServerLoginRetry
 	p.cfg.ClientLoginTimeout = next.ClientLoginTimeout
 	p.cfg.IdleTransactionTimeout, p.cfg.ClientIdleTimeout = next.IdleTransactionTimeout, next.ClientIdleTimeout
+	p.cfg.QueryTimeout = next.QueryTimeout
 	p.mu.Unlock()
-	p.log.Info("reload: limits and timeouts applied", "max_client_conn", next.MaxClientConn,
+	p.log.Info(strings.ToLower(what)+": limits and timeouts applied", "max_client_conn", next.MaxClientConn,
 		"query_wait_timeout", next.QueryWaitTimeout, "server_idle_timeout", next.ServerIdleTimeout,
 		"server_lifetime", next.ServerLifetime, "server_connect_timeout", next.ServerConnectTimeout,
-		"server_login_retry", next.ServerLoginRetry)
+		"server_login_retry", next.ServerLoginRetry, "query_timeout", next.QueryTimeout)
 	if next.AuthType != cur.AuthType {
 		restart = append(restart, "auth_type")
 	}
@@ -813,24 +880,24 @@ func (p *Proxy) reload() error {
 			pl.unlock()
 		}
 		p.mu.Unlock()
-		p.log.Info("reload: auth file applied", "users", len(next.Users))
+		p.log.Info(strings.ToLower(what)+": auth file applied", "users", len(next.Users))
 	}
 	if next.ClientTLSMode != cur.ClientTLSMode {
 		restart = append(restart, "client_tls_sslmode")
 	} else if next.ClientTLS != cur.ClientTLS {
 		// New certificates and CAs, for the clients that connect from now.
 		if err := next.checkClientTLS(); err != nil {
-			p.log.Warn("reload: client TLS settings not applied", "err", err)
+			p.log.Warn(strings.ToLower(what)+": client TLS settings not applied", "err", err)
 		} else {
 			p.clientTLS.Store(serverTLS(next.ClientTLSMode, next.ClientTLS))
 			p.mu.Lock()
 			p.cfg.ClientTLS = next.ClientTLS
 			p.mu.Unlock()
-			p.log.Info("reload: client TLS certificates applied")
+			p.log.Info(strings.ToLower(what) + ": client TLS certificates applied")
 		}
 	}
 	if len(restart) > 0 {
-		p.log.Warn("reload: settings changed that need a restart", "settings", strings.Join(restart, ","))
+		p.log.Warn(strings.ToLower(what)+": settings changed that need a restart", "settings", strings.Join(restart, ","))
 	}
 	return nil
 }
@@ -840,11 +907,8 @@ func (p *pool) resize(n int) {
 	p.lock()
 	p.size = n
 	var grant []*waiter
-	for p.open < p.size && !p.closed {
+	for p.open < p.size && !p.closed && p.waiters.Len() > 0 && p.takeCaps() {
 		w := p.popWaiter()
-		if w == nil {
-			break
-		}
 		p.open++
 		grant = append(grant, w)
 	}
@@ -953,8 +1017,9 @@ func (p *Proxy) waitPaused(db string) int {
 }
 
 // pauseWait holds a client that wants a server of a paused pool until it
-// is resumed, the deadline passes or ctx ends.
-func (pl *pool) pauseWait(ctx context.Context, deadline time.Time) error {
+// is resumed, the deadline passes, ctx ends or KILL kicks its waiter w
+// (nil: none).
+func (pl *pool) pauseWait(ctx context.Context, deadline time.Time, w *waiter) error {
 	ps := &pl.proxy.pause
 	var t *time.Timer
 	counted := false
@@ -971,6 +1036,9 @@ func (pl *pool) pauseWait(ctx context.Context, deadline time.Time) error {
 		ch := ps.resumed
 		paused := ps.all || ps.dbs[pl.key.database]
 		ps.mu.Unlock()
+		if w != nil && w.kicked.Load() {
+			return errKilled
+		}
 		if !paused || ch == nil {
 			return nil
 		}

@@ -736,11 +736,11 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	c.pool = p.poolFor(c)
 	c.tracked = p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0
 	c.policyOn = p.cfg.Mode == ModeTransaction && p.cfg.Classifier != nil
-	ctx, cancel := context.WithTimeout(p.ctx, p.live.queryWaitTimeout())
+	ctx, cancel := context.WithTimeout(p.ctx, p.live.waitLimit())
 	defer cancel()
-	defaults, err := c.pool.welcomeParams(ctx, time.Now().Add(p.live.queryWaitTimeout()))
+	defaults, err := c.pool.welcomeParams(ctx, time.Now().Add(p.live.waitLimit()))
 	if err != nil {
-		c.send(serverFailure(err))
+		c.send(c.failure(err))
 		p.log.Warn("client login: no server", "user", c.user, "database", c.database, "err", err)
 		return false
 	}
@@ -775,7 +775,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		c.startCapture(pkt)
 		s, err := c.attach()
 		if err != nil {
-			c.send(serverFailure(err))
+			c.send(c.failure(err))
 			p.log.Warn("client login: no server", "user", c.user, "database", c.database, "err", err)
 			return false
 		}
@@ -813,12 +813,26 @@ func connectReason(err error) string {
 	return msg
 }
 
+// failure is the FATAL a client that gets no server is sent: its kill
+// message (taken, so that it is sent once) when KILL ended its wait, else
+// serverFailure's.
+func (c *clientConn) failure(err error) []byte {
+	if errors.Is(err, errKilled) {
+		if m := c.kill.Swap(nil); m != nil {
+			return *m
+		}
+	}
+	return serverFailure(err)
+}
+
 // serverFailure turns a failure to get a server into a FATAL for the
 // client: the server's own error when it sent one.
 func serverFailure(err error) []byte {
 	var pgErr *pgconn.PgError
 	var se *serverError
 	switch {
+	case errors.Is(err, errKilled):
+		return fatal(codeAdminShutdown, "the database was killed on the pooler's admin console (KILL)")
 	case errors.Is(err, errWaitTimeout):
 		return fatal(codeProtocolViolation, "query_wait_timeout")
 	case errors.Is(err, errPoolClosed):

@@ -114,6 +114,23 @@ type Config struct {
 	PoolSize int
 	// MaxClientConn is the maximum number of clients at once (default 1000).
 	MaxClientConn int
+	// MaxDBConnections caps the server connections of one database over
+	// all its pools (users); MaxUserConnections those of one user over
+	// all its databases (PgBouncer's max_db_connections and
+	// max_user_connections; 0: no cap). A client that needs a new server
+	// beyond a cap waits in its pool's queue, within QueryWaitTimeout,
+	// until a server of the database (or user) closes; an idle server of
+	// another pool under the same cap is closed to make room.
+	MaxDBConnections   int
+	MaxUserConnections int
+	// QueryTimeout closes a client whose server has owed it an answer
+	// for this long since the client's last message, with FATAL "query
+	// timeout"; the query is cancelled and the server closed
+	// (PgBouncer's query_timeout; 0: never). Checked every second.
+	QueryTimeout time.Duration
+	// StatsUsers may log in to the admin console for the SHOW commands
+	// only (PgBouncer's stats_users); other commands are refused.
+	StatsUsers []string
 	// Databases, when set, is the allow-list of databases clients may
 	// connect to (pgbouncer.ini's [databases]), keyed by the name a
 	// client asks for; the key "*" admits any name. A client asking for
@@ -251,6 +268,9 @@ type Database struct {
 	// AuthUser, AuthQuery and AuthDBName replace Config's for the
 	// clients of the entry ("": Config's).
 	AuthUser, AuthQuery, AuthDBName string
+	// MaxDBConnections caps the entry's server connections over all its
+	// users (0: Config.MaxDBConnections).
+	MaxDBConnections int
 }
 
 // DefaultAuthQuery is PgBouncer's default auth_query: the secret of a
@@ -258,9 +278,11 @@ type Database struct {
 const DefaultAuthQuery = "SELECT rolname, CASE WHEN rolvaliduntil < now() THEN NULL ELSE rolpassword END FROM pg_authid WHERE rolname=$1 AND rolcanlogin"
 
 // ParseDatabase reads an allow-list entry as the command line writes it:
-// NAME, NAME=DBNAME, NAME:POOL_SIZE or NAME=DBNAME:POOL_SIZE; NAME "*"
-// admits any database name. A URL query may follow, with the entry's
-// auth_user, auth_dbname and auth_query, URL-encoded:
+// NAME, NAME=DBNAME, NAME:POOL_SIZE or NAME=DBNAME:POOL_SIZE, optionally
+// followed by :MAX_DB_CONNECTIONS (NAME:0:10 keeps the default pool size
+// and caps the database at 10 server connections); NAME "*" admits any
+// database name. A URL query may follow, with the entry's auth_user,
+// auth_dbname and auth_query, URL-encoded:
 // app?auth_user=pgbouncer&auth_query=SELECT+...
 func ParseDatabase(spec string) (string, Database, error) {
 	var d Database
@@ -287,17 +309,31 @@ func ParseDatabase(spec string) (string, Database, error) {
 		}
 		rest = strings.TrimSpace(rest[:i])
 	}
-	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
-		n, err := strconv.Atoi(strings.TrimSpace(rest[i+1:]))
-		if err != nil || n < 1 {
-			return "", d, fmt.Errorf("database %q: pool size %q is not a whole number from 1", spec, rest[i+1:])
+	var nums []int
+	for range 2 {
+		i := strings.LastIndexByte(rest, ':')
+		if i < 0 {
+			break
 		}
-		d.PoolSize, rest = n, rest[:i]
+		n, err := strconv.Atoi(strings.TrimSpace(rest[i+1:]))
+		if err != nil || n < 0 {
+			return "", d, fmt.Errorf("database %q: %q is not a whole number (pool size or max_db_connections)", spec, rest[i+1:])
+		}
+		nums, rest = append([]int{n}, nums...), rest[:i]
+	}
+	switch len(nums) {
+	case 1:
+		if nums[0] < 1 {
+			return "", d, fmt.Errorf("database %q: pool size %d: want a whole number from 1", spec, nums[0])
+		}
+		d.PoolSize = nums[0]
+	case 2:
+		d.PoolSize, d.MaxDBConnections = nums[0], nums[1]
 	}
 	name, dbname, alias := strings.Cut(rest, "=")
 	name, dbname = strings.TrimSpace(name), strings.TrimSpace(dbname)
-	if name == "" || alias && dbname == "" {
-		return "", d, fmt.Errorf("database %q: want NAME, NAME=DBNAME, NAME:POOL_SIZE or NAME=DBNAME:POOL_SIZE", spec)
+	if name == "" || alias && dbname == "" || strings.Contains(rest, ":") {
+		return "", d, fmt.Errorf("database %q: want NAME, NAME=DBNAME, NAME:POOL_SIZE or NAME=DBNAME:POOL_SIZE, optionally followed by :MAX_DB_CONNECTIONS", spec)
 	}
 	if name == "*" && alias {
 		return "", d, fmt.Errorf("database %q: the entry * cannot name a server database", spec)
@@ -419,6 +455,9 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	if c.PoolSize < 1 || c.MaxClientConn < 1 || c.MaxLoginClients < 1 || c.MaxMessageSize < 1024 {
 		return nil, errors.New("pool size and max client connections must be at least 1, max message size at least 1024")
 	}
+	if c.MaxDBConnections < 0 || c.MaxUserConnections < 0 || c.QueryTimeout < 0 {
+		return nil, errors.New("max_db_connections, max_user_connections and query_timeout cannot be negative (0: no limit)")
+	}
 	if err := c.checkClientTLS(); err != nil {
 		return nil, err
 	}
@@ -429,8 +468,8 @@ func (c *Config) validate() (*pgconn.Config, error) {
 		if isAdminDatabase(name) {
 			return nil, fmt.Errorf("database %s: the name of the admin console cannot be a database entry", name)
 		}
-		if db.PoolSize < 0 {
-			return nil, fmt.Errorf("database %s: negative pool size", name)
+		if db.PoolSize < 0 || db.MaxDBConnections < 0 {
+			return nil, fmt.Errorf("database %s: negative pool size or max_db_connections", name)
 		}
 		if db.AuthDBName != "" {
 			if _, ok := c.Databases[db.AuthDBName]; !ok {

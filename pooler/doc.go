@@ -43,7 +43,10 @@
 //     progress (startLogin, bounded by MaxLoginClients).
 //   - stats.go: counters and Proxy.Snapshot; admin.go: the admin console
 //     (SHOW, PAUSE/RESUME, RELOAD, SHUTDOWN; database pgpoolcheck or
-//     pgbouncer); metricsserver.go: the HTTP server of package
+//     pgbouncer), adminops.go its SET, KILL, stats users and SHOW
+//     MEM/SOCKETS/FDS; metricsserver.go: the HTTP server of package
 //     pooler/metrics.
+//   - caps.go: max_db_connections and max_user_connections, server
+//     connections counted per database and per user across pools.
 //   - capturetoggle.go: a build tag for measuring the capture's cost.
 package pooler

@@ -262,8 +262,11 @@ func (l *evLoop) handle(m loopMsg) {
 	case msgExpired, msgClosed:
 		c.lwait = false
 		err := errWaitTimeout
-		if m.kind == msgClosed {
+		switch {
+		case m.kind == msgClosed:
 			err = errPoolClosed
+		case c.waiter.kicked.Load():
+			err = errKilled
 		}
 		l.noServer(c, err)
 	}
@@ -570,7 +573,8 @@ func (l *evLoop) attach(c *clientConn) bool {
 			}
 			return l.bind(c, s)
 		}
-		if pl.open < pl.size {
+		full := pl.open < pl.size && pl.capsFull()
+		if pl.open < pl.size && !full {
 			// A new server: its login blocks.
 			pl.unlock()
 			l.eject(c, nil, false)
@@ -579,13 +583,16 @@ func (l *evLoop) attach(c *clientConn) bool {
 		w := &c.waiter
 		w.loop, w.c = l, c
 		now := time.Now()
-		w.since, w.deadline = now, now.Add(p.live.queryWaitTimeout())
+		w.since, w.deadline = now, now.Add(p.live.waitLimit())
 		pl.waiters.pushBack(w)
 		if !pl.armed {
 			pl.arm(w.deadline)
 		}
 		c.lwait = true
 		pl.unlock()
+		if full {
+			pl.capped()
+		}
 		return false
 	}
 }
@@ -649,7 +656,7 @@ func (s *serverConn) leaveLoop() {
 
 // noServer closes a client that gets no server.
 func (l *evLoop) noServer(c *clientConn, err error) {
-	c.send(serverFailure(err))
+	c.send(c.failure(err))
 	l.p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
 	c.vanish()
 	l.afterVanish(c)
@@ -964,9 +971,9 @@ func (c *clientConn) resume(s *serverConn, granted bool) {
 	if granted {
 		p := c.proxy
 		var err error
-		s, err = c.pool.connectGranted(p.ctx, time.Now().Add(p.live.queryWaitTimeout()), c.params, &c.waiter)
+		s, err = c.pool.connectGranted(p.ctx, time.Now().Add(p.live.waitLimit()), c.params, &c.waiter)
 		if err != nil {
-			c.send(serverFailure(err))
+			c.send(c.failure(err))
 			p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
 			c.vanish()
 			c.done()
@@ -975,7 +982,7 @@ func (c *clientConn) resume(s *serverConn, granted bool) {
 	}
 	if s != nil {
 		if _, err := c.setUp(s, true); err != nil {
-			c.send(serverFailure(err))
+			c.send(c.failure(err))
 			c.proxy.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
 			c.vanish()
 			c.done()

@@ -349,6 +349,11 @@ func TestParseDatabase(t *testing.T) {
 		{spec: "*?auth_query=SELECT+u%2C+p+FROM+f%28%241%29", name: "*", db: Database{AuthQuery: "SELECT u, p FROM f($1)"}},
 		{spec: "app?auth_user=a&auth_user=b", err: "given 2 times"},
 		{spec: "app?pool_mode=session", err: "unknown setting"},
+		{spec: "app:0:10", name: "app", db: Database{MaxDBConnections: 10}},
+		{spec: "app=real:5:8", name: "app", db: Database{DBName: "real", PoolSize: 5, MaxDBConnections: 8}},
+		{spec: "app=real:5:8?auth_user=pgb", name: "app", db: Database{DBName: "real", PoolSize: 5, MaxDBConnections: 8, AuthUser: "pgb"}},
+		{spec: "app:5:-1", err: "not a whole number"},
+		{spec: "a:1:2:3", err: "want NAME"},
 	} {
 		name, db, err := ParseDatabase(tc.spec)
 		if tc.err != "" {

@@ -58,6 +58,9 @@ type pool struct {
 	ctr poolCounters
 	// tls is set once a server of the pool was connected with TLS.
 	tls atomic.Bool
+	// dbCap and userCap count the servers of the pool's database and
+	// user over all pools (caps.go).
+	dbCap, userCap *connCap
 }
 
 // waiter is a client waiting for a server. It receives a server, nil
@@ -75,6 +78,9 @@ type waiter struct {
 	// server as a message of that loop (give).
 	loop *evLoop
 	c    *clientConn
+	// kicked is set when KILL closes the client: a wait for a paused
+	// database ends (pauseWait).
+	kicked atomic.Bool
 }
 
 // give hands the waiter a server, nil (a slot to connect one in) or
@@ -143,7 +149,15 @@ func (q *waitQueue) remove(w *waiter) {
 
 // newPool makes the pool of key; p.mu is held.
 func newPool(p *Proxy, key poolKey, password string) *pool {
-	return &pool{proxy: p, key: key, password: password, size: p.poolSize(key.database)}
+	pl := &pool{proxy: p, key: key, password: password, size: p.poolSize(key.database)}
+	if p.dbCaps == nil {
+		p.dbCaps, p.userCaps = map[string]*connCap{}, map[string]*connCap{}
+	}
+	pl.dbCap = capFor(p.dbCaps, key.database, p.dbCapMax(key.database))
+	pl.userCap = capFor(p.userCaps, key.user, p.cfg.MaxUserConnections)
+	pl.dbCap.add(pl)
+	pl.userCap.add(pl)
+	return pl
 }
 
 func (p *pool) lock()   { p.mu.Lock() }
@@ -168,7 +182,7 @@ var errPoolClosed = errors.New("pooler is shutting down")
 // its place in the queue.
 func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[string]string, w *waiter) (*serverConn, error) {
 	if p.proxy.pause.on.Load() {
-		if err := p.pauseWait(ctx, deadline); err != nil {
+		if err := p.pauseWait(ctx, deadline, w); err != nil {
 			return nil, err
 		}
 	}
@@ -186,13 +200,17 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 			}
 			return s, nil
 		}
-		var granted bool
+		var granted, capped bool
 		var blocked error
 		if p.open < p.size {
 			blocked = p.loginBlocked(time.Now())
 		}
+		room := p.open < p.size && blocked == nil
+		if room && !p.takeCaps() {
+			room, capped = false, true
+		}
 		switch {
-		case p.open < p.size && blocked == nil:
+		case room:
 			p.open++
 			granted = true
 			p.unlock()
@@ -215,6 +233,9 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 				p.arm(deadline)
 			}
 			p.unlock()
+			if capped {
+				p.capped()
+			}
 			s, err := p.wait(w)
 			p.ctr.observeWait(time.Since(w.since))
 			if err != nil {
@@ -318,6 +339,8 @@ func (p *pool) wait(w *waiter) (*serverConn, error) {
 	switch {
 	case !ok:
 		return nil, errPoolClosed
+	case s == waitExpired && w.kicked.Load():
+		return nil, errKilled // KILL emptied the queue
 	case s == waitExpired:
 		return nil, errWaitTimeout
 	}
@@ -459,6 +482,12 @@ func (p *pool) release(s *serverConn) {
 		w.give(s)
 		return
 	}
+	if p.capStarved() {
+		// A client of another pool waits for a slot of a full cap.
+		p.unlock()
+		p.discard(s)
+		return
+	}
 	s.idleSince = time.Now()
 	p.idle = append(p.idle, s)
 	p.unlock()
@@ -492,6 +521,7 @@ func (p *pool) slotFreed() {
 	}
 	p.open--
 	p.unlock()
+	p.freeCaps()
 }
 
 // reap closes servers idle longer than the idle timeout, older than their
@@ -533,6 +563,7 @@ func (p *pool) closeIdle() {
 		p.lock()
 		p.open--
 		p.unlock()
+		p.freeCaps()
 	}
 }
 

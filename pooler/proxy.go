@@ -62,6 +62,8 @@ type Proxy struct {
 	// disabled are the databases DISABLE refused new logins to (under mu).
 	disabled map[string]bool
 	admins   atomic.Pointer[[]string]
+	// statsUsers may use the console's SHOW commands only.
+	statsUsers atomic.Pointer[[]string]
 	// started is when New made the proxy; samples are the counters at
 	// the last stats periods (stats.go).
 	started time.Time
@@ -100,6 +102,10 @@ type Proxy struct {
 	// loginWarned is when refusing one was last logged (UnixNano).
 	logins      map[net.Conn]struct{}
 	loginWarned atomic.Int64
+	// dbCaps and userCaps count server connections per database and per
+	// user for max_db_connections and max_user_connections (caps.go;
+	// under mu).
+	dbCaps, userCaps map[string]*connCap
 }
 
 // liveSettings are the limits and timeouts RELOAD may change; the relay
@@ -108,7 +114,7 @@ type liveSettings struct {
 	maxClientConn, maxLogins atomic.Int64
 	// Durations, in nanoseconds.
 	queryWait, serverIdle, serverLifetime, connectTimeout, loginRetry, clientLogin atomic.Int64
-	idleTx, clientIdle                                                             atomic.Int64
+	idleTx, clientIdle, queryTimeout                                               atomic.Int64
 }
 
 func (l *liveSettings) set(c Config) {
@@ -122,6 +128,7 @@ func (l *liveSettings) set(c Config) {
 	l.clientLogin.Store(int64(c.ClientLoginTimeout))
 	l.idleTx.Store(int64(c.IdleTransactionTimeout))
 	l.clientIdle.Store(int64(c.ClientIdleTimeout))
+	l.queryTimeout.Store(int64(c.QueryTimeout))
 }
 
 func (l *liveSettings) queryWaitTimeout() time.Duration { return time.Duration(l.queryWait.Load()) }
@@ -130,6 +137,17 @@ func (l *liveSettings) lifetime() time.Duration         { return time.Duration(l
 func (l *liveSettings) connect() time.Duration          { return time.Duration(l.connectTimeout.Load()) }
 func (l *liveSettings) retry() time.Duration            { return time.Duration(l.loginRetry.Load()) }
 func (l *liveSettings) login() time.Duration            { return time.Duration(l.clientLogin.Load()) }
+
+// waitLimit is how long a client may wait for a server: the query wait
+// timeout, or the query timeout when it is set and shorter (as
+// PgBouncer's query_timeout also ends a wait).
+func (l *liveSettings) waitLimit() time.Duration {
+	w := time.Duration(l.queryWait.Load())
+	if q := time.Duration(l.queryTimeout.Load()); q > 0 && q < w {
+		return q
+	}
+	return w
+}
 
 // New checks cfg and returns a Proxy that is not listening yet.
 func New(cfg Config) (*Proxy, error) {
@@ -165,6 +183,8 @@ func New(cfg Config) (*Proxy, error) {
 	if c.usesAuthQuery() {
 		p.auth.lookup = p.authQuery
 	}
+	stats := append([]string(nil), c.StatsUsers...)
+	p.statsUsers.Store(&stats)
 	return p, nil
 }
 
@@ -462,13 +482,16 @@ func (p *Proxy) poolFor(c *clientConn) *pool {
 }
 
 // enforceClientTimeouts closes the clients that have been idle inside a
-// transaction longer than IdleTransactionTimeout, or idle outside one
-// longer than ClientIdleTimeout. A client is idle while it has sent
+// transaction longer than IdleTransactionTimeout, idle outside one
+// longer than ClientIdleTimeout, or waiting for their server's answer
+// longer than QueryTimeout (the query is cancelled and the server closed,
+// as when a client leaves mid-query). A client is idle while it has sent
 // nothing (its received bytes did not change) since the janitor first saw
 // it in that state; the granularity is the janitor's second.
 func (p *Proxy) enforceClientTimeouts(now time.Time) {
 	itx, idle := time.Duration(p.live.idleTx.Load()), time.Duration(p.live.clientIdle.Load())
-	if itx <= 0 && idle <= 0 {
+	qt := time.Duration(p.live.queryTimeout.Load())
+	if itx <= 0 && idle <= 0 && qt <= 0 {
 		return
 	}
 	p.mu.Lock()
@@ -486,6 +509,10 @@ func (p *Proxy) enforceClientTimeouts(now time.Time) {
 		case c.gone || c.place == engine.Closing || c.place == engine.Waiting:
 		case c.server != nil && engine.IdleInTransaction(c.eng.St):
 			kind, limit = "idle transaction timeout", itx
+		case c.server != nil && !engine.Quiet(c.eng.St):
+			// The server owes an answer: the query runs (PgBouncer's
+			// query_timeout counts from the client's last message).
+			kind, limit = "query timeout", qt
 		case c.server == nil || engine.Quiet(c.eng.St) && c.eng.St.TxStatus == 'I':
 			kind, limit = "client_idle_timeout", idle
 		}
@@ -530,6 +557,8 @@ func (p *Proxy) forgetPools(now time.Time) {
 		pl.unlock()
 		if empty {
 			delete(p.pools, k)
+			pl.dbCap.remove(pl)
+			pl.userCap.remove(pl)
 		}
 	}
 }
@@ -610,6 +639,7 @@ func (p *Proxy) janitor() {
 				pl.reap(now)
 			}
 			p.forgetPools(now)
+			p.wakeCaps()
 			p.enforceClientTimeouts(now)
 			p.nudgeIdleClients(now)
 			p.sampleStats(now)

@@ -134,7 +134,7 @@ func (c *clientConn) relay() bool {
 				continue
 			}
 			if s, err = c.attach(); err != nil {
-				c.send(serverFailure(err))
+				c.send(c.failure(err))
 				p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
 				c.vanish()
 				return true
@@ -375,7 +375,7 @@ func (c *clientConn) attach() (*serverConn, error) {
 	// client's settings back (preserve): wait for it.
 	c.pumps.Wait()
 	c.move(engine.Waiting)
-	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.queryWaitTimeout()), c.params, &c.waiter)
+	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.waitLimit()), c.params, &c.waiter)
 	if err != nil {
 		return nil, err
 	}

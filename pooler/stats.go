@@ -228,6 +228,8 @@ type ClientInfo struct {
 	PreparedStatements int
 	// Key is the client's cancel key PID, which identifies it.
 	Key uint32
+	// FD is the client socket's descriptor (-1: closed or none).
+	FD int
 }
 
 // ServerInfo is one server connection (SHOW SERVERS).
@@ -248,6 +250,8 @@ type ServerInfo struct {
 	// ApplicationName is what the server has as application_name.
 	ApplicationName    string
 	PreparedStatements int
+	// FD is the server socket's descriptor (-1: closed or none).
+	FD int
 }
 
 func splitAddr(a net.Addr) (string, int) {
@@ -344,6 +348,7 @@ func (p *Proxy) Snapshot() Snapshot {
 		}
 		ci.Addr, ci.Port = splitAddr(c.conn.RemoteAddr())
 		ci.LocalAddr, ci.LocalPort = splitAddr(c.conn.LocalAddr())
+		ci.FD = connFD(c.conn)
 		snap.Clients = append(snap.Clients, ci)
 		if c.admin {
 			snap.AdminClients++
@@ -407,6 +412,7 @@ func serverInfo(pl *pool, s *serverConn, state string) ServerInfo {
 	}
 	si.Addr, si.Port = splitAddr(s.conn.RemoteAddr())
 	si.LocalAddr, si.LocalPort = splitAddr(s.conn.LocalAddr())
+	si.FD = connFD(s.conn)
 	return si
 }
 

@@ -28,6 +28,9 @@ type proxyFlags struct {
 	peerID                    int
 	peers                     []string
 	poolSize, maxClientConn   int
+	maxDBConns, maxUserConns  int
+	queryTimeout              time.Duration
+	statsUsers                []string
 	queryWait, idle, lifetime time.Duration
 	connectTimeout, shutdown  time.Duration
 	loginRetry                time.Duration
@@ -124,17 +127,29 @@ relative to the file that names them. Precedence, highest
 first: flags given on the command line, then (for the upstream URL)
 PGPOOLCHECK_UPSTREAM, then --config, then --pgbouncer-ini, then the defaults.
 With a config file, the admin console's RELOAD and
-SIGHUP read the files again and apply pool_size, admin_users,
-max_client_conn and the timeouts at once; other changed settings are
-logged as needing a restart.
+SIGHUP read the files again and apply pool sizes, the connection caps,
+admin_users, stats_users, max_client_conn, the timeouts, the auth file
+and the client certificates at once; other changed settings are logged as
+needing a restart.
+
+Limits across pools: --max-db-connections caps the server connections of
+one database over all its users, --max-user-connections those of one user
+over all databases (a database entry NAME:POOL_SIZE:MAX_DB_CONNECTIONS caps
+one database); a client that needs a server beyond a cap waits in its
+queue within --query-wait-timeout. --query-timeout closes a client whose
+query has run that long with FATAL "query timeout" (the query is cancelled
+and its server closed).
 
 Admin console: users in --admin-users (who log in as any client does) may
 connect to the virtual database pgpoolcheck (or pgbouncer, PgBouncer's name)
 on the same port, e.g. psql -h 127.0.0.1 -p 6432 -U postgres pgpoolcheck,
 and run SHOW POOLS, SHOW STATS, STATS_TOTALS, STATS_AVERAGES, TOTALS, USERS,
-SHOW CLIENTS, SHOW SERVERS, SHOW CONFIG (PgBouncer's columns), SHOW HAZARDS,
-SHOW VERSION, PAUSE [db], RESUME [db], RELOAD and SHUTDOWN. One admin may
-connect when clients are at --max-client-conn.
+SHOW CLIENTS, SHOW SERVERS, SHOW SOCKETS, SHOW FDS, SHOW MEM, SHOW DATABASES,
+SHOW LISTS, SHOW CONFIG (PgBouncer's columns), SHOW HAZARDS, SHOW VERSION,
+PAUSE [db], RESUME [db], DISABLE db, ENABLE db, RECONNECT [db],
+WAIT_CLOSE [db], KILL db, RELOAD, SET key = value (a setting RELOAD can
+change, while running) and SHUTDOWN. One admin may connect when clients are
+at --max-client-conn. Users in --stats-users may run the SHOW commands only.
 Other users are refused.
 
 Metrics: --metrics-listen ADDR serves Prometheus metrics on http://ADDR/metrics
@@ -199,10 +214,13 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.mode, "mode", "transaction", "pool mode: transaction, session or record")
 	fl.IntVar(&f.poolSize, "pool-size", 20, "server connections per database and user")
 	fl.IntVar(&f.maxClientConn, "max-client-conn", 1000, "most clients at once")
-	fl.StringSliceVar(&f.databases, "databases", nil, "allow-list of databases clients may ask for, comma-separated entries NAME[=DBNAME][:POOL_SIZE][?auth_user=…&auth_dbname=…&auth_query=…] (an alias connects to DBNAME; * admits any name; default: any)")
+	fl.IntVar(&f.maxDBConns, "max-db-connections", 0, "most server connections to one database over all users (0: no cap); clients beyond it wait for a server")
+	fl.IntVar(&f.maxUserConns, "max-user-connections", 0, "most server connections of one user over all databases (0: no cap); clients beyond it wait for a server")
+	fl.StringSliceVar(&f.databases, "databases", nil, "allow-list of databases clients may ask for, comma-separated entries NAME[=DBNAME][:POOL_SIZE[:MAX_DB_CONNECTIONS]][?auth_user=…&auth_dbname=…&auth_query=…] (an alias connects to DBNAME; * admits any name; POOL_SIZE 0 keeps --pool-size; default: any)")
 	fl.IntVar(&f.maxLoginClients, "max-login-clients", 512, "most connections logging in at once (more are refused at once); not counted against --max-client-conn until they authenticate")
 	fl.DurationVar(&f.clientLoginTimeout, "client-login-timeout", 60*time.Second, "how long a client may take to send its startup packet and authenticate")
 	fl.DurationVar(&f.queryWait, "query-wait-timeout", 120*time.Second, "how long a client may wait for a server")
+	fl.DurationVar(&f.queryTimeout, "query-timeout", 0, "close a client whose query has run this long since its last message, with FATAL \"query timeout\" (the query is cancelled, the server closed; 0: never)")
 	fl.DurationVar(&f.idleTxTimeout, "idle-transaction-timeout", 0, "close a client idle inside a transaction this long (its server is rolled back and freed; 0: never)")
 	fl.DurationVar(&f.clientIdleTimeout, "client-idle-timeout", 0, "close a client that sent nothing outside a transaction this long (0: never)")
 	fl.DurationVar(&f.idle, "server-idle-timeout", 600*time.Second, "close servers idle this long")
@@ -227,6 +245,7 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.Int64Var(&f.captureMaxBytes, "capture-max-bytes", 0, "start a new capture part (FILE.2.jsonl, …) before one exceeds this size (0: never)")
 	fl.StringVar(&f.onSessionState, "on-session-state", "preserve", "session state in transaction mode: preserve (replay SETs, pin locks/LISTEN/temp tables), reset (clean the server), reject (refuse with 0A000), allow (pass through, as PgBouncer, counted) or off (no classification at all)")
 	fl.StringSliceVar(&f.adminUsers, "admin-users", nil, "users allowed on the admin console (database pgpoolcheck), comma-separated")
+	fl.StringSliceVar(&f.statsUsers, "stats-users", nil, "users allowed the admin console's SHOW commands only, comma-separated")
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics on http://ADDR/metrics (e.g. 127.0.0.1:9127)")
 	fl.StringVar(&f.clientTLSMode, "client-tls-sslmode", "disable", "TLS to clients: disable, allow or prefer (TLS for clients that ask), require (refuse plaintext), verify-ca or verify-full (also a client certificate signed by --client-tls-ca-file)")
 	fl.StringVar(&f.clientTLSCert, "client-tls-cert-file", "", "the pooler's certificate for clients (PEM)")
@@ -453,6 +472,10 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		Mode:                   pooler.Mode(f.mode),
 		PoolSize:               f.poolSize,
 		MaxClientConn:          f.maxClientConn,
+		MaxDBConnections:       f.maxDBConns,
+		MaxUserConnections:     f.maxUserConns,
+		QueryTimeout:           f.queryTimeout,
+		StatsUsers:             adminUsers(f.statsUsers),
 		Databases:              databases,
 		ClientLoginTimeout:     f.clientLoginTimeout,
 		MaxLoginClients:        f.maxLoginClients,
@@ -584,6 +607,8 @@ func reloader(e *env, cmdline map[string]string) func(*pooler.Config) error {
 		c.IdleTransactionTimeout, c.ClientIdleTimeout = next.IdleTransactionTimeout, next.ClientIdleTimeout
 		c.AdminUsers, c.Users = next.AdminUsers, next.Users
 		c.AuthUser, c.AuthQuery, c.AuthDBName = next.AuthUser, next.AuthQuery, next.AuthDBName
+		c.StatsUsers, c.QueryTimeout = next.StatsUsers, next.QueryTimeout
+		c.MaxDBConnections, c.MaxUserConnections = next.MaxDBConnections, next.MaxUserConnections
 		c.ClientTLSMode, c.ClientTLS = next.ClientTLSMode, next.ClientTLS
 		return nil
 	}

@@ -215,13 +215,17 @@ func TestProxyAdminUsersAndReload(t *testing.T) {
 	if strings.Join(cfg.AdminUsers, ",") != "alice" || cfg.PoolSize != 4 || cfg.Reload == nil {
 		t.Fatalf("from the file: admin users %q, pool size %d", cfg.AdminUsers, cfg.PoolSize)
 	}
-	writeProxyFile(t, dir, "proxy.yaml", "upstream: postgres://x@h/d\npool_size: 9\nadmin_users: [alice, bob]\nmax_client_conn: 5\n")
+	writeProxyFile(t, dir, "proxy.yaml", "upstream: postgres://x@h/d\npool_size: 9\nadmin_users: [alice, bob]\nmax_client_conn: 5\n"+
+		"stats_users: [mon]\nmax_db_connections: 6\nmax_user_connections: 4\nquery_timeout: 45\n")
 	next := cfg
 	if err := cfg.Reload(&next); err != nil {
 		t.Fatal(err)
 	}
 	if next.PoolSize != 9 || strings.Join(next.AdminUsers, ",") != "alice,bob" || next.MaxClientConn != 77 {
 		t.Errorf("after reload: pool size %d, admin users %q, max client conn %d", next.PoolSize, next.AdminUsers, next.MaxClientConn)
+	}
+	if strings.Join(next.StatsUsers, ",") != "mon" || next.MaxDBConnections != 6 || next.MaxUserConnections != 4 || next.QueryTimeout != 45*time.Second {
+		t.Errorf("after reload: stats users %q, caps %d/%d, query timeout %s", next.StatsUsers, next.MaxDBConnections, next.MaxUserConnections, next.QueryTimeout)
 	}
 	// A flag given on the command line wins at reload too.
 	cfg, _, err = proxyConfigFor(t, nil, "--config", yml, "--pool-size", "3")
@@ -293,7 +297,7 @@ func TestProxyRefusesUnhonouredSecurity(t *testing.T) {
 		{"[pgbouncer]\nauth_hba_file = hba.conf\n", "auth_hba_file: not supported by pgpoolcheck"},
 		{"[pgbouncer]\nauth_type = hba\n", "auth_type hba is not supported"},
 		{"[pgbouncer]\nauth_user = pgbouncer\n", "an auth user (auth_query) needs auth type md5 or scram-sha-256, not trust"},
-		{"[pgbouncer]\nmax_user_connections = 5\n", "max_user_connections: this limit is not supported"},
+		{"[pgbouncer]\ntransaction_timeout = 5\n", "transaction_timeout: this limit is not supported"},
 		{"[users]\nalice = max_user_connections=2\n", "[users] alice: per-user settings"},
 	} {
 		ini := writeProxyFile(t, dir, "pgbouncer.ini", "[databases]\n* = host=127.0.0.1\n"+tc.text)
@@ -307,11 +311,11 @@ func TestProxyRefusesUnhonouredSecurity(t *testing.T) {
 // TestProxyDatabases checks --databases and the ini's [databases] as the
 // allow-list.
 func TestProxyDatabases(t *testing.T) {
-	cfg, _, err := proxyConfigFor(t, nil, "--upstream", "postgres://u@h/d", "--databases", "app,reports=analytics:5")
+	cfg, _, err := proxyConfigFor(t, nil, "--upstream", "postgres://u@h/d", "--databases", "app,reports=analytics:5,big:0:9")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]pooler.Database{"app": {}, "reports": {DBName: "analytics", PoolSize: 5}}
+	want := map[string]pooler.Database{"app": {}, "reports": {DBName: "analytics", PoolSize: 5}, "big": {MaxDBConnections: 9}}
 	if !maps.Equal(cfg.Databases, want) {
 		t.Errorf("Databases = %v, want %v", cfg.Databases, want)
 	}

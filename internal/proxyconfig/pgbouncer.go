@@ -3,6 +3,7 @@ package proxyconfig
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -222,7 +223,7 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 				return ignored, fail("want a peer id from 1 to 16383 (0: no peering), not %q", l.value)
 			}
 			s.PeerID = &n
-		case "default_pool_size", "max_client_conn", "max_prepared_statements", "max_packet_size":
+		case "default_pool_size", "max_client_conn", "max_prepared_statements", "max_packet_size", "max_db_connections", "max_user_connections":
 			n, err := strconv.ParseInt(l.value, 0, 64)
 			if err != nil || n < 0 || n > 1<<31-1 {
 				return ignored, fail("invalid number %q", l.value)
@@ -241,6 +242,10 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 				s.MaxClientConn = &v
 			case "max_prepared_statements":
 				s.MaxPreparedStatements = &v
+			case "max_db_connections":
+				s.MaxDBConnections = &v
+			case "max_user_connections":
+				s.MaxUserConnections = &v
 			case "max_packet_size":
 				if v < 1024 {
 					return ignored, fail("pgpoolcheck needs at least 1024")
@@ -321,20 +326,23 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 				s.UnixSocketDir = ptrTo(l.value)
 			}
 		case "stats_users":
-			ignore(l, "not used: only admin_users reach the admin console, so these users get no access to it")
+			s.StatsUsers = ptrTo(splitList(l.value))
 		case "auth_hba_file", "auth_ident_file", "auth_ldap_options":
 			return ignored, fail("not supported by pgpoolcheck: clients are authenticated against auth_file and auth_query only; remove the key")
-		case "idle_transaction_timeout", "client_idle_timeout":
+		case "idle_transaction_timeout", "client_idle_timeout", "query_timeout":
 			d, err := parseDuration(l.value)
 			if err != nil {
 				return ignored, fail("%v", err)
 			}
-			if l.key == "idle_transaction_timeout" {
+			switch l.key {
+			case "idle_transaction_timeout":
 				s.IdleTransactionTimeout = &d
-			} else {
+			case "client_idle_timeout":
 				s.ClientIdleTimeout = &d
+			default:
+				s.QueryTimeout = &d
 			}
-		case "max_db_connections", "max_user_connections", "query_timeout", "transaction_timeout":
+		case "transaction_timeout":
 			if v, err := strconv.ParseFloat(l.value, 64); err == nil && v == 0 {
 				continue // PgBouncer's default: no limit
 			}
@@ -378,7 +386,8 @@ type upstreamEntry struct {
 	hasPassword              bool
 	poolSize                 string
 	// auth are the entry's auth_user, auth_dbname and auth_query.
-	auth url.Values
+	auth             url.Values
+	maxDBConnections string
 }
 
 // databasesSection turns [databases] into the upstream URL. pgpoolcheck
@@ -421,10 +430,12 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 					e.auth = url.Values{}
 				}
 				e.auth.Set(p.key, p.value)
-			case "pool_mode", "max_db_connections":
-				if p.key == "max_db_connections" && p.value == "0" {
-					continue
+			case "max_db_connections":
+				if n, err := strconv.Atoi(p.value); err != nil || n < 0 {
+					return ignored, fmt.Errorf("line %d: database %s: max_db_connections %q is not a whole number from 0", l.line, l.key, p.value)
 				}
+				e.maxDBConnections = p.value
+			case "pool_mode":
 				return ignored, fmt.Errorf("line %d: database %s: %s is not supported by pgpoolcheck per database; remove it", l.line, l.key, p.key)
 			default:
 				ignore(l.line, l.key+"."+p.key, "per-database settings are not supported")
@@ -484,7 +495,10 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			}
 			spec += "=" + e.dbname
 		}
-		if e.poolSize != "" {
+		switch {
+		case e.maxDBConnections != "" && e.maxDBConnections != "0":
+			spec += ":" + cmp.Or(e.poolSize, "0") + ":" + e.maxDBConnections
+		case e.poolSize != "":
 			spec += ":" + e.poolSize
 		}
 		if e.auth != nil {

@@ -41,12 +41,15 @@ upstream=postgres://app@db:5432/app
 mode=transaction
 pool_size=20
 max_client_conn=1000
-databases=app,reports=analytics:5,*
+max_db_connections=50
+max_user_connections=40
+databases=app,reports=analytics:5:8,*
 client_login_timeout=20s
 max_login_clients=64
 idle_transaction_timeout=1m0s
 client_idle_timeout=0s
 query_wait_timeout=2m0s
+query_timeout=1m30s
 server_idle_timeout=10m0s
 server_lifetime=1.5s
 server_connect_timeout=15s
@@ -66,6 +69,7 @@ log_level=debug
 log_format=json
 on_session_state=preserve
 admin_users=postgres,ops
+stats_users=monitor
 metrics_listen=127.0.0.1:9127
 capture=/var/tmp/app.capture
 capture_max_bytes=1048576
@@ -161,17 +165,20 @@ auth_type=trust
 auth_file=/etc/pgbouncer/userlist.txt
 max_prepared_statements=0
 admin_users=postgres
-`, `line 13: [pgbouncer] stats_users: not used: only admin_users reach the admin console, so these users get no access to it
-line 18: [pgbouncer] ignore_startup_parameters: not used by pgpoolcheck
+stats_users=postgres
+`, `line 18: [pgbouncer] ignore_startup_parameters: not used by pgpoolcheck
 `},
 		{"full-pgbouncer.ini", `listen=10.0.0.5:7432
 upstream=postgres://app:s3cret%20pass%27word@db.internal:6543
 mode=transaction
 pool_size=25
 max_client_conn=2000
-databases=app,reports=analytics:5
+max_db_connections=30
+max_user_connections=12
+databases=app,reports=analytics:5:8
 client_login_timeout=20s
 query_wait_timeout=30s
+query_timeout=1m30s
 server_idle_timeout=500ms
 server_connect_timeout=5s
 auth_type=scram-sha-256
@@ -179,6 +186,7 @@ auth_file=testdata/userlist.txt
 max_message_size=1048576
 max_prepared_statements=100
 admin_users=postgres,ops
+stats_users=monitor,grafana
 client_tls_sslmode=require
 client_tls_cert_file=testdata/pooler.crt
 client_tls_key_file=/etc/pooler.key
@@ -250,8 +258,11 @@ func TestPgBouncerINIErrors(t *testing.T) {
 		{"[pgbouncer]\nauth_ident_file = ident.map\n", "line 2: auth_ident_file: not supported by pgpoolcheck"},
 		{"[pgbouncer]\nauth_type = hba\n", "line 2: auth_type: auth_type hba is not supported"},
 		{"[pgbouncer]\nauth_hba_file = hba.conf\n", "line 2: auth_hba_file: not supported"},
-		{"[pgbouncer]\nmax_db_connections = 10\n", "line 2: max_db_connections: this limit is not supported"},
-		{"[pgbouncer]\nquery_timeout = 30\n", "query_timeout: this limit is not supported"},
+		{"[pgbouncer]\ntransaction_timeout = 10\n", "line 2: transaction_timeout: this limit is not supported"},
+		{"[pgbouncer]\nmax_db_connections = -1\n", `line 2: max_db_connections: invalid number "-1"`},
+		{"[pgbouncer]\nmax_user_connections = many\n", `max_user_connections: invalid number "many"`},
+		{"[pgbouncer]\nquery_timeout = soon\n", `query_timeout: invalid duration "soon"`},
+		{"[databases]\napp = host=db max_db_connections=x\n", `database app: max_db_connections "x" is not a whole number from 0`},
 		{"[pgbouncer]\nidle_transaction_timeout = soon\n", `idle_transaction_timeout: invalid duration "soon"`},
 		{"[pgbouncer]\nserver_tls_protocols = all\n", `line 2: server_tls_protocols: "all" is not supported`},
 		{"[pgbouncer]\nserver_tls_ciphers = HIGH:!aNULL\n", `server_tls_ciphers: "HIGH:!aNULL" is not supported`},
@@ -333,7 +344,11 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs.String("mode", "transaction", "")
 	fs.Int("pool-size", 20, "")
 	fs.Int("max-client-conn", 1000, "")
+	fs.Int("max-db-connections", 0, "")
+	fs.Int("max-user-connections", 0, "")
 	fs.StringSlice("databases", nil, "")
+	fs.Duration("query-timeout", 0, "")
+	fs.StringSlice("stats-users", nil, "")
 	fs.Duration("client-login-timeout", 60*time.Second, "")
 	fs.Int("max-login-clients", 512, "")
 	fs.Duration("idle-transaction-timeout", 0, "")
@@ -400,7 +415,10 @@ func TestApply(t *testing.T) {
 		"insecure-trust":          "false",
 		"admin-users":             "[postgres,ops]",
 		"auth-file":               "testdata/userlist.txt",
-		"databases":               "[app,reports=analytics:5,*]",
+		"databases":               "[app,reports=analytics:5:8,*]",
+		"max-db-connections":      "50",
+		"query-timeout":           "1m30s",
+		"stats-users":             "[monitor]",
 		"server-tls-ca-file":      "testdata/ca.pem",
 	} {
 		if got := fs.Lookup(name).Value.String(); got != want {

@@ -44,12 +44,15 @@
 //	mode: transaction              # transaction, session or record
 //	pool_size: 20
 //	max_client_conn: 1000
-//	databases: [app, "reports=analytics:5", "*"]   # allow-list: NAME[=DBNAME][:POOL_SIZE][?auth_user=…&auth_dbname=…&auth_query=…]
+//	max_db_connections: 0          # server connections per database over all users (0: no cap)
+//	max_user_connections: 0        # server connections per user over all databases (0: no cap)
+//	databases: [app, "reports=analytics:5:8", "*"]   # allow-list: NAME[=DBNAME][:POOL_SIZE[:MAX_DB_CONNECTIONS]][?auth_user=…&auth_dbname=…&auth_query=…]
 //	client_login_timeout: 60s
 //	max_login_clients: 512
 //	idle_transaction_timeout: 0     # close clients idle in a transaction (0: never)
 //	client_idle_timeout: 0
 //	query_wait_timeout: 120s
+//	query_timeout: 0               # close a client whose query runs longer (cancelled; 0: never)
 //	server_idle_timeout: 600       # seconds
 //	server_lifetime: 1h
 //	server_connect_timeout: 15s
@@ -67,6 +70,7 @@
 //	log_format: text               # text or json
 //	on_session_state: preserve     # preserve, reset, reject or allow
 //	admin_users: [postgres, ops]
+//	stats_users: [monitoring]      # the console's SHOW commands only
 //	metrics_listen: 127.0.0.1:9127
 //	capture: /var/tmp/app.capture
 //	capture_max_bytes: 0           # start a new part before one exceeds this (0: never)
@@ -107,12 +111,15 @@ type Settings struct {
 	Mode                   *string
 	PoolSize               *int
 	MaxClientConn          *int
+	MaxDBConnections       *int
+	MaxUserConnections     *int
 	Databases              *[]string
 	ClientLoginTimeout     *time.Duration
 	MaxLoginClients        *int
 	IdleTransactionTimeout *time.Duration
 	ClientIdleTimeout      *time.Duration
 	QueryWaitTimeout       *time.Duration
+	QueryTimeout           *time.Duration
 	ServerIdleTimeout      *time.Duration
 	ServerLifetime         *time.Duration
 	ServerConnectTimeout   *time.Duration
@@ -132,6 +139,7 @@ type Settings struct {
 	LogFormat              *string
 	OnSessionState         *string
 	AdminUsers             *[]string
+	StatsUsers             *[]string
 	MetricsListen          *string
 	Capture                *string
 	CaptureMaxBytes        *int
@@ -183,12 +191,15 @@ var fields = []field{
 	{key: "mode", enum: []string{"transaction", "session", "record"}, ptr: func(s *Settings) any { return &s.Mode }},
 	{key: "pool_size", kind: kindInt, min: 1, ptr: func(s *Settings) any { return &s.PoolSize }},
 	{key: "max_client_conn", kind: kindInt, min: 1, ptr: func(s *Settings) any { return &s.MaxClientConn }},
+	{key: "max_db_connections", kind: kindInt, ptr: func(s *Settings) any { return &s.MaxDBConnections }},
+	{key: "max_user_connections", kind: kindInt, ptr: func(s *Settings) any { return &s.MaxUserConnections }},
 	{key: "databases", kind: kindList, ptr: func(s *Settings) any { return &s.Databases }},
 	{key: "client_login_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ClientLoginTimeout }},
 	{key: "max_login_clients", kind: kindInt, min: 1, ptr: func(s *Settings) any { return &s.MaxLoginClients }},
 	{key: "idle_transaction_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.IdleTransactionTimeout }},
 	{key: "client_idle_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ClientIdleTimeout }},
 	{key: "query_wait_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.QueryWaitTimeout }},
+	{key: "query_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.QueryTimeout }},
 	{key: "server_idle_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerIdleTimeout }},
 	{key: "server_lifetime", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerLifetime }},
 	{key: "server_connect_timeout", kind: kindDuration, ptr: func(s *Settings) any { return &s.ServerConnectTimeout }},
@@ -208,6 +219,7 @@ var fields = []field{
 	{key: "log_format", enum: []string{"text", "json"}, ptr: func(s *Settings) any { return &s.LogFormat }},
 	{key: "on_session_state", enum: []string{"preserve", "reset", "reject", "allow"}, ptr: func(s *Settings) any { return &s.OnSessionState }},
 	{key: "admin_users", kind: kindList, ptr: func(s *Settings) any { return &s.AdminUsers }},
+	{key: "stats_users", kind: kindList, ptr: func(s *Settings) any { return &s.StatsUsers }},
 	{key: "metrics_listen", ptr: func(s *Settings) any { return &s.MetricsListen }},
 	{key: "capture", isPath: true, ptr: func(s *Settings) any { return &s.Capture }},
 	{key: "capture_max_bytes", kind: kindInt, ptr: func(s *Settings) any { return &s.CaptureMaxBytes }},

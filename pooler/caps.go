@@ -1,0 +1,258 @@
+package pooler
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// connCap counts the server connections of one database or one user over
+// all its pools, against a cap (max_db_connections, max_user_connections).
+// Servers are counted always, with atomics, when a pool opens or closes
+// one (never when it lends or takes back one), so that a cap set by RELOAD
+// or SET starts from the true count; max 0 is no cap, and then nothing
+// else is done. A pool takes a slot of both its caps before it connects a
+// server; a client that finds no slot waits in its pool's queue, and a
+// slot given back is offered to the waiting pools under the cap.
+type connCap struct {
+	n   atomic.Int64 // servers open or being connected
+	max atomic.Int64 // 0: no cap
+	// starved is set when a client waits because the cap is full, until
+	// a wake finds no pool to give a slot to: meanwhile a server given
+	// back with no client of its own pool waiting is closed rather than
+	// kept idle, so that the waiting pool gets its slot.
+	starved atomic.Bool
+
+	mu    sync.Mutex
+	pools []*pool // the pools under the cap (under mu)
+	next  int     // where the next wake starts, for fairness
+}
+
+// take reserves a slot, unless the cap is reached.
+func (c *connCap) take() bool {
+	for {
+		n := c.n.Load()
+		if m := c.max.Load(); m > 0 && n >= m {
+			return false
+		}
+		if c.n.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// full reports whether the cap is reached.
+func (c *connCap) full() bool {
+	m := c.max.Load()
+	return m > 0 && c.n.Load() >= m
+}
+
+// release gives a slot back and, under a cap, offers it to a waiting pool.
+func (c *connCap) release() {
+	c.n.Add(-1)
+	if c.max.Load() > 0 {
+		c.wake()
+	}
+}
+
+// wake grants a slot to the first pool under the cap (from a rotating
+// start) that has a waiting client and room for a server; when none has,
+// the cap is no longer starved.
+func (c *connCap) wake() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.pools)
+	for i := range n {
+		pl := c.pools[(c.next+i)%n]
+		if pl.grantCapped() {
+			c.next = (c.next + i + 1) % n
+			return
+		}
+	}
+	c.starved.Store(false)
+}
+
+// evictIdle closes one idle server of a pool under the cap other than
+// except, to make room for except's waiting client; it reports whether it
+// found one.
+func (c *connCap) evictIdle(except *pool) bool {
+	c.mu.Lock()
+	var victim *serverConn
+	var from *pool
+	for _, pl := range c.pools {
+		if pl == except {
+			continue
+		}
+		pl.lock()
+		if len(pl.idle) > 0 {
+			// The least recently used one.
+			victim = pl.idle[0]
+			pl.idle = slices.Delete(pl.idle, 0, 1)
+			from = pl
+		}
+		pl.unlock()
+		if victim != nil {
+			break
+		}
+	}
+	c.mu.Unlock()
+	if victim == nil {
+		return false
+	}
+	from.discard(victim)
+	return true
+}
+
+func (c *connCap) add(pl *pool) {
+	c.mu.Lock()
+	c.pools = append(c.pools, pl)
+	c.mu.Unlock()
+}
+
+func (c *connCap) remove(pl *pool) {
+	c.mu.Lock()
+	if i := slices.Index(c.pools, pl); i >= 0 {
+		c.pools = slices.Delete(c.pools, i, i+1)
+	}
+	c.mu.Unlock()
+}
+
+// takeCaps reserves a slot under both of the pool's caps.
+func (p *pool) takeCaps() bool {
+	if !p.dbCap.take() {
+		return false
+	}
+	if !p.userCap.take() {
+		// Given back without a wake: nobody can have been refused the
+		// slot in between but for a moment, and the janitor's wakeCaps
+		// offers free slots every second.
+		p.dbCap.n.Add(-1)
+		return false
+	}
+	return true
+}
+
+// capsFull reports whether a new server of the pool would exceed a cap.
+func (p *pool) capsFull() bool { return p.dbCap.full() || p.userCap.full() }
+
+// freeCaps gives back the caps' slots of a server that closed (or was
+// never connected).
+func (p *pool) freeCaps() {
+	p.dbCap.release()
+	p.userCap.release()
+}
+
+// capped marks the pool's full caps as starved and closes an idle server
+// of another pool under one of them, after a client of p started to wait
+// because a cap is full. p must not be locked.
+func (p *pool) capped() {
+	for _, c := range []*connCap{p.dbCap, p.userCap} {
+		if c.full() {
+			c.starved.Store(true)
+			if c.evictIdle(p) {
+				return
+			}
+		}
+	}
+}
+
+// capStarved reports whether a client of another pool waits for a slot of
+// one of p's caps (a cheap check: two atomic loads when no cap is set).
+func (p *pool) capStarved() bool {
+	return p.dbCap.max.Load() > 0 && p.dbCap.starved.Load() ||
+		p.userCap.max.Load() > 0 && p.userCap.starved.Load()
+}
+
+// grantCapped gives a slot freed under a cap to the pool's first waiting
+// client, when it has one and room for a server.
+func (p *pool) grantCapped() bool {
+	p.lock()
+	if p.closed || p.waiters.Len() == 0 || p.open >= p.size || !p.takeCaps() {
+		p.unlock()
+		return false
+	}
+	w := p.popWaiter()
+	p.open++
+	p.unlock()
+	w.give(nil)
+	return true
+}
+
+// capFor returns the counter of name in caps, making it; p.mu is held.
+func capFor(caps map[string]*connCap, name string, max int) *connCap {
+	c := caps[name]
+	if c == nil {
+		c = &connCap{}
+		caps[name] = c
+	}
+	c.max.Store(int64(max))
+	return c
+}
+
+// dbCapMax is the server connection cap of database name: its entry's
+// max_db_connections, else the global one. p.mu is held.
+func (p *Proxy) dbCapMax(name string) int {
+	if db, ok := p.database(name); ok && db.MaxDBConnections > 0 {
+		return db.MaxDBConnections
+	}
+	return p.cfg.MaxDBConnections
+}
+
+// applyCaps sets every cap from the configuration (after RELOAD or SET)
+// and offers the slots a raised cap frees to the waiting pools.
+func (p *Proxy) applyCaps() {
+	p.mu.Lock()
+	var caps []*connCap
+	for name, c := range p.dbCaps {
+		c.max.Store(int64(p.dbCapMax(name)))
+		caps = append(caps, c)
+	}
+	for _, c := range p.userCaps {
+		c.max.Store(int64(p.cfg.MaxUserConnections))
+		caps = append(caps, c)
+	}
+	p.mu.Unlock()
+	for _, c := range caps {
+		for c.wakeOne() {
+		}
+	}
+}
+
+// wakeOne grants one slot if a pool under the cap waits and the cap has
+// room; it reports whether it did.
+func (c *connCap) wakeOne() bool {
+	if c.full() {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, pl := range c.pools {
+		if pl.grantCapped() {
+			return true
+		}
+	}
+	return false
+}
+
+// wakeCaps offers the free slots of every cap to the pools that wait (the
+// janitor's safety net for a slot given back while a client was about to
+// wait).
+func (p *Proxy) wakeCaps() {
+	p.mu.Lock()
+	var caps []*connCap
+	for _, c := range p.dbCaps {
+		if c.max.Load() > 0 {
+			caps = append(caps, c)
+		}
+	}
+	for _, c := range p.userCaps {
+		if c.max.Load() > 0 {
+			caps = append(caps, c)
+		}
+	}
+	p.mu.Unlock()
+	for _, c := range caps {
+		for c.wakeOne() {
+		}
+	}
+}
