@@ -44,12 +44,13 @@ const routineTTL = 5 * time.Second
 // deeper ones (and recursion) count as opaque.
 const routineDepth = 4
 
-// maxCustomParams bounds the custom parameter names verification reads.
-const maxCustomParams = 128
-
 // routineVerdict is what the pooler knows of a routine: clean or opaque
-// (see RoutineAnalyzer), the routines it calls included.
-type routineVerdict struct{ clean, opaque bool }
+// (see RoutineAnalyzer) and the parameters it may set, the routines it
+// calls included.
+type routineVerdict struct {
+	clean, opaque bool
+	params        []string
+}
 
 type routineEntry struct {
 	routineVerdict
@@ -59,12 +60,11 @@ type routineEntry struct {
 
 // routineCache keeps the verdicts, per database and routine name. gen is
 // advanced by every routine change the pooler sees; an entry of an older
-// generation is stale. custom are the custom parameters routines may set.
+// generation is stale.
 type routineCache struct {
-	mu     sync.RWMutex
-	gen    uint64
-	m      map[string]map[string]routineEntry
-	custom []string
+	mu  sync.RWMutex
+	gen uint64
+	m   map[string]map[string]routineEntry
 }
 
 // get returns the verdict on routine name of database db, if one is
@@ -86,9 +86,8 @@ func (rc *routineCache) clean(db, name string, now time.Time) bool {
 	return ok && v.clean
 }
 
-// put keeps verdicts read in generation gen, and the custom parameters
-// the routines may set.
-func (rc *routineCache) put(db string, verdicts map[string]routineVerdict, params []string, gen uint64, now time.Time) {
+// put keeps verdicts read in generation gen.
+func (rc *routineCache) put(db string, verdicts map[string]routineVerdict, gen uint64, now time.Time) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.m == nil {
@@ -103,18 +102,6 @@ func (rc *routineCache) put(db string, verdicts map[string]routineVerdict, param
 		// A verdict read before a routine change is stale at once.
 		m[n] = routineEntry{routineVerdict: v, gen: gen, at: now}
 	}
-	for _, n := range params {
-		if strings.Contains(n, ".") && !slices.Contains(rc.custom, n) && len(rc.custom) < maxCustomParams {
-			rc.custom = append(rc.custom, n)
-		}
-	}
-}
-
-// customParams returns the custom parameters routines may set.
-func (rc *routineCache) customParams() []string {
-	rc.mu.RLock()
-	defer rc.mu.RUnlock()
-	return slices.Clone(rc.custom)
 }
 
 // invalidate forgets every verdict (a routine or schema changed).
@@ -153,7 +140,8 @@ func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 		switch {
 		case e.Kind == engine.StateRoutineChange:
 			p.routines.invalidate()
-		case e.Kind == StateCall && e.Name != "DO" && e.Name != "" && p.routines.clean(db, e.Name, now):
+		case e.Kind == StateCall && e.Name != engine.DOBlock && e.Name != engine.OpaqueDOBlock &&
+			p.routines.clean(db, e.Name, now):
 			if out == nil {
 				out = append(make([]StateEffect, 0, len(effs)), effs[:i]...)
 			}
@@ -171,22 +159,19 @@ func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 
 // learnRoutines makes sure the pooler knows routines names of the
 // client's database, reading what it does not know yet over s (idle, the
-// caller's), and reports whether any of them is opaque. A DO block's
-// own body was analyzed with the statement; the routines it calls are
-// among names.
-func (c *clientConn) learnRoutines(s *serverConn, names []string) (opaque bool) {
+// caller's). It returns the parameters they may set and whether any of
+// them is opaque. A DO block's own statements were analyzed with it
+// (engine.DOBlock), unless it is opaque; the routines it calls are among
+// names.
+func (c *clientConn) learnRoutines(s *serverConn, names []string) (params []string, opaque bool) {
 	p := c.proxy
 	an, ok := p.cfg.Classifier.(RoutineAnalyzer)
-	if !ok {
-		return len(names) > 0 && !(len(names) == 1 && names[0] == "DO")
-	}
 	db := c.pool.key.database
 	now := time.Now()
 	p.routines.mu.RLock()
 	gen := p.routines.gen
 	p.routines.mu.RUnlock()
 	verdicts := make(map[string]routineVerdict)
-	var params []string
 	visiting := make(map[string]bool)
 	var visit func(name string, depth int) routineVerdict
 	visit = func(name string, depth int) routineVerdict {
@@ -207,28 +192,37 @@ func (c *clientConn) learnRoutines(s *serverConn, names []string) (opaque bool) 
 			clean, op, ps, calls := an.AnalyzeRoutine(d)
 			v.clean = v.clean && clean
 			v.opaque = v.opaque || op
-			params = append(params, ps...)
+			v.params = append(v.params, ps...)
 			for _, callee := range calls {
 				cv := visit(callee, depth+1)
 				v.clean = v.clean && cv.clean
 				v.opaque = v.opaque || cv.opaque
+				v.params = append(v.params, cv.params...)
 			}
 		}
+		slices.Sort(v.params)
+		v.params = slices.Compact(v.params)
 		verdicts[name] = v
 		return v
 	}
 	for _, n := range names {
-		if n == "DO" {
+		var v routineVerdict
+		switch {
+		case n == engine.DOBlock:
 			continue
+		case n == engine.OpaqueDOBlock || !ok:
+			v.opaque = true
+		default:
+			v = visit(n, 0)
 		}
-		if visit(n, 0).opaque {
-			opaque = true
-		}
+		opaque = opaque || v.opaque
+		params = append(params, v.params...)
 	}
 	if len(verdicts) > 0 {
-		p.routines.put(db, verdicts, params, gen, time.Now())
+		p.routines.put(db, verdicts, gen, time.Now())
 	}
-	return opaque
+	slices.Sort(params)
+	return slices.Compact(params), opaque
 }
 
 // routineDefs reads the definitions of every function and procedure named

@@ -2,6 +2,7 @@ package pooler
 
 import (
 	"sort"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -380,13 +381,22 @@ func (c *clientConn) verify(s *serverConn) bool {
 	c.mu.Lock()
 	calls := c.eng.Session.TakeCalls()
 	c.mu.Unlock()
-	opaque := c.learnRoutines(s, calls)
-	custom := c.proxy.routines.customParams()
+	params, opaque := c.learnRoutines(s, calls)
+	// Custom parameters may not exist: they count only with a value. The
+	// others are read back or reset by name.
+	var plain, custom []string
+	for _, n := range params {
+		if strings.Contains(n, ".") {
+			custom = append(custom, n)
+		} else {
+			plain = append(plain, n)
+		}
+	}
 	row, err := s.runInternal(engine.VerifyQuery(custom))
 	if err != nil {
 		return false
 	}
-	f, ok := engine.ParseFound(row, custom)
+	f, ok := engine.ParseFound(row, plain, custom)
 	if !ok {
 		return false
 	}

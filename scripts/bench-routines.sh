@@ -9,7 +9,11 @@
 # --on-session-state preserve):
 #   select-only   pgbench -S: no user routine, nothing to verify
 #   plain-fn      SELECT plain_add(:aid, 1), a plain SQL function, in every
-#                 transaction: each is verified before its server goes back
+#                 transaction: the pooler learns that it changes nothing at its
+#                 first call, and verifies no other call
+#   opaque-fn     SELECT opaque_add(:aid, 1), a PL/pgSQL function whose body runs
+#                 dynamic SQL (EXECUTE): every call is verified, and its server
+#                 gets RESET ALL, before the server goes back
 # For each it prints TPS, mean latency, failed transactions, the CPU
 # microseconds per transaction of the pooler and of PostgreSQL, and the
 # transactions PostgreSQL committed per pgbench transaction (pg_stat_database:
@@ -73,8 +77,11 @@ wait_ready "$PG_PORT"
 PG_PID=$(head -1 "$WORK/data/postmaster.pid")
 "$PGBENCH" -i -q -s "$SCALE" -h 127.0.0.1 -p "$PG_PORT" -U postgres postgres >/dev/null 2>&1
 "$PGBIN/psql" -qX -h 127.0.0.1 -p "$PG_PORT" -U postgres postgres \
-  -c "CREATE FUNCTION plain_add(a int, b int) RETURNS int LANGUAGE sql AS 'SELECT a + b'"
-printf '\\set aid random(1, 100000 * :scale)\nSELECT plain_add(:aid, 1);\n' >"$WORK/plain-fn.sql"
+  -c "CREATE FUNCTION plain_add(a int, b int) RETURNS int LANGUAGE sql AS 'SELECT a + b'" \
+  -c "CREATE FUNCTION opaque_add(a int, b int) RETURNS int LANGUAGE plpgsql AS \$\$DECLARE r int; BEGIN EXECUTE 'SELECT \$1 + \$2' INTO r USING a, b; RETURN r; END\$\$"
+for f in plain opaque; do
+  printf '\\set aid random(1, 100000 * :scale)\nSELECT %s_add(:aid, 1);\n' "$f" >"$WORK/$f-fn.sql"
+done
 
 echo "# $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}')"
 echo "# pgbench -n -M simple -c $CLIENTS -j 2 -T $DURATION, pool $POOL_SIZE, $ROUNDS rounds${BASE_REV:+, base $BASE_REV}"
@@ -86,7 +93,7 @@ commits() {
     -c "SELECT pg_stat_force_next_flush(); SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'" | tail -1
 }
 for r in $(seq "$ROUNDS"); do
-  for w in select-only plain-fn; do
+  for w in select-only plain-fn opaque-fn; do
     for t in $TARGETS; do
       setsid "$WORK/$t" proxy --listen "127.0.0.1:$POOL_PORT" --upstream "postgres://postgres@/postgres?host=$WORK&port=$PG_PORT" \
         --pool-size "$POOL_SIZE" --log-level warn >>"$WORK/$t.log" 2>&1 &
@@ -95,7 +102,7 @@ for r in $(seq "$ROUNDS"); do
       wait_ready "$POOL_PORT"
       pid=$(pgrep -o -s "$sid" -x "$t" || echo "$sid")
       args=(-S)
-      [ "$w" = plain-fn ] && args=(-f "$WORK/plain-fn.sql")
+      [ "$w" != select-only ] && args=(-f "$WORK/$w.sql")
       x0=$(commits)
       c0=$(cpu_of "$pid") g0=$(pg_cpu)
       out=$("$PGBENCH" -n -M simple "${args[@]}" -c "$CLIENTS" -j 2 -T "$DURATION" -h 127.0.0.1 -p "$POOL_PORT" -U postgres postgres 2>&1 || true)

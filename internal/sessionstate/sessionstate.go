@@ -95,8 +95,17 @@ func (a Classifier) ClassifyKnown(sql string, known func(name string) bool) ([]e
 		if rule := rules.Lookup(e.Rule); rule != nil {
 			fix = rule.Fix
 		}
+		name := e.Name
+		if e.Kind == classify.CallRoutine {
+			switch name {
+			case classify.DOBlock:
+				name = engine.DOBlock
+			case classify.OpaqueDOBlock:
+				name = engine.OpaqueDOBlock
+			}
+		}
 		out = append(out, engine.StateEffect{
-			Kind: k, Name: e.Name,
+			Kind: k, Name: name,
 			Key: e.Key, KeyKnown: e.KeyKnown, Shared: e.Shared, Pair: e.Pair,
 			SessionAuthority: e.Kind == classify.SessionAuth || e.Kind == classify.ResetSessionAuth,
 			Rule:             e.Rule, Fix: fix,

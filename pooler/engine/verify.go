@@ -20,19 +20,20 @@ import (
 const listSep = "\x1f"
 
 // VerifyQuery is the query that reads a server's session state in one
-// row: the parameters set at session level, the role, the session user,
-// the number of advisory locks held, the names of the channels listened
-// to, the temporary relations, the held cursors and the SQL-level prepared
-// statements, then the values of the custom parameters custom (names with
-// a dot, which pg_settings does not list).
+// row: the role, the session user, the number of advisory locks held, the
+// names of the channels listened to, the temporary relations, the held
+// cursors and the SQL-level prepared statements, then the values of the
+// custom parameters custom (names with a dot, which may not exist). It
+// reads no catalog of parameters: pg_settings costs half a millisecond,
+// and does not list custom parameters anyway. The parameters a routine
+// may set come from its definition instead (see pooler/routines.go).
 func VerifyQuery(custom []string) string {
 	var b strings.Builder
-	b.WriteString("SELECT " +
-		"(SELECT string_agg(name, chr(31)) FROM pg_settings WHERE source = 'session'), " +
-		"current_setting('role'), session_user, " +
+	b.WriteString("SELECT current_setting('role'), session_user, " +
 		"(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted), " +
 		"array_to_string(ARRAY(SELECT pg_listening_channels()), chr(31)), " +
-		"(SELECT string_agg(relname, chr(31)) FROM pg_class WHERE relnamespace = pg_my_temp_schema() AND relkind IN ('r', 'p', 'v', 'm', 'S', 'f')), " +
+		"CASE WHEN pg_my_temp_schema() <> 0 THEN (SELECT string_agg(relname, chr(31)) FROM pg_class " +
+		"WHERE relnamespace = pg_my_temp_schema() AND relkind IN ('r', 'p', 'v', 'm', 'S', 'f')) END, " +
 		"(SELECT string_agg(name, chr(31)) FROM pg_cursors WHERE is_holdable), " +
 		"(SELECT string_agg(name, chr(31)) FROM pg_prepared_statements WHERE from_sql)")
 	for _, n := range custom {
@@ -43,7 +44,7 @@ func VerifyQuery(custom []string) string {
 
 // Found is a server's session state as VerifyQuery read it.
 type Found struct {
-	Settings    []string // parameters set at session level
+	Settings    []string // parameters set (see ParseFound)
 	Role        string   // SET ROLE's value, "none" when unset
 	SessionUser string
 	Locks       int // advisory locks held (session level: read between transactions)
@@ -53,13 +54,15 @@ type Found struct {
 	Prepared    []string
 }
 
-// ParseFound decodes the row of VerifyQuery(custom). A custom parameter
-// counts as set when its value is not empty (NULL is read as empty too).
-func ParseFound(row []string, custom []string) (Found, bool) {
-	if len(row) != 8+len(custom) {
+// ParseFound decodes the row of VerifyQuery(custom). Settings are params,
+// the parameters the routines the client called may set, whatever their
+// value (they are read back or reset by name), and the custom ones among
+// them whose value is not empty (NULL is read as empty too).
+func ParseFound(row []string, params, custom []string) (Found, bool) {
+	if len(row) != 7+len(custom) {
 		return Found{}, false
 	}
-	locks, err := strconv.Atoi(row[3])
+	locks, err := strconv.Atoi(row[2])
 	if err != nil {
 		return Found{}, false
 	}
@@ -69,22 +72,31 @@ func ParseFound(row []string, custom []string) (Found, bool) {
 		}
 		return strings.Split(s, listSep)
 	}
-	f := Found{Settings: split(row[0]), Role: row[1], SessionUser: row[2], Locks: locks,
-		Listens: split(row[4]), Temps: split(row[5]), Cursors: split(row[6]), Prepared: split(row[7])}
+	f := Found{Settings: slices.Clone(params), Role: row[0], SessionUser: row[1], Locks: locks,
+		Listens: split(row[3]), Temps: split(row[4]), Cursors: split(row[5]), Prepared: split(row[6])}
 	for i, n := range custom {
-		if row[8+i] != "" {
+		if row[7+i] != "" {
 			f.Settings = append(f.Settings, n)
 		}
 	}
 	return f, true
 }
 
+// Names of StateCall effects of DO blocks, whose own statements the
+// classifier analyzed (DOBlock) or could not (OpaqueDOBlock: another
+// language, dynamic SQL).
+const (
+	DOBlock       = "DO"
+	OpaqueDOBlock = "DO (opaque)"
+)
+
 // Unverified reports whether the client ran statements whose effects must
 // be read from the server before it serves anyone else.
 func (st *Session) Unverified() bool { return st.unverified }
 
 // TakeCalls returns the routines the client called since the last
-// verification (StateCall names, "DO" for a DO block) and forgets them.
+// verification (StateCall names; DOBlock and OpaqueDOBlock for DO blocks)
+// and forgets them.
 func (st *Session) TakeCalls() []string {
 	names := make([]string, 0, len(st.calls))
 	for n := range st.calls {

@@ -8,8 +8,8 @@ import (
 )
 
 func TestParseFound(t *testing.T) {
-	row := []string{"search_path\x1fwork_mem", "app_low", "alice", "2", "ch", "t1\x1ft2", "", "p", "7", ""}
-	f, ok := ParseFound(row, []string{"app.tenant", "app.user"})
+	row := []string{"app_low", "alice", "2", "ch", "t1\x1ft2", "", "p", "7", ""}
+	f, ok := ParseFound(row, []string{"search_path", "work_mem"}, []string{"app.tenant", "app.user"})
 	want := Found{Settings: []string{"search_path", "work_mem", "app.tenant"}, Role: "app_low", SessionUser: "alice", Locks: 2,
 		Listens: []string{"ch"}, Temps: []string{"t1", "t2"}, Prepared: []string{"p"}}
 	if !ok || !reflect.DeepEqual(f, want) {
@@ -18,8 +18,8 @@ func TestParseFound(t *testing.T) {
 	if q := VerifyQuery([]string{"app.it's"}); !strings.HasSuffix(q, ", current_setting('app.it''s', true)") {
 		t.Errorf("VerifyQuery = %s", q)
 	}
-	for _, bad := range [][]string{nil, row[:7], {"", "none", "u", "x", "", "", "", ""}} {
-		if _, ok := ParseFound(bad, nil); ok {
+	for _, bad := range [][]string{nil, row[:6], {"none", "u", "x", "", "", "", ""}} {
+		if _, ok := ParseFound(bad, nil, nil); ok {
 			t.Errorf("ParseFound(%q) accepted", bad)
 		}
 	}

@@ -32,6 +32,15 @@ import (
 	"strings"
 )
 
+// Names of CallRoutine effects of DO blocks: the statements of a DO
+// block's body are analyzed with it, except for an opaque one (another
+// language, a body that does not compile, dynamic SQL), which may do
+// anything.
+const (
+	DOBlock       = "DO"
+	OpaqueDOBlock = "DO (opaque)"
+)
+
 // Kind is what a statement does to session state.
 type Kind uint8
 
@@ -106,7 +115,8 @@ const (
 	// DiscardSequences is DISCARD SEQUENCES.
 	DiscardSequences
 	// CallRoutine runs code whose effects the text does not show: a DO
-	// block (Name "DO") or a call of a function or procedure that is not
+	// block (Name DOBlock, or OpaqueDOBlock when what it does cannot be
+	// read from its text) or a call of a function or procedure that is not
 	// built in (Name is the name as written, schema-qualified or not).
 	// What it did is only known to the server, which the pooler reads.
 	CallRoutine

@@ -209,9 +209,10 @@ var cases = []struct {
 	// DO blocks run their body now; what they do is read from the server
 	// too (call-routine).
 	{"DO $$BEGIN PERFORM pg_advisory_lock(11); SET work_mem = '2MB'; END$$", "call-routine DO; advisory-lock key=11; set-param work_mem='2MB'"},
-	{"DO $$BEGIN EXECUTE 'SET search_path = ' || quote_ident(s); END$$", "call-routine DO; set-param search_path dynamic"},
+	{"DO $$BEGIN EXECUTE 'SET search_path = ' || quote_ident(s); END$$", "call-routine DO (opaque); set-param search_path dynamic"},
 	{"DO 'BEGIN PERFORM 1; END'", "call-routine DO"},
 	{"DO $$BEGIN PERFORM sneaky(); END$$", "call-routine DO; call-routine sneaky"},
+	{"DO LANGUAGE plpython3u 'plpy.execute(\"SET x.y = 1\")'", "call-routine DO (opaque)"},
 
 	// Calls of routines that are not built in: their effects are read
 	// from the server.

@@ -55,7 +55,11 @@ func classify(sql string) Result {
 		st := &sqlparse.Statement{Start: start, End: end, Text: sql, Node: raw.Stmt}
 		out = stmtEffects(out, st, false)
 		if raw.Stmt.GetDoStmt() != nil {
-			out = append(out, Effect{Kind: CallRoutine, Name: "DO"})
+			name := DOBlock
+			if doOpaque(st) {
+				name = OpaqueDOBlock
+			}
+			out = append(out, Effect{Kind: CallRoutine, Name: name})
 			// A DO block runs its body now, in this session.
 			for _, in := range sqlparse.Bodies(nil, st, nil) {
 				if in.Node != nil {
@@ -182,6 +186,21 @@ func runsCalls(n *pg.Node) bool {
 		return false
 	}
 	return !rules.PlanOnly(n)
+}
+
+// doOpaque reports whether what the DO block st does cannot be read from
+// its text: another language than plpgsql, a body that does not compile,
+// or dynamic SQL (EXECUTE).
+func doOpaque(st *sqlparse.Statement) bool {
+	lang, body := sqlparse.RoutineOptions(st.Node.GetDoStmt().Args)
+	if lang != "" && !strings.EqualFold(lang, "plpgsql") {
+		return true
+	}
+	if containsWord(strings.ToLower(body), "execute") {
+		return true
+	}
+	_, err := pg.ParsePlPgSqlToJSON(st.Text[st.Start:st.End])
+	return err != nil
 }
 
 // routineObject reports whether an object of type t is a routine or a
