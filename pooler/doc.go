@@ -35,7 +35,9 @@
 //   - track.go: the driver of the engine's prepared-statement tracking
 //     (writing the planned messages, relaying or swallowing the answers).
 //   - state.go: session state in transaction mode (classification, the
-//     preserve/reset/reject/allow policies, pinning, cleaning a server).
+//     preserve/reset/reject/allow policies, pinning, cleaning a server,
+//     reading a server's state after a DO block or a routine call);
+//     routines.go: what the pooler learns of the routines clients call.
 //   - pool.go: pools and their wait queue; server.go: server connections;
 //     cancel.go: cancel keys and forwarding.
 //   - proxy.go also holds the janitor's sweeps: idle servers, forgotten
