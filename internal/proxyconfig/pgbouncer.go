@@ -298,7 +298,7 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			s.ServerTLSCertFile = ptrTo(l.value)
 		case "server_tls_key_file":
 			s.ServerTLSKeyFile = ptrTo(l.value)
-		case "server_tls_protocols", "server_tls_ciphers":
+		case "server_tls_protocols", "server_tls_ciphers", "server_tls13_ciphers":
 			if !defaultTLSValue(l.key, l.value) {
 				return ignored, fail("%q is not supported: pgpoolcheck connects to PostgreSQL with Go's TLS defaults (TLS 1.2 and 1.3, Go's cipher suites); remove the key or set %s", l.value, tlsDefaults[l.key])
 			}
@@ -310,7 +310,7 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			s.ClientTLSCAFile = ptrTo(l.value)
 		case "client_tls_protocols":
 			s.ClientTLSProtocols = ptrTo(l.value)
-		case "client_tls_ciphers":
+		case "client_tls_ciphers", "client_tls13_ciphers":
 			if !defaultTLSValue(l.key, l.value) {
 				return ignored, fail("%q is not supported: pgpoolcheck offers clients Go's TLS cipher suites; remove the key or set %s", l.value, tlsDefaults[l.key])
 			}
@@ -342,7 +342,16 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			default:
 				s.QueryTimeout = &d
 			}
-		case "transaction_timeout":
+		case "unix_socket_mode", "unix_socket_group", "disable_pqexec", "scram_iterations":
+			// They protect something: accepted at PgBouncer's default
+			// (what pgpoolcheck does), refused otherwise.
+			def := map[string]string{"unix_socket_mode": "0777", "unix_socket_group": "", "disable_pqexec": "0", "scram_iterations": "4096"}[l.key]
+			v := strings.TrimSpace(l.value)
+			if v == def || l.key == "unix_socket_mode" && strings.TrimLeft(v, "0") == "777" || l.key == "disable_pqexec" && strings.EqualFold(v, "off") {
+				continue
+			}
+			return ignored, fail("%q is not supported by pgpoolcheck (only PgBouncer's default %q); remove the key", l.value, def)
+		case "transaction_timeout", "max_db_client_connections", "max_user_client_connections":
 			if v, err := strconv.ParseFloat(l.value, 64); err == nil && v == 0 {
 				continue // PgBouncer's default: no limit
 			}
@@ -542,8 +551,10 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 var tlsDefaults = map[string]string{
 	"server_tls_protocols": "secure",
 	"server_tls_ciphers":   "default",
+	"server_tls13_ciphers": "default",
 	"client_tls_protocols": "secure",
 	"client_tls_ciphers":   "default",
+	"client_tls13_ciphers": "default",
 }
 
 // defaultTLSValue reports whether v, for one of the TLS protocol or cipher

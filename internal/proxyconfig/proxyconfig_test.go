@@ -259,6 +259,12 @@ func TestPgBouncerINIErrors(t *testing.T) {
 		{"[pgbouncer]\nauth_type = hba\n", "line 2: auth_type: auth_type hba is not supported"},
 		{"[pgbouncer]\nauth_hba_file = hba.conf\n", "line 2: auth_hba_file: not supported"},
 		{"[pgbouncer]\ntransaction_timeout = 10\n", "line 2: transaction_timeout: this limit is not supported"},
+		{"[pgbouncer]\nmax_db_client_connections = 100\n", "max_db_client_connections: this limit is not supported"},
+		{"[pgbouncer]\nclient_tls13_ciphers = TLS_AES_128_GCM_SHA256\n", `client_tls13_ciphers: "TLS_AES_128_GCM_SHA256" is not supported`},
+		{"[pgbouncer]\nunix_socket_mode = 0700\n", `line 2: unix_socket_mode: "0700" is not supported by pgpoolcheck (only PgBouncer's default "0777")`},
+		{"[pgbouncer]\nunix_socket_group = pgb\n", `unix_socket_group: "pgb" is not supported`},
+		{"[pgbouncer]\ndisable_pqexec = 1\n", `disable_pqexec: "1" is not supported`},
+		{"[pgbouncer]\nscram_iterations = 100000\n", `scram_iterations: "100000" is not supported`},
 		{"[pgbouncer]\nmax_db_connections = -1\n", `line 2: max_db_connections: invalid number "-1"`},
 		{"[pgbouncer]\nmax_user_connections = many\n", `max_user_connections: invalid number "many"`},
 		{"[pgbouncer]\nquery_timeout = soon\n", `query_timeout: invalid duration "soon"`},
@@ -278,6 +284,16 @@ func TestPgBouncerINIErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParsePgBouncerINI(%q) error = %v, want it to contain %q", tc.text, err, tc.want)
 		}
+	}
+}
+
+// TestPgBouncerProtectiveDefaults: keys that protect something and that
+// pgpoolcheck does not implement are accepted at PgBouncer's defaults, which
+// are what pgpoolcheck does, without a warning.
+func TestPgBouncerProtectiveDefaults(t *testing.T) {
+	_, ignored, err := ParsePgBouncerINI([]byte("[pgbouncer]\nunix_socket_mode = 0777\nunix_socket_group =\ndisable_pqexec = 0\nscram_iterations = 4096\n"))
+	if err != nil || len(ignored) != 0 {
+		t.Fatal(err, ignored)
 	}
 }
 
