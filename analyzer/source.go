@@ -27,6 +27,11 @@ type Config struct {
 	Workers int
 	// Severity overrides the severity of some rules' findings.
 	Severity map[string]rules.Severity
+
+	// calls is the routine table of a scan (calls.go); prepass is set
+	// while it is built.
+	calls   *routineTable
+	prepass bool
 }
 
 func (c *Config) workers() int {
@@ -64,6 +69,8 @@ type Result struct {
 	Findings   []Finding
 	Statements int
 	Suppressed int
+	// defs are the routines the source creates (scan pre-pass only).
+	defs []*routineDef
 }
 
 // window is how many statements are parsed before their rules run, which
@@ -92,7 +99,7 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 		}
 	}
 	interesting := rules.InterestingFuncs(checks)
-	fb := &findingBuilder{name: name, src: src, lines: lines}
+	fb := &findingBuilder{name: name, src: src, lines: lines, calls: c.calls, prepass: c.prepass}
 	var res Result
 
 	pass := rules.NewPass(nil, c.target(), nil, fb.add)
@@ -128,10 +135,11 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 		}
 	}()
 	windows := make(chan []parsed, 1)
+	filter := c.bodyFilter()
 	go func() {
 		defer close(windows)
 		for w := range chunkWindows {
-			windows <- c.parseChunks(src, w, interesting)
+			windows <- c.parseChunks(src, w, interesting, filter)
 		}
 	}()
 	for out := range windows {
@@ -142,20 +150,23 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 					fb.addParseError(st)
 				}
 				tx.add(st)
-				if len(p.bodies[i]) > 0 {
-					runBody(p.bodies[i], runGroup)
-				}
+				fb.callFindings(st, "")
+				fb.body(fb.define(st), p.bodies[i], routineName(st), runGroup)
 			}
 		}
 	}
 	tx.flush()
 	res.Findings = fb.findings
 	res.Findings, res.Suppressed = applyDirectives(c, name, src, lines, sqlComments(src, script.Comments), res.Findings)
+	if c.prepass {
+		collectBodyFindings(res.Findings)
+		res.defs = fb.defs
+	}
 	return res
 }
 
 // parseChunks parses chunks, in parallel when there are many.
-func (c *Config) parseChunks(src []byte, chunks []sqlparse.Chunk, interesting []string) []parsed {
+func (c *Config) parseChunks(src []byte, chunks []sqlparse.Chunk, interesting []string, filter *sqlparse.Filter) []parsed {
 	out := make([]parsed, len(chunks))
 	one := func(i int) {
 		stmts := sqlparse.ParseChunk(src, chunks[i])
@@ -163,7 +174,7 @@ func (c *Config) parseChunks(src []byte, chunks []sqlparse.Chunk, interesting []
 		for j := range stmts {
 			p.stmts[j] = rules.NewStmt(&stmts[j], interesting)
 			if isRoutine(stmts[j].Node) {
-				for _, b := range sqlparse.Bodies(src, &stmts[j], bodyFilter) {
+				for _, b := range sqlparse.Bodies(src, &stmts[j], filter) {
 					p.bodies[j] = append(p.bodies[j], rules.NewStmt(&b, interesting))
 				}
 			}
@@ -309,6 +320,13 @@ type findingBuilder struct {
 	// code maps statements found in string literals of application code
 	// to their literal; their offsets are in the literal's SQL text.
 	code map[*sqlparse.Statement]*codeSQL
+	// calls is the scan's routine table, for findings at calls.
+	calls *routineTable
+	// prepass collects the routines created (defs) and marks the findings
+	// of their bodies (inDef is the routine whose body runs).
+	prepass bool
+	defs    []*routineDef
+	inDef   *routineDef
 }
 
 const maxStatementText = 1000
@@ -363,6 +381,7 @@ func (b *findingBuilder) add(rf rules.Finding) {
 		Message:   hidePlaceholder(rf.Message),
 		Fix:       rf.Fix,
 		Statement: hidePlaceholder(b.statementText(st)),
+		def:       b.inDef,
 	}
 	if fp, err := sqlparse.Fingerprint(st.Text); err == nil {
 		f.Fingerprint = fp

@@ -52,6 +52,11 @@ func (c *Config) Stream(inputs []Input, emit func(FileResult) error) (Summary, e
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(inputs[a].Name, inputs[b].Name) })
+	if !c.prepass && c.calls == nil {
+		cc := *c
+		cc.calls = cc.routines(inputs, order)
+		c = &cc
+	}
 
 	type job struct {
 		input int

@@ -1,0 +1,364 @@
+package analyzer
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
+	"github.com/pgpoolcheck/pgpoolcheck/rules"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/classify"
+)
+
+// A scan follows calls of the routines defined in the scanned tree: before
+// the files are analyzed one by one, a pre-pass reads the files that
+// create a function or procedure and keeps, per routine name, the last
+// definition in path order (a later CREATE OR REPLACE replaces an earlier
+// one) with the findings of its body and the user routines its body calls.
+// A statement that calls such a routine then gets, at the call, one
+// finding per finding of the routine's body (and of the routines that body
+// calls, up to maxCallDepth routines deep), with the definitions as
+// related locations.
+//
+// Routines are matched by name: a call's schema, when given, must match
+// the definition's, when given; argument types (overloads) are not
+// compared, and two routines of the same name in different schemas count
+// as one, the later definition winning.
+
+// Related is another place a finding refers to, such as the definition of
+// the routine a statement calls.
+type Related struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Message string `json:"message"`
+}
+
+// maxCallDepth is how many routines deep calls are followed from a call:
+// the routine called, the routines its body calls, and theirs.
+const maxCallDepth = 3
+
+// routineDef is one routine definition found by the pre-pass.
+type routineDef struct {
+	name, schema string // lower-case; schema empty when unqualified
+	display      string // as written: schema.name or name
+	at           Related
+	findings     []bodyFinding
+	calls        []classify.UserCall
+}
+
+// bodyFinding is a finding of the rules inside a routine's body.
+type bodyFinding struct {
+	rule     string
+	severity rules.Severity
+	message  string
+	fix      string
+}
+
+// callEffect is what calling a routine reports: the message goes after
+// "calls NAME(), whose body ".
+type callEffect struct {
+	rule     string
+	severity rules.Severity
+	message  string
+	fix      string
+	related  []Related
+}
+
+// routineTable holds the routines whose calls have findings.
+type routineTable struct {
+	defs    map[string]*routineDef // by name
+	effects map[*routineDef][]callEffect
+}
+
+// createRoutineRE finds the files the pre-pass parses.
+var createRoutineRE = regexp.MustCompile(`(?i)\bcreate\s+(?:or\s+replace\s+)?(?:function|procedure)\b`)
+
+// routines runs the pre-pass over the inputs, in path order (order holds
+// their indexes sorted by name). It returns nil when no routine of the
+// scanned files has findings.
+func (c *Config) routines(inputs []Input, order []int) *routineTable {
+	pre := *c
+	pre.prepass = true
+	pre.calls = nil
+	defs := make([][]*routineDef, len(order))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range c.workers() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				defs[k] = pre.inputRoutines(inputs[order[k]])
+			}
+		}()
+	}
+	for k := range order {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+
+	t := &routineTable{defs: map[string]*routineDef{}, effects: map[*routineDef][]callEffect{}}
+	for _, ds := range defs {
+		for _, d := range ds {
+			if len(d.findings) == 0 && len(d.calls) == 0 {
+				delete(t.defs, d.name)
+				continue
+			}
+			t.defs[d.name] = d
+		}
+	}
+	for _, d := range t.defs {
+		if es := t.resolve(d, 1, nil); len(es) > 0 {
+			t.effects[d] = es
+		}
+	}
+	if len(t.effects) == 0 {
+		return nil
+	}
+	return t
+}
+
+// inputRoutines returns the routine definitions of one input, in file
+// order, when its text creates a function or procedure.
+func (c *Config) inputRoutines(in Input) []*routineDef {
+	data := in.Data
+	if data == nil {
+		b, err := os.ReadFile(in.Name)
+		if err != nil {
+			return nil // the main pass reports it
+		}
+		data = b
+	}
+	if !createRoutineRE.Match(data) {
+		return nil
+	}
+	if why, _ := notText(data); why != "" {
+		return nil
+	}
+	var res Result
+	if lang, ok := extract.LanguageFor(in.Name); ok && !IsSQLFile(in.Name) {
+		r, err := c.AnalyzeCode(in.Name, data, lang)
+		if err != nil {
+			return nil
+		}
+		res = r
+	} else if _, ok := extract.ConfigFormatFor(in.Name); ok && !IsSQLFile(in.Name) {
+		return nil
+	} else {
+		res = c.AnalyzeSource(in.Name, data)
+	}
+	return res.defs
+}
+
+// find returns the definition a call resolves to, or nil.
+func (t *routineTable) find(name, schema string) *routineDef {
+	d := t.defs[name]
+	if d == nil || schema != "" && d.schema != "" && schema != d.schema {
+		return nil
+	}
+	return d
+}
+
+// resolve lists what a call of d reports; depth counts the routines from
+// the call to d, stack the routines on the way (cycles are not followed).
+func (t *routineTable) resolve(d *routineDef, depth int, stack []*routineDef) []callEffect {
+	var out []callEffect
+	for _, f := range d.findings {
+		out = append(out, callEffect{rule: f.rule, severity: f.severity, message: "does this: " + f.message, fix: f.fix})
+	}
+	if depth >= maxCallDepth {
+		return out
+	}
+	stack = append(stack, d)
+	for _, c := range d.calls {
+		callee := t.find(c.Name, c.Schema)
+		if callee == nil || slices.Contains(stack, callee) {
+			continue
+		}
+		at := callee.at
+		at.Message = callee.display + "() defined here"
+		for _, e := range t.resolve(callee, depth+1, stack) {
+			out = append(out, callEffect{
+				rule: e.rule, severity: e.severity, fix: e.fix,
+				message: "calls " + callee.display + "(), whose body " + e.message,
+				related: append([]Related{at}, e.related...),
+			})
+		}
+	}
+	return out
+}
+
+// mentions reports whether text holds an identifier that names a routine
+// of the table (compared case-insensitively, ASCII only: routine names are
+// folded to lower case as PostgreSQL folds unquoted names).
+func (t *routineTable) mentions(text string) bool {
+	var buf [64]byte
+	for i := 0; i < len(text); {
+		if !identStart(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && (identStart(text[j]) || text[j] >= '0' && text[j] <= '9' || text[j] == '$') {
+			j++
+		}
+		if n := j - i; n <= len(buf) {
+			for k := range n {
+				b := text[i+k]
+				if b >= 'A' && b <= 'Z' {
+					b += 'a' - 'A'
+				}
+				buf[k] = b
+			}
+			if d := t.defs[string(buf[:n])]; d != nil && t.effects[d] != nil {
+				return true
+			}
+		}
+		i = j
+	}
+	return false
+}
+
+func identStart(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '_' || b >= 0x80
+}
+
+// bodyFilter returns the filter for routine bodies: with a routine table,
+// statements naming one of its routines matter too.
+func (c *Config) bodyFilter() *sqlparse.Filter {
+	switch {
+	case c.prepass:
+		return nil // every body statement: calls in bodies are followed
+	case c.calls != nil:
+		t := c.calls
+		return &sqlparse.Filter{
+			Relevant:     func(lower string) bool { return rules.Relevant(lower) || t.mentions(lower) },
+			NeedsContext: rules.NeedsContext,
+		}
+	}
+	return bodyFilter
+}
+
+// define records the routine that st creates (pre-pass only) and returns
+// it, or nil.
+func (b *findingBuilder) define(st *rules.Stmt) *routineDef {
+	if !b.prepass || st.Node == nil {
+		return nil
+	}
+	cf := st.Node.GetCreateFunctionStmt()
+	if cf == nil || len(cf.Funcname) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, n := range cf.Funcname {
+		parts = append(parts, n.GetString_().GetSval())
+	}
+	d := &routineDef{name: strings.ToLower(parts[len(parts)-1]), display: strings.Join(parts, ".")}
+	if len(parts) > 1 {
+		d.schema = strings.ToLower(parts[len(parts)-2])
+	}
+	var f Finding
+	b.locate(&f, st.Start, st.Statement)
+	d.at = Related{File: b.name, Line: f.Line, Column: f.Column, Message: "defined here"}
+	b.defs = append(b.defs, d)
+	return d
+}
+
+// body runs the rules over a routine body (findings made then belong to
+// def), then looks for calls in it. self names the routine whose body it
+// is ("" for a DO block): its calls of itself are not reported.
+func (b *findingBuilder) body(def *routineDef, stmts []*rules.Stmt, self string, run func(*rules.Group)) {
+	if len(stmts) > 0 {
+		b.inDef = def
+		runBody(stmts, run)
+		b.inDef = nil
+	}
+	for _, st := range stmts {
+		if def != nil && st.Node != nil {
+			for _, c := range classify.UserCalls(st.Node) {
+				if c.Name != def.name && !slices.ContainsFunc(def.calls, func(o classify.UserCall) bool { return o.Name == c.Name && o.Schema == c.Schema }) {
+					def.calls = append(def.calls, c)
+				}
+			}
+		}
+		b.callFindings(st, self)
+	}
+}
+
+// routineName returns the lower-case name of the routine st creates, or "".
+func routineName(st *rules.Stmt) string {
+	if st.Node == nil {
+		return ""
+	}
+	if cf := st.Node.GetCreateFunctionStmt(); cf != nil && len(cf.Funcname) > 0 {
+		return strings.ToLower(cf.Funcname[len(cf.Funcname)-1].GetString_().GetSval())
+	}
+	return ""
+}
+
+// callFindings reports the calls in st of routines of the table, except
+// calls of self.
+func (b *findingBuilder) callFindings(st *rules.Stmt, self string) {
+	t := b.calls
+	if t == nil || st.Node == nil || !t.mentions(st.Text) {
+		return
+	}
+	for _, c := range classify.UserCalls(st.Node) {
+		if c.Name == self {
+			continue
+		}
+		d := t.find(c.Name, c.Schema)
+		if d == nil {
+			continue
+		}
+		where := ""
+		switch {
+		case st.Body == "DO block":
+			where = " (in a DO block)"
+		case st.Body != "":
+			where = " (in the body of " + st.Body + bodySuffix
+		}
+		for _, e := range t.effects[d] {
+			f := Finding{
+				Rule:      e.rule,
+				Severity:  e.severity,
+				Security:  e.severity == rules.Critical,
+				File:      b.name,
+				Message:   "calls " + d.display + "(), whose body " + e.message + where,
+				Fix:       e.fix,
+				Statement: hidePlaceholder(b.statementText(st.Statement)),
+				Related:   append([]Related{d.at}, e.related...),
+			}
+			if fp, err := sqlparse.Fingerprint(st.Text); err == nil {
+				f.Fingerprint = fp
+			}
+			b.locate(&f, st.Offset(c.Location), st.Statement)
+			b.findings = append(b.findings, f)
+		}
+	}
+}
+
+// bodySuffix ends the message of a finding in a routine body (rules.Pass):
+// at a call, the routine is named at the start instead.
+const bodySuffix = ", run when it is called)"
+
+// collectBodyFindings gives each routine of the pre-pass the findings of
+// its body that survived the file's ignore directives.
+func collectBodyFindings(fs []Finding) {
+	for _, f := range fs {
+		if d := f.def; d != nil {
+			msg := f.Message
+			if strings.HasSuffix(msg, bodySuffix) {
+				if i := strings.LastIndex(msg, " (in the body of "); i >= 0 {
+					msg = msg[:i]
+				}
+			}
+			d.findings = append(d.findings, bodyFinding{rule: f.Rule, severity: f.Severity, message: msg, fix: f.Fix})
+		}
+	}
+}
