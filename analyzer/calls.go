@@ -150,9 +150,55 @@ func (c *Config) inputRoutines(in Input) []*routineDef {
 	} else if _, ok := extract.ConfigFormatFor(in.Name); ok && !IsSQLFile(in.Name) {
 		return nil
 	} else {
-		res = c.AnalyzeSource(in.Name, data)
+		return c.sourceRoutines(in.Name, data)
 	}
 	return res.defs
+}
+
+// createChunkRE matches the start of a statement that creates a routine.
+var createChunkRE = regexp.MustCompile(`(?i)^create\s+(?:or\s+replace\s+)?(?:function|procedure)\b`)
+
+// sourceRoutines is the pre-pass over one SQL text: only the statements
+// that create a routine are parsed, and only their bodies are checked.
+func (c *Config) sourceRoutines(name string, src []byte) []*routineDef {
+	var checks []*rules.Rule
+	for _, r := range c.rules() {
+		if r.Check != nil {
+			checks = append(checks, r)
+		}
+	}
+	interesting := rules.InterestingFuncs(checks)
+	lines := sqlparse.NewLineIndex(src)
+	fb := &findingBuilder{name: name, src: src, lines: lines, prepass: true}
+	pass := rules.NewPass(nil, c.target(), nil, fb.add)
+	runGroup := func(g *rules.Group) {
+		pass.Group = g
+		for _, r := range checks {
+			pass.Rule = r
+			pass.Run()
+		}
+	}
+	script := sqlparse.SplitFunc(src, func(ch sqlparse.Chunk) {
+		if !createChunkRE.Match(src[ch.Start:min(ch.End, ch.Start+64)]) {
+			return
+		}
+		stmts := sqlparse.ParseChunk(src, ch)
+		for i := range stmts {
+			st := rules.NewStmt(&stmts[i], interesting)
+			def := fb.define(st)
+			if def == nil {
+				continue
+			}
+			var body []*rules.Stmt
+			for _, b := range sqlparse.Bodies(src, &stmts[i], nil) {
+				body = append(body, rules.NewStmt(&b, interesting))
+			}
+			fb.body(def, body, def.name, runGroup)
+		}
+	})
+	fs, _ := applyDirectives(c, name, src, lines, sqlComments(src, script.Comments), fb.findings)
+	collectBodyFindings(fs)
+	return fb.defs
 }
 
 // find returns the definition a call resolves to, or nil.
