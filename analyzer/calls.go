@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
@@ -74,7 +73,36 @@ type routineTable struct {
 	effects map[*routineDef][]callEffect
 }
 
-// createRoutineRE finds the files the pre-pass parses.
+// mentionsRoutineKeyword reports whether src holds "function" or
+// "procedure" in any case: a quick test before the pre-pass splits a file.
+func mentionsRoutineKeyword(src []byte) bool {
+	for i := 0; i+8 <= len(src); i++ {
+		switch src[i] | 0x20 {
+		case 'f':
+			if asciiFoldEq(src[i:], "function") {
+				return true
+			}
+		case 'p':
+			if i+9 <= len(src) && asciiFoldEq(src[i:], "procedure") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// asciiFoldEq reports whether b starts with the lower-case word w, in any
+// case.
+func asciiFoldEq(b []byte, w string) bool {
+	for k := 0; k < len(w); k++ {
+		if b[k]|0x20 != w[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// createRoutineRE finds the application-code files the pre-pass parses.
 var createRoutineRE = regexp.MustCompile(`(?i)\bcreate\s+(?:or\s+replace\s+)?(?:function|procedure)\b`)
 
 // routines runs the pre-pass over the inputs, in path order (order holds
@@ -84,27 +112,35 @@ func (c *Config) routines(inputs []Input, order []int) *routineTable {
 	pre := *c
 	pre.prepass = true
 	pre.calls = nil
-	defs := make([][]*routineDef, len(order))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range c.workers() {
-		wg.Add(1)
+	// As in Stream: the workers read ahead a few files; the definitions
+	// are folded into the table in path order as they arrive, so only the
+	// table (one definition per name) stays in memory.
+	type job struct {
+		input int
+		done  chan []*routineDef
+	}
+	workers := c.workers()
+	pending := make(chan job, workers*aheadPerWorker)
+	work := make(chan job)
+	go func() {
+		defer close(pending)
+		defer close(work)
+		for _, i := range order {
+			j := job{input: i, done: make(chan []*routineDef, 1)}
+			pending <- j
+			work <- j
+		}
+	}()
+	for range workers {
 		go func() {
-			defer wg.Done()
-			for k := range next {
-				defs[k] = pre.inputRoutines(inputs[order[k]])
+			for j := range work {
+				j.done <- pre.inputRoutines(inputs[j.input])
 			}
 		}()
 	}
-	for k := range order {
-		next <- k
-	}
-	close(next)
-	wg.Wait()
-
 	t := &routineTable{defs: map[string]*routineDef{}, effects: map[*routineDef][]callEffect{}}
-	for _, ds := range defs {
-		for _, d := range ds {
+	for j := range pending {
+		for _, d := range <-j.done {
 			if len(d.findings) == 0 && len(d.calls) == 0 {
 				delete(t.defs, d.name)
 				continue
@@ -134,7 +170,7 @@ func (c *Config) inputRoutines(in Input) []*routineDef {
 		}
 		data = b
 	}
-	if !createRoutineRE.Match(data) {
+	if !mentionsRoutineKeyword(data) {
 		return nil
 	}
 	if why, _ := notText(data); why != "" {
@@ -142,6 +178,9 @@ func (c *Config) inputRoutines(in Input) []*routineDef {
 	}
 	var res Result
 	if lang, ok := extract.LanguageFor(in.Name); ok && !IsSQLFile(in.Name) {
+		if !createRoutineRE.Match(data) {
+			return nil
+		}
 		r, err := c.AnalyzeCode(in.Name, data, lang)
 		if err != nil {
 			return nil
@@ -190,7 +229,7 @@ func (c *Config) sourceRoutines(name string, src []byte) []*routineDef {
 				continue
 			}
 			var body []*rules.Stmt
-			for _, b := range sqlparse.Bodies(src, &stmts[i], nil) {
+			for _, b := range sqlparse.Bodies(src, &stmts[i], prepassFilter) {
 				body = append(body, rules.NewStmt(&b, interesting))
 			}
 			fb.body(def, body, def.name, runGroup)
@@ -279,7 +318,7 @@ func identStart(b byte) bool {
 func (c *Config) bodyFilter() *sqlparse.Filter {
 	switch {
 	case c.prepass:
-		return nil // every body statement: calls in bodies are followed
+		return prepassFilter
 	case c.calls != nil:
 		t := c.calls
 		return &sqlparse.Filter{
@@ -288,6 +327,51 @@ func (c *Config) bodyFilter() *sqlparse.Filter {
 		}
 	}
 	return bodyFilter
+}
+
+// prepassFilter keeps the body statements that a rule may report and
+// those that may call a user routine (whose calls are followed).
+var prepassFilter = &sqlparse.Filter{
+	Relevant:     func(lower string) bool { return rules.Relevant(lower) || mayCallRoutine(lower) },
+	NeedsContext: rules.NeedsContext,
+}
+
+// mayCallRoutine reports whether lower-case text holds an identifier
+// followed by "(" that is not the name of a built-in function: a possible
+// call of a user routine (or a keyword such as IN or VALUES, which only
+// costs a parse).
+func mayCallRoutine(lower string) bool {
+	for i := 0; i < len(lower); {
+		if !identStart(lower[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(lower) && (identStart(lower[j]) || lower[j] >= '0' && lower[j] <= '9' || lower[j] == '$') {
+			j++
+		}
+		k := j
+		for k < len(lower) && (lower[k] == ' ' || lower[k] == '\t' || lower[k] == '\n' || lower[k] == '\r') {
+			k++
+		}
+		if k < len(lower) && lower[k] == '(' && !classify.Builtin(lower[i:j]) && !notCallWords[lower[i:j]] {
+			return true
+		}
+		i = j
+	}
+	return false
+}
+
+// notCallWords are keywords often followed by "(".
+var notCallWords = map[string]bool{
+	"in": true, "values": true, "exists": true, "and": true, "or": true, "not": true, "if": true,
+	"coalesce": true, "nullif": true, "greatest": true, "least": true, "cast": true, "row": true,
+	"any": true, "all": true, "some": true, "array": true, "using": true, "as": true, "on": true,
+	"into": true, "from": true, "where": true, "select": true, "when": true, "then": true, "else": true,
+	"return": true, "returns": true, "table": true, "over": true, "filter": true, "within": true,
+	"numeric": true, "decimal": true, "varchar": true, "char": true, "character": true, "interval": true,
+	"timestamp": true, "time": true, "float": true, "bit": true, "varying": true, "extract": true,
+	"position": true, "substring": true, "overlay": true, "trim": true, "grouping": true, "lateral": true,
 }
 
 // define records the routine that st creates (pre-pass only) and returns

@@ -559,3 +559,7 @@ func userCalls(n *pg.Node) []UserCall {
 	})
 	return out
 }
+
+// Builtin reports whether name (lower-case, without schema) is the name
+// of a function in pg_catalog.
+func Builtin(name string) bool { return builtinFuncs[name] }
