@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
@@ -112,6 +113,12 @@ func (c *Config) routines(inputs []Input, order []int) *routineTable {
 	pre := *c
 	pre.prepass = true
 	pre.calls = nil
+	var candidates []int
+	pre.called, candidates = c.routineNames(inputs, order)
+	if len(candidates) == 0 {
+		return nil
+	}
+	order = candidates
 	// As in Stream: the workers read ahead a few files; the definitions
 	// are folded into the table in path order as they arrive, so only the
 	// table (one definition per name) stays in memory.
@@ -157,6 +164,135 @@ func (c *Config) routines(inputs []Input, order []int) *routineTable {
 		return nil
 	}
 	return t
+}
+
+// routineNames is the first, lexical step of the pre-pass: it returns
+// the names (lower-case, without schema) that appear as calls anywhere in
+// the inputs (an identifier followed by "(", not after FUNCTION or
+// PROCEDURE), and, in path order, the inputs that create a routine of one
+// of those names. Only those are parsed: a routine nobody calls reports
+// nothing. Strings and comments are not told apart, so a name may count
+// as called when it is not, which only costs a parse.
+func (c *Config) routineNames(inputs []Input, order []int) (map[string]bool, []int) {
+	workers := c.workers()
+	defines := make([][]string, len(order))
+	sets := make([]map[string]bool, workers)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := range workers {
+		sets[w] = map[string]bool{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			called := sets[w]
+			for k := range next {
+				in := inputs[order[k]]
+				data := in.Data
+				if data == nil {
+					b, err := os.ReadFile(in.Name)
+					if err != nil {
+						continue // the main pass reports it
+					}
+					data = b
+				}
+				if _, ok := extract.ConfigFormatFor(in.Name); ok && !IsSQLFile(in.Name) {
+					continue
+				}
+				mayDefine := mentionsRoutineKeyword(data)
+				callNames(data, func(name []byte, def bool) {
+					switch {
+					case def && mayDefine:
+						defines[k] = append(defines[k], string(name))
+					case !def && !called[string(name)]:
+						called[string(name)] = true
+					}
+				})
+			}
+		}()
+	}
+	for k := range order {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	called := sets[0]
+	for _, s := range sets[1:] {
+		for n := range s {
+			called[n] = true
+		}
+	}
+	var candidates []int
+	for k, names := range defines {
+		if slices.ContainsFunc(names, func(n string) bool { return called[n] }) {
+			candidates = append(candidates, order[k])
+		}
+	}
+	return called, candidates
+}
+
+// callNames calls fn for each identifier in src that is followed by "("
+// (quotes and white space between allowed), folded to lower case (ASCII),
+// with def set when it follows FUNCTION or PROCEDURE (and a schema
+// qualification): a routine created, altered, dropped or granted, not
+// called. name is only valid during the call.
+func callNames(src []byte, fn func(name []byte, def bool)) {
+	var buf [64]byte
+	afterKw := false
+	for i := 0; i < len(src); {
+		b := src[i]
+		switch {
+		case identStart(b):
+			j := i
+			for j < len(src) && (identStart(src[j]) || src[j] >= '0' && src[j] <= '9' || src[j] == '$') {
+				j++
+			}
+			k := j
+			if k < len(src) && src[k] == '"' {
+				k++
+			}
+			for k < len(src) && (src[k] == ' ' || src[k] == '\t' || src[k] == '\n' || src[k] == '\r') {
+				k++
+			}
+			n := j - i
+			if n > len(buf) {
+				afterKw = false
+				i = j
+				continue
+			}
+			for x := range n {
+				c := src[i+x]
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				buf[x] = c
+			}
+			name := buf[:n]
+			if k < len(src) && src[k] == '(' {
+				fn(name, afterKw)
+			}
+			if k >= len(src) || src[k] != '.' {
+				afterKw = string(name) == "function" || string(name) == "procedure"
+			}
+			i = j
+		case b == '"' || b == '.' || b == ' ' || b == '\t' || b == '\n' || b == '\r':
+			i++
+		default:
+			afterKw = false
+			i++
+		}
+	}
+}
+
+// definedName returns the lower-case name of the routine that a CREATE
+// statement starting with head creates, or "".
+func definedName(head []byte) string {
+	name := ""
+	callNames(head, func(n []byte, def bool) {
+		if def && name == "" {
+			name = string(n)
+		}
+	})
+	return name
 }
 
 // inputRoutines returns the routine definitions of one input, in file
@@ -220,6 +356,9 @@ func (c *Config) sourceRoutines(name string, src []byte) []*routineDef {
 	script := sqlparse.SplitFunc(src, func(ch sqlparse.Chunk) {
 		if !createChunkRE.Match(src[ch.Start:min(ch.End, ch.Start+64)]) {
 			return
+		}
+		if c.called != nil && !c.called[definedName(src[ch.Start:min(ch.End, ch.Start+512)])] {
+			return // nobody calls it
 		}
 		stmts := sqlparse.ParseChunk(src, ch)
 		for i := range stmts {

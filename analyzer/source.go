@@ -32,6 +32,8 @@ type Config struct {
 	// while it is built.
 	calls   *routineTable
 	prepass bool
+	// called are the names called anywhere in the scan (pre-pass only).
+	called map[string]bool
 }
 
 func (c *Config) workers() int {
