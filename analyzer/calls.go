@@ -14,10 +14,12 @@ import (
 )
 
 // A scan follows calls of the routines defined in the scanned tree: before
-// the files are analyzed one by one, a pre-pass reads the files that
-// create a function or procedure and keeps, per routine name, the last
-// definition in path order (a later CREATE OR REPLACE replaces an earlier
-// one) with the findings of its body and the user routines its body calls.
+// the files are analyzed one by one, a pre-pass collects the names called
+// anywhere (lexically, routineNames), then parses the statements that
+// create a function or procedure of such a name and keeps, per routine
+// name, the last definition in path order (a later CREATE OR REPLACE
+// replaces an earlier one) with the findings of its body and the user
+// routines its body calls.
 // A statement that calls such a routine then gets, at the call, one
 // finding per finding of the routine's body (and of the routines that body
 // calls, up to maxCallDepth routines deep), with the definitions as
