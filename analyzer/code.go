@@ -395,7 +395,9 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	}
 	interesting := rules.InterestingFuncs(checks)
 	lines := sqlparse.NewLineIndex(src)
-	fb := &findingBuilder{name: name, src: src, lines: lines, code: map[*sqlparse.Statement]*codeSQL{}}
+	fb := &findingBuilder{name: name, src: src, lines: lines, code: map[*sqlparse.Statement]*codeSQL{},
+		calls: c.calls, prepass: c.prepass}
+	filter := c.bodyFilter()
 	pass := rules.NewPass(nil, c.target(), nil, fb.add)
 	runGroup := func(g *rules.Group) {
 		pass.Group = g
@@ -506,20 +508,19 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 				tx.sawBegin = true
 			}
 			tx.add(stmt)
+			fb.callFindings(stmt, "")
 		}
 		for _, stmt := range group {
 			if !isRoutine(stmt.Node) {
 				continue
 			}
 			var body []*rules.Stmt
-			for _, b := range sqlparse.Bodies(cs.sql, stmt.Statement, bodyFilter) {
+			for _, b := range sqlparse.Bodies(cs.sql, stmt.Statement, filter) {
 				b := b
 				fb.code[&b] = cs
 				body = append(body, rules.NewStmt(&b, interesting))
 			}
-			if len(body) > 0 {
-				runBody(body, runGroup)
-			}
+			fb.body(fb.define(stmt), body, routineName(stmt), runGroup)
 		}
 	}
 	tx.flush()
@@ -543,5 +544,9 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 		fb.findings[i].Message = strings.ReplaceAll(fb.findings[i].Message, extract.Placeholder, "…")
 	}
 	res.Findings, res.Suppressed = applyDirectives(c, name, src, lines, cms, fb.findings)
+	if c.prepass {
+		collectBodyFindings(res.Findings)
+		res.defs = fb.defs
+	}
 	return res, nil
 }

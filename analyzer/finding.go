@@ -31,6 +31,11 @@ type Finding struct {
 	// finding then stands for every occurrence of the same rule, severity
 	// and statement.
 	Traffic *TrafficStats `json:"traffic,omitempty"`
+	// Related lists other places the finding refers to: for a call of a
+	// routine defined in the scanned tree, the routine's definition (and
+	// those of the routines its body calls, when the finding comes from
+	// one of them).
+	Related []Related `json:"related,omitempty"`
 	// SourceLine is the text of Line, for renderers that show it.
 	SourceLine string `json:"-"`
 	// stmtLine is the line where the finding's statement starts; ignore
@@ -39,6 +44,9 @@ type Finding struct {
 	// literalLine is the line where the string literal holding the
 	// statement starts (application code only).
 	literalLine int
+	// def is the routine whose body the finding is in (scan pre-pass
+	// only).
+	def *routineDef
 }
 
 // Sort orders findings by file, line, column, rule and message, and drops

@@ -31,6 +31,12 @@ type Config struct {
 	// testHelpers are the Rust functions of the scanned tree that hand
 	// out a connection inside a test transaction (Stream finds them).
 	testHelpers map[string]bool
+	// calls is the routine table of a scan (calls.go); prepass is set
+	// while it is built.
+	calls   *routineTable
+	prepass bool
+	// called are the names called anywhere in the scan (pre-pass only).
+	called map[string]bool
 }
 
 func (c *Config) workers() int {
@@ -68,6 +74,8 @@ type Result struct {
 	Findings   []Finding
 	Statements int
 	Suppressed int
+	// defs are the routines the source creates (scan pre-pass only).
+	defs []*routineDef
 }
 
 // window is how many statements are parsed before their rules run, which
@@ -96,7 +104,7 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 		}
 	}
 	interesting := rules.InterestingFuncs(checks)
-	fb := &findingBuilder{name: name, src: src, lines: lines}
+	fb := &findingBuilder{name: name, src: src, lines: lines, calls: c.calls, prepass: c.prepass}
 	var res Result
 
 	pass := rules.NewPass(nil, c.target(), nil, fb.add)
@@ -132,10 +140,11 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 		}
 	}()
 	windows := make(chan []parsed, 1)
+	filter := c.bodyFilter()
 	go func() {
 		defer close(windows)
 		for w := range chunkWindows {
-			windows <- c.parseChunks(src, w, interesting)
+			windows <- c.parseChunks(src, w, interesting, filter)
 		}
 	}()
 	refused := 0 // statements PostgreSQL refuses: parse errors, SETs of unknown parameters
@@ -150,9 +159,8 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 					fb.addParseError(st)
 				}
 				tx.add(st)
-				if len(p.bodies[i]) > 0 {
-					runBody(p.bodies[i], runGroup)
-				}
+				fb.callFindings(st, "")
+				fb.body(fb.define(st), p.bodies[i], routineName(st), runGroup)
 			}
 		}
 	}
@@ -175,11 +183,15 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 		}
 	}
 	res.Findings, res.Suppressed = applyDirectives(c, name, src, lines, sqlComments(src, script.Comments), res.Findings)
+	if c.prepass {
+		collectBodyFindings(res.Findings)
+		res.defs = fb.defs
+	}
 	return res
 }
 
 // parseChunks parses chunks, in parallel when there are many.
-func (c *Config) parseChunks(src []byte, chunks []sqlparse.Chunk, interesting []string) []parsed {
+func (c *Config) parseChunks(src []byte, chunks []sqlparse.Chunk, interesting []string, filter *sqlparse.Filter) []parsed {
 	out := make([]parsed, len(chunks))
 	one := func(i int) {
 		stmts := sqlparse.ParseChunk(src, chunks[i])
@@ -187,7 +199,7 @@ func (c *Config) parseChunks(src []byte, chunks []sqlparse.Chunk, interesting []
 		for j := range stmts {
 			p.stmts[j] = rules.NewStmt(&stmts[j], interesting)
 			if isRoutine(stmts[j].Node) {
-				for _, b := range sqlparse.Bodies(src, &stmts[j], bodyFilter) {
+				for _, b := range sqlparse.Bodies(src, &stmts[j], filter) {
 					p.bodies[j] = append(p.bodies[j], rules.NewStmt(&b, interesting))
 				}
 			}
@@ -333,6 +345,13 @@ type findingBuilder struct {
 	// code maps statements found in string literals of application code
 	// to their literal; their offsets are in the literal's SQL text.
 	code map[*sqlparse.Statement]*codeSQL
+	// calls is the scan's routine table, for findings at calls.
+	calls *routineTable
+	// prepass collects the routines created (defs) and marks the findings
+	// of their bodies (inDef is the routine whose body runs).
+	prepass bool
+	defs    []*routineDef
+	inDef   *routineDef
 }
 
 const maxStatementText = 1000
@@ -387,6 +406,7 @@ func (b *findingBuilder) add(rf rules.Finding) {
 		Message:   hidePlaceholder(rf.Message),
 		Fix:       rf.Fix,
 		Statement: hidePlaceholder(b.statementText(st)),
+		def:       b.inDef,
 	}
 	if fp, err := sqlparse.Fingerprint(st.Text); err == nil {
 		f.Fingerprint = fp

@@ -40,6 +40,8 @@ const aheadPerWorker = 4
 // findings are made, and at most a few inputs per worker are analyzed
 // ahead of the one emit waits for, so memory does not grow with the number
 // of files. Files without findings are delivered too (for progress).
+// Before the first file, a pre-pass learns the routines the inputs create,
+// so that calls of them are reported wherever they are (calls.go).
 //
 // It returns the summary without finding counts (Summary.Count of every
 // finding emitted fills them): files and statements scanned, findings
@@ -57,6 +59,11 @@ func (c *Config) Stream(inputs []Input, emit func(FileResult) error) (Summary, e
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(inputs[a].Name, inputs[b].Name) })
+	if !c.prepass && c.calls == nil {
+		cc := *c
+		cc.calls = cc.routines(inputs, order)
+		c = &cc
+	}
 
 	type job struct {
 		input int

@@ -116,3 +116,26 @@ func TestGitignore(t *testing.T) {
 		t.Fatalf("a file named on the command line must be scanned: %+v", d.Findings)
 	}
 }
+
+// TestBaselineCalls checks that findings at calls of routines defined in
+// the scanned tree are baselined like any other, and that a new call of
+// the routine is reported.
+func TestBaselineCalls(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	writeFile(t, "db/001.sql", "CREATE FUNCTION sneaky() RETURNS void LANGUAGE plpgsql AS $$\nBEGIN\n  PERFORM set_config('search_path', 'evil', false);\nEND\n$$;\n")
+	writeFile(t, "db/002.sql", "SELECT sneaky();\n")
+	_, errOut, code := runCLI(t, "", "scan", "--no-config", "--write-baseline", "baseline.json", "db")
+	if code != ExitOK || !strings.Contains(errOut, "recorded 2 findings") {
+		t.Fatalf("write-baseline: exit %d, %q", code, errOut)
+	}
+	writeFile(t, "db/002.sql", "-- moved\n\nSELECT sneaky();\n")
+	if d, code := scanJSON(t, "--baseline", "baseline.json", "db"); len(d.Findings) != 0 || d.Summary.Baselined != 2 || code != ExitOK {
+		t.Fatalf("moved call: %+v exit %d", d, code)
+	}
+	writeFile(t, "db/003.sql", "SELECT 1;\nCALL sneaky();\n")
+	d, code := scanJSON(t, "--baseline", "baseline.json", "db")
+	if len(d.Findings) != 1 || d.Findings[0].Rule != "session-set" || d.Findings[0].Line != 2 || code != ExitFindings {
+		t.Fatalf("new call: %+v exit %d", d, code)
+	}
+}

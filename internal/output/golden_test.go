@@ -59,6 +59,8 @@ const (
 	pathLine     = "SET search_path TO app, public;"
 	lockLine     = "SELECT pg_advisory_lock(42) WHERE 1 <> 2 AND 'a' <> '&b';"
 	pidLine      = "SELECT pg_backend_pid();"
+	callLine     = "    cur.execute(\"SELECT sneaky()\")"
+	wrapLine     = "CALL wrap();"
 	multibyteSrc = "\t\tPERFORM set_config('app.user', 'Zoë 日本', false),\tpg_advisory_lock(7);"
 )
 
@@ -120,6 +122,29 @@ var cases = []struct {
 				9, multibyteSrc, "pg_advisory_lock", "(7)"),
 		},
 		Summary: analyzer.Summary{Files: 1, Statements: 1},
+	}},
+	// calls has findings at calls of routines defined elsewhere, one of
+	// them through a routine that calls another.
+	{"calls", &analyzer.Report{
+		Tool: "pgpoolcheck", Version: "1.2.3", Target: rules.PgBouncer,
+		Findings: []analyzer.Finding{
+			at(analyzer.Finding{Rule: "session-set", Severity: rules.Critical, Security: true, File: "app/jobs.py",
+				Message:   "calls sneaky(), whose body does this: set_config('search_path', …, false) lasts for the rest of the session",
+				Fix:       "use SET LOCAL inside a transaction",
+				Statement: "SELECT sneaky()", Fingerprint: "5e1f2a3b4c5d6e7f",
+				Related: []analyzer.Related{{File: "db/migrations/002_sneaky.sql", Line: 3, Column: 1, Message: "defined here"}}},
+				8, callLine, "sneaky", ")"),
+			at(analyzer.Finding{Rule: "session-set", Severity: rules.Critical, Security: true, File: "db/migrations/003_wrap.sql",
+				Message:   "calls wrap(), whose body calls sneaky(), whose body does this: set_config('search_path', …, false) lasts for the rest of the session",
+				Fix:       "use SET LOCAL inside a transaction",
+				Statement: "CALL wrap()", Fingerprint: "6f2a3b4c5d6e7f80",
+				Related: []analyzer.Related{
+					{File: "db/migrations/003_wrap.sql", Line: 1, Column: 1, Message: "defined here"},
+					{File: "db/migrations/002_sneaky.sql", Line: 3, Column: 1, Message: "sneaky() defined here"},
+				}},
+				6, wrapLine, "wrap", ";"),
+		},
+		Summary: analyzer.Summary{Files: 3, Statements: 5},
 	}},
 	{"escape", &analyzer.Report{
 		Tool: "pgpoolcheck", Version: "1.2.3", Target: rules.PgBouncer,

@@ -40,6 +40,17 @@ type jsonFinding struct {
 	Fingerprint string `json:"fingerprint,omitempty"`
 	// Traffic is set for findings from captured traffic (analyze, gate).
 	Traffic *jsonTraffic `json:"traffic,omitempty"`
+	// Related is set for findings at calls of routines defined in the
+	// scanned files.
+	Related []jsonRelated `json:"related,omitempty"`
+}
+
+// jsonRelated is another place a finding refers to.
+type jsonRelated struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Message string `json:"message"`
 }
 
 // jsonTraffic is what analyze observed about a finding from traffic.
@@ -134,7 +145,12 @@ func jsonFindingOf(f analyzer.Finding) jsonFinding {
 			ApplicationNames: append([]string{}, t.ApplicationNames...),
 		}
 	}
+	var related []jsonRelated
+	for _, r := range f.Related {
+		related = append(related, jsonRelated{File: r.File, Line: r.Line, Column: r.Column, Message: r.Message})
+	}
 	return jsonFinding{
+		Related:     related,
 		Rule:        f.Rule,
 		Severity:    f.Severity.String(),
 		Security:    f.Security,

@@ -200,7 +200,16 @@ func TestJSONRoundTrip(t *testing.T) {
 				}
 				gotF.Traffic = nil
 			}
-			if gotF != want {
+			if len(gotF.Related) != len(f.Related) {
+				t.Errorf("%s: finding %d related %+v, want %+v", c.name, i, gotF.Related, f.Related)
+			}
+			for k, r := range f.Related {
+				if k < len(gotF.Related) && gotF.Related[k] != (jsonRelated{File: r.File, Line: r.Line, Column: r.Column, Message: r.Message}) {
+					t.Errorf("%s: finding %d related %d: %+v, want %+v", c.name, i, k, gotF.Related[k], r)
+				}
+			}
+			gotF.Related = nil
+			if !reflect.DeepEqual(gotF, want) {
 				t.Errorf("%s: finding %d\n got %+v\nwant %+v", c.name, i, got.Findings[i], want)
 			}
 			if _, err := rules.ParseSeverity(got.Findings[i].Severity); err != nil {

@@ -82,6 +82,7 @@ type (
 		Level               string                `json:"level"`
 		Message             sarifText             `json:"message"`
 		Locations           []sarifLocation       `json:"locations,omitempty"`
+		RelatedLocations    []sarifLocation       `json:"relatedLocations,omitempty"`
 		PartialFingerprints map[string]string     `json:"partialFingerprints,omitempty"`
 		Properties          sarifResultProperties `json:"properties"`
 	}
@@ -95,7 +96,10 @@ type (
 		ApplicationNames []string `json:"applicationNames,omitempty"`
 	}
 	sarifLocation struct {
+		// ID and Message are set for related locations.
+		ID               *int                  `json:"id,omitempty"`
 		PhysicalLocation sarifPhysicalLocation `json:"physicalLocation"`
+		Message          *sarifText            `json:"message,omitempty"`
 	}
 	sarifPhysicalLocation struct {
 		ArtifactLocation sarifArtifactLocation `json:"artifactLocation"`
@@ -184,6 +188,14 @@ func sarifResultOf(f analyzer.Finding, index map[string]int) sarifResult {
 	}
 	if f.File != "" {
 		res.Locations = []sarifLocation{{PhysicalLocation: sarifPhysical(f)}}
+	}
+	for i, r := range f.Related {
+		id := i
+		res.RelatedLocations = append(res.RelatedLocations, sarifLocation{
+			ID:               &id,
+			PhysicalLocation: sarifPhysical(analyzer.Finding{File: r.File, Line: r.Line, Column: r.Column}),
+			Message:          &sarifText{Text: r.Message},
+		})
 	}
 	if f.Fingerprint != "" {
 		res.PartialFingerprints = map[string]string{sarifFingerprint: f.Fingerprint}

@@ -51,6 +51,9 @@ func writeTextFinding(buf *bytes.Buffer, p *palette, f analyzer.Finding) {
 			buf.WriteString(indent + caretPad(src, f.Column) + "^\n")
 		}
 	}
+	for _, r := range f.Related {
+		buf.WriteString(indent + relatedText(r) + "\n")
+	}
 	if t := f.Traffic; t != nil {
 		if f.Statement != "" {
 			buf.WriteString(indent + "statement: " + indentLines(f.Statement) + "\n")
@@ -60,6 +63,16 @@ func writeTextFinding(buf *bytes.Buffer, p *palette, f analyzer.Finding) {
 	if f.Fix != "" {
 		buf.WriteString(indent + "fix: " + indentLines(f.Fix) + "\n")
 	}
+}
+
+// relatedText says where a related location is: "defined at FILE:LINE"
+// for a message "defined here", else the message with "here" replaced.
+func relatedText(r analyzer.Related) string {
+	at := location(analyzer.Finding{File: r.File, Line: r.Line})
+	if msg, ok := strings.CutSuffix(r.Message, " here"); ok {
+		return msg + " at " + at
+	}
+	return r.Message + ": " + at
 }
 
 // trafficLine says how often and where a finding from traffic was seen.

@@ -220,32 +220,13 @@ func routineObject(t pg.ObjectType) bool {
 // pg_catalog (builtinFuncs). A user function that overloads a built-in
 // name with its own argument types is taken for the built-in.
 func routineCalls(out []Effect, n *pg.Node) []Effect {
-	from := len(out)
-	rules.Walk(n, func(m protoreflect.Message) bool {
-		fc, ok := m.Interface().(*pg.FuncCall)
-		if !ok || len(fc.Funcname) == 0 {
-			return true
-		}
-		names := fc.Funcname
-		name := strings.ToLower(names[len(names)-1].GetString_().GetSval())
-		schema := ""
-		if len(names) > 1 {
-			schema = strings.ToLower(names[len(names)-2].GetString_().GetSval())
-		}
-		if schema == "pg_catalog" || schema == "" && builtinFuncs[name] {
-			return true
-		}
-		if schema != "" {
-			name = schema + "." + name
-		}
-		for _, e := range out[from:] {
-			if e.Name == name {
-				return true
-			}
+	for _, c := range userCalls(n) {
+		name := c.Name
+		if c.Schema != "" {
+			name = c.Schema + "." + name
 		}
 		out = append(out, Effect{Kind: CallRoutine, Name: name})
-		return true
-	})
+	}
 	return out
 }
 
@@ -551,3 +532,53 @@ func quotedIdent(s string) bool {
 	inner := s[1 : len(s)-1]
 	return strings.Count(inner, `"`)%2 == 0 && !strings.Contains(strings.ReplaceAll(inner, `""`, ""), `"`)
 }
+
+// UserCall is a call of a routine that is not built in.
+type UserCall struct {
+	// Name is the routine's name without schema, lower-case; Schema its
+	// schema qualification, lower-case, empty when none.
+	Name, Schema string
+	// Location is the call's node location (relative to the statement's
+	// text).
+	Location int32
+}
+
+// UserCalls returns the calls in n of functions and procedures that are
+// not built in (as routineCalls decides), in tree order, each name once.
+// Statements that only store calls (definitions, plans) return nil.
+func UserCalls(n *pg.Node) []UserCall {
+	if n == nil || !runsCalls(n) {
+		return nil
+	}
+	return userCalls(n)
+}
+
+func userCalls(n *pg.Node) []UserCall {
+	var out []UserCall
+	rules.Walk(n, func(m protoreflect.Message) bool {
+		fc, ok := m.Interface().(*pg.FuncCall)
+		if !ok || len(fc.Funcname) == 0 {
+			return true
+		}
+		names := fc.Funcname
+		c := UserCall{Name: strings.ToLower(names[len(names)-1].GetString_().GetSval()), Location: fc.Location}
+		if len(names) > 1 {
+			c.Schema = strings.ToLower(names[len(names)-2].GetString_().GetSval())
+		}
+		if c.Schema == "pg_catalog" || c.Schema == "" && builtinFuncs[c.Name] {
+			return true
+		}
+		for _, o := range out {
+			if o.Name == c.Name && o.Schema == c.Schema {
+				return true
+			}
+		}
+		out = append(out, c)
+		return true
+	})
+	return out
+}
+
+// Builtin reports whether name (lower-case, without schema) is the name
+// of a function in pg_catalog.
+func Builtin(name string) bool { return builtinFuncs[name] }

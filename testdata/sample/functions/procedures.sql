@@ -111,7 +111,7 @@ AS $$
     SELECT pg_backend_pid(), inet_client_addr(), inet_client_port(); -- want backend-pid:info backend-pid:info backend-pid:info
 $$;
 
-CALL ops.purge_events(interval '90 days');
+CALL ops.purge_events(interval '90 days'); -- want advisory-lock-session:warning
 CALL ops.refresh_views();
 
 -- Two-phase commit for the cross-database ledger transfer: this is not

@@ -1,0 +1,1 @@
+SELECT app_login('reporting'); -- want session-role
