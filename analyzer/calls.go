@@ -338,12 +338,7 @@ var createChunkRE = regexp.MustCompile(`(?i)^create\s+(?:or\s+replace\s+)?(?:fun
 // sourceRoutines is the pre-pass over one SQL text: only the statements
 // that create a routine are parsed, and only their bodies are checked.
 func (c *Config) sourceRoutines(name string, src []byte) []*routineDef {
-	var checks []*rules.Rule
-	for _, r := range c.rules() {
-		if r.Check != nil {
-			checks = append(checks, r)
-		}
-	}
+	checks := c.checks()
 	interesting := rules.InterestingFuncs(checks)
 	lines := sqlparse.NewLineIndex(src)
 	fb := &findingBuilder{name: name, src: src, lines: lines, prepass: true}

@@ -387,12 +387,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	if err != nil {
 		return Result{}, err
 	}
-	var checks []*rules.Rule
-	for _, r := range c.rules() {
-		if r.Check != nil {
-			checks = append(checks, r)
-		}
-	}
+	checks := c.checks()
 	interesting := rules.InterestingFuncs(checks)
 	lines := sqlparse.NewLineIndex(src)
 	fb := &findingBuilder{name: name, src: src, lines: lines, code: map[*sqlparse.Statement]*codeSQL{},

@@ -153,7 +153,7 @@ func csharpThrowsArgs(src []byte, lits []extract.Literal, comments []extract.Com
 	if !bytes.Contains(src, []byte("Throws")) {
 		return nil
 	}
-	code := codeMask(src, lits, comments)
+	code := extract.CodeMask(src, lits, comments)
 	var out [][2]int
 	for _, name := range []string{"Throws", "ThrowsAsync", "ThrowsException", "ThrowsExceptionAsync"} {
 		for _, k := range codeIndex(src, code, name) {

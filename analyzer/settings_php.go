@@ -54,24 +54,7 @@ func (s *settingsCheck) laravelConfig(src []byte, lits []extract.Literal, commen
 	}
 	// enclosing returns the offset of the bracket that opens the array
 	// holding offset i: [ or array(.
-	enclosing := func(i int) int {
-		depth := 0
-		for k := i - 1; k >= 0; k-- {
-			if !code[k] {
-				continue
-			}
-			switch src[k] {
-			case ']', ')':
-				depth++
-			case '[', '(':
-				if depth == 0 {
-					return k
-				}
-				depth--
-			}
-		}
-		return -1
-	}
+	enclosing := func(i int) int { return phpEnclosing(src, code, i) }
 	// valueOf returns the literal index that is the value after => at j:
 	// a literal, or env('NAME', 'default')'s default.
 	valueOf := func(j, from int) (int, bool) {
@@ -145,26 +128,6 @@ func (s *settingsCheck) laravelConfig(src []byte, lits []extract.Literal, commen
 		s.sessionSet(p, set.param, fmt.Sprintf("'%s' => '%s' in a pgsql connection makes Laravel run %s on each new connection", key, clip(value, 60), set.stmt),
 			fmt.Sprintf("set %s per role or database (ALTER ROLE … SET %s = …) and remove '%s' from the connection's configuration", set.param, set.param, key))
 	}
-}
-
-// codeMask marks the bytes of src outside string literals and comments.
-func codeMask(src []byte, lits []extract.Literal, comments []extract.Comment) []bool {
-	code := make([]bool, len(src))
-	for i := range code {
-		code[i] = true
-	}
-	off := func(a, b int) {
-		for k := max(a, 0); k < b && k < len(src); k++ {
-			code[k] = false
-		}
-	}
-	for _, l := range lits {
-		off(l.Start, l.End)
-	}
-	for _, c := range comments {
-		off(c.Start, c.End)
-	}
-	return code
 }
 
 // codeIndex returns the offsets in src of word w where it stands in
@@ -246,7 +209,7 @@ func (s *settingsCheck) phpPrepares(src []byte, lits []extract.Literal, comments
 		!strings.Contains(string(src), "pgsql") {
 		return
 	}
-	code := codeMask(src, lits, comments)
+	code := extract.CodeMask(src, lits, comments)
 	litAt := map[int]int{}
 	for i := range lits {
 		litAt[lits[i].Start] = i

@@ -53,6 +53,17 @@ func (c *Config) rules() []*rules.Rule {
 	return c.Rules
 }
 
+// checks returns the enabled rules that check statements.
+func (c *Config) checks() []*rules.Rule {
+	var checks []*rules.Rule
+	for _, r := range c.rules() {
+		if r.Check != nil {
+			checks = append(checks, r)
+		}
+	}
+	return checks
+}
+
 func (c *Config) enabled(id string) bool {
 	for _, r := range c.rules() {
 		if r.ID == id {
@@ -97,12 +108,7 @@ type parsed struct {
 // findings.
 func (c *Config) AnalyzeSource(name string, src []byte) Result {
 	lines := sqlparse.NewLineIndex(src)
-	var checks []*rules.Rule
-	for _, r := range c.rules() {
-		if r.Check != nil {
-			checks = append(checks, r)
-		}
-	}
+	checks := c.checks()
 	interesting := rules.InterestingFuncs(checks)
 	fb := &findingBuilder{name: name, src: src, lines: lines, calls: c.calls, prepass: c.prepass}
 	var res Result

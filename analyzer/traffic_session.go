@@ -32,11 +32,7 @@ type trafficAnalysis struct {
 
 func newTrafficAnalysis(c *Config, opt CaptureOptions) *trafficAnalysis {
 	a := &trafficAnalysis{cfg: c, opt: opt, sessions: map[sessKey]*session{}, parsed: map[string][]*parsedStmt{}, groups: map[groupKey]*findingGroup{}}
-	for _, r := range c.rules() {
-		if r.Check != nil {
-			a.checks = append(a.checks, r)
-		}
-	}
+	a.checks = c.checks()
 	a.interesting = rules.InterestingFuncs(a.checks)
 	for _, f := range trafficFuncs {
 		if !contains(a.interesting, f) {

@@ -43,22 +43,8 @@ BASE_PORT=${BASE_PORT:-24700}
 PG_PORT=$BASE_PORT
 POOL_PORT=$((BASE_PORT + 1))
 
-WORK=$(mktemp -d /tmp/bench-routines-XXXXXX)
-RUNAS=()
-if [ "$(id -u)" = 0 ]; then
-  chown postgres: "$WORK"
-  RUNAS=(runuser -u postgres --)
-fi
-SIDS=()
-cleanup() {
-  trap - EXIT
-  local s
-  for s in "${SIDS[@]}"; do stop_session "$s"; done
-  [ -n "$BASE_REV" ] && git worktree remove --force "$WORK/base" >/dev/null 2>&1
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_setup bench-routines
+bench_cleanup() { [ -z "$BASE_REV" ] || git worktree remove --force "$WORK/base" >/dev/null 2>&1 || true; }
 
 echo "# building pgpoolcheck"
 go build -o "$WORK/ppc-tree" ./cmd/pgpoolcheck

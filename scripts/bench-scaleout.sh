@@ -40,21 +40,7 @@ POOL_PORT=$((BASE_PORT + 1))
 TARGETS=${TARGETS:-"ppc-1 ppc-loops2 ppc-2proc pgb-1 pgb-2proc"}
 ulimit -n "$(ulimit -Hn)" || true
 
-WORK=$(mktemp -d /tmp/bench-scaleout-XXXXXX)
-RUNAS=()
-if [ "$(id -u)" = 0 ]; then
-  chown postgres: "$WORK"
-  RUNAS=(runuser -u postgres --)
-fi
-SIDS=()
-cleanup() {
-  trap - EXIT
-  local s
-  for s in "${SIDS[@]}"; do stop_session "$s"; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_setup bench-scaleout
 
 
 echo "# building pgpoolcheck"

@@ -36,3 +36,26 @@ pg_cpu() {
   for p in $(pgrep -P "$PG_PID"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done
   echo "$t"
 }
+
+# bench_setup NAME: the work directory $WORK (/tmp/NAME-XXXXXX; owned by
+# postgres when run as root, with RUNAS the prefix that runs a command as
+# postgres), the list SIDS of sessions to stop, and traps that on exit stop
+# them, run bench_cleanup if the script defines one, and remove $WORK.
+bench_setup() {
+  WORK=$(mktemp -d "/tmp/$1-XXXXXX")
+  RUNAS=()
+  if [ "$(id -u)" = 0 ]; then
+    chown postgres: "$WORK"
+    RUNAS=(runuser -u postgres --)
+  fi
+  SIDS=()
+  trap bench_exit EXIT
+  trap 'exit 130' INT TERM
+}
+bench_exit() {
+  trap - EXIT
+  local s
+  for s in "${SIDS[@]}"; do stop_session "$s"; done
+  if declare -F bench_cleanup >/dev/null; then bench_cleanup; fi
+  rm -rf "$WORK"
+}

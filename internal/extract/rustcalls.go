@@ -118,25 +118,7 @@ func rustSessionCalls(src []byte, t []rtok) []SessionCall {
 	text := func(k int) string { return string(src[t[k].start:t[k].end]) }
 	word := func(k int, w string) bool { return is(k, 'i') && text(k) == w }
 	// match returns the index of the bracket that closes the one at k.
-	match := func(k int) int {
-		open, shut := t[k].kind, byte(')')
-		if open == '[' {
-			shut = ']'
-		}
-		depth := 0
-		for m := k; m < len(t); m++ {
-			switch t[m].kind {
-			case open:
-				depth++
-			case shut:
-				depth--
-				if depth == 0 {
-					return m
-				}
-			}
-		}
-		return len(t) - 1
-	}
+	match := func(k int) int { return matchTok(t, k) }
 	// receiver returns the field path that ends at identifier k
 	// (self.listener → "listener") and the index of its first token.
 	receiver := func(k int) (string, int) { return dottedPath(src, t, k, "self.") }

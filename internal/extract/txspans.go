@@ -354,21 +354,7 @@ func csharpRolledBack(src []byte) []Span {
 	if err != nil {
 		return nil
 	}
-	code := make([]bool, len(src))
-	for i := range code {
-		code[i] = true
-	}
-	off := func(a, b int) {
-		for k := max(a, 0); k < b && k < len(src); k++ {
-			code[k] = false
-		}
-	}
-	for _, l := range lits {
-		off(l.Start, l.End)
-	}
-	for _, c := range comments {
-		off(c.Start, c.End)
-	}
+	code := CodeMask(src, lits, comments)
 	isWord := func(c byte) bool { return c == '_' || isIdentChar(c) }
 	skip := func(i int) int {
 		for i < len(src) && (!code[i] || src[i] == ' ' || src[i] == '\t' || src[i] == '\r' || src[i] == '\n') {
@@ -585,4 +571,24 @@ func RustOfflineTests(src []byte) []Span {
 		}
 	}
 	return spans
+}
+
+// CodeMask marks the bytes of src outside string literals and comments.
+func CodeMask(src []byte, lits []Literal, comments []Comment) []bool {
+	code := make([]bool, len(src))
+	for i := range code {
+		code[i] = true
+	}
+	off := func(a, b int) {
+		for k := max(a, 0); k < b && k < len(src); k++ {
+			code[k] = false
+		}
+	}
+	for _, l := range lits {
+		off(l.Start, l.End)
+	}
+	for _, c := range comments {
+		off(c.Start, c.End)
+	}
+	return code
 }
