@@ -196,6 +196,9 @@ const maxTxGap = 30
 // all", "Listen address", "Set up the queue") and no other letter is upper
 // case. SQL spells command words in upper or lower case.
 func looksLikeProse(v string) bool {
+	if titleCaseLabel(v) {
+		return true
+	}
 	v = strings.TrimLeft(v, " \t\r\n(")
 	j := 0
 	for j < len(v) && (v[j] >= 'a' && v[j] <= 'z' || v[j] >= 'A' && v[j] <= 'Z') {
@@ -207,6 +210,28 @@ func looksLikeProse(v string) bool {
 	// "Select pg_backend_pid()" is odd but SQL: parentheses, operators
 	// and quotes are not prose.
 	return strings.ToLower(v[j:]) == v[j:] && !strings.ContainsAny(v[j:], "()=;*'\"$")
+}
+
+// titleCaseLabel reports whether v is a label of two to four words in
+// Title Case and nothing else ("Discard All", "Reset Password"): button
+// and menu text that happens to parse as SQL, which code writes in upper
+// or lower case.
+func titleCaseLabel(v string) bool {
+	words := strings.Fields(v)
+	if len(words) < 2 || len(words) > 4 {
+		return false
+	}
+	for _, w := range words {
+		if w[0] < 'A' || w[0] > 'Z' || len(w) < 2 {
+			return false
+		}
+		for i := 1; i < len(w); i++ {
+			if w[i] < 'a' || w[i] > 'z' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // continuesExpression reports whether the literal at start, with value v,

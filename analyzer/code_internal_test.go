@@ -4,17 +4,21 @@ import "testing"
 
 func TestLooksLikeProse(t *testing.T) {
 	for v, want := range map[string]bool{
-		"Discard all":             true,
-		"Listen address":          true,
-		"Set up the queue":        true,
-		"DISCARD ALL":             false,
-		"discard all":             false,
-		"Set search_path TO app":  false, // an upper-case word: SQL
-		"SELECT 1":                false,
-		"S":                       false,
-		"  Listen for new events": true,
-		"Select pg_backend_pid()": false,
-		"Set timezone = 'utc'":    false,
+		"Discard all":               true,
+		"Discard All":               true, // a button label
+		"Reset Password":            true,
+		"Close All Tabs Now Please": false, // five words: left to the parser
+		"Discard ALL":               false,
+		"Listen address":            true,
+		"Set up the queue":          true,
+		"DISCARD ALL":               false,
+		"discard all":               false,
+		"Set search_path TO app":    false, // an upper-case word: SQL
+		"SELECT 1":                  false,
+		"S":                         false,
+		"  Listen for new events":   true,
+		"Select pg_backend_pid()":   false,
+		"Set timezone = 'utc'":      false,
 	} {
 		if got := looksLikeProse(v); got != want {
 			t.Errorf("looksLikeProse(%q) = %v, want %v", v, got, want)
