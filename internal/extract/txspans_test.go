@@ -54,22 +54,7 @@ fn f(conn: &mut PgConnection) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spans := RolledBackSpans(Rust, tc.file, []byte(tc.src), tc.helpers)
-			for _, mark := range []string{`"IN"`, `"OUT"`} {
-				for off := 0; ; {
-					k := strings.Index(tc.src[off:], mark)
-					if k < 0 {
-						break
-					}
-					off += k + 1
-					in := false
-					for _, s := range spans {
-						in = in || s.Start <= off-1 && off-1 < s.End
-					}
-					if in != (mark == `"IN"`) {
-						t.Errorf("%s at %d: in a test transaction = %v; spans %v", mark, off-1, in, spans)
-					}
-				}
-			}
+			checkMarks(t, "", tc.src, spans, "in a test transaction")
 		})
 	}
 	if got := TestTransactionHelpers(Rust, []byte(`pub fn connection() -> C { let mut r = c(); r.begin_test_transaction().unwrap(); r }
@@ -156,22 +141,7 @@ c.Run("OUT");`,
 		`using (new TransactionScope()) { c.Run("IN"); /* scope.Complete(); */ var s = ".Complete()"; }`,
 	} {
 		spans := RolledBackSpans(CSharp, "x.cs", []byte(src), nil)
-		for _, mark := range []string{`"IN"`, `"OUT"`} {
-			for off := 0; ; {
-				k := strings.Index(src[off:], mark)
-				if k < 0 {
-					break
-				}
-				off += k + 1
-				in := false
-				for _, s := range spans {
-					in = in || s.Start <= off-1 && off-1 < s.End
-				}
-				if in != (mark == `"IN"`) {
-					t.Errorf("%s: %s at %d: in a rolled-back scope = %v; spans %v", src, mark, off-1, in, spans)
-				}
-			}
-		}
+		checkMarks(t, src, src, spans, "in a rolled-back scope")
 	}
 }
 
@@ -187,20 +157,30 @@ func TestRustOfflineTests(t *testing.T) {
 		`#[sqlx::test] async fn pooled(pool: PgPool) { let u = "OUT"; pool.acquire().await; }`,
 	} {
 		spans := RustOfflineTests([]byte(src))
-		for _, mark := range []string{`"IN"`, `"OUT"`} {
-			for off := 0; ; {
-				k := strings.Index(src[off:], mark)
-				if k < 0 {
-					break
-				}
-				off += k + 1
-				in := false
-				for _, s := range spans {
-					in = in || s.Start <= off-1 && off-1 < s.End
-				}
-				if in != (mark == `"IN"`) {
-					t.Errorf("%s: %s at %d: offline = %v; spans %v", src, mark, off-1, in, spans)
-				}
+		checkMarks(t, src, src, spans, "offline")
+	}
+}
+
+// checkMarks checks that every literal "IN" of src lies in one of spans and
+// every "OUT" in none; what names the spans and label prefixes the errors.
+func checkMarks(t *testing.T, label, src string, spans []Span, what string) {
+	t.Helper()
+	if label != "" {
+		label += ": "
+	}
+	for _, mark := range []string{`"IN"`, `"OUT"`} {
+		for off := 0; ; {
+			k := strings.Index(src[off:], mark)
+			if k < 0 {
+				break
+			}
+			off += k + 1
+			in := false
+			for _, s := range spans {
+				in = in || s.Start <= off-1 && off-1 < s.End
+			}
+			if in != (mark == `"IN"`) {
+				t.Errorf("%s%s at %d: %s = %v; spans %v", label, mark, off-1, what, in, spans)
 			}
 		}
 	}
