@@ -130,9 +130,6 @@ func (c *clientConn) knownClean() func(name string) bool {
 // be the classifier's cached slice: it is never changed).
 func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 	p := c.proxy
-	if _, ok := p.cfg.Classifier.(RoutineAnalyzer); !ok {
-		return effs
-	}
 	db := c.pool.key.database
 	now := time.Now()
 	var out []StateEffect
