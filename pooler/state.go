@@ -382,6 +382,16 @@ func (c *clientConn) verify(s *serverConn) bool {
 	calls := c.eng.Session.TakeCalls()
 	c.mu.Unlock()
 	params, opaque := c.learnRoutines(s, calls)
+	ok := false
+	defer func() {
+		if !ok {
+			// The calls are taken: whatever reads this server next cannot
+			// name what they may have set, so it is reset in full.
+			c.mu.Lock()
+			c.eng.Session.Opaque()
+			c.mu.Unlock()
+		}
+	}()
 	// Custom parameters may not exist: they count only with a value. The
 	// others are read back or reset by name.
 	var plain, custom []string
@@ -396,10 +406,11 @@ func (c *clientConn) verify(s *serverConn) bool {
 	if err != nil {
 		return false
 	}
-	f, ok := engine.ParseFound(row, plain, custom)
-	if !ok {
+	f, parsed := engine.ParseFound(row, plain, custom)
+	if !parsed {
 		return false
 	}
+	ok = true
 	c.mu.Lock()
 	found := c.eng.Session.Reconcile(f, s.pool.key.user, isTracked)
 	if opaque {
