@@ -265,7 +265,14 @@ func (p *pool) connectSlot(ctx context.Context, params map[string]string) (*serv
 		return s, nil
 	}
 	p.slotFreed()
-	if isRetryableConnectError(err) && ctx.Err() == nil {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// The client's wait ran out while the server logged in: it gets
+		// what any wait that runs out gets.
+		return nil, errWaitTimeout
+	case ctx.Err() != nil:
+		return nil, errPoolClosed
+	case isRetryableConnectError(err):
 		err = p.loginFailed(err)
 	}
 	return nil, err
