@@ -10,7 +10,7 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
-	"github.com/pgpoolcheck/pgpoolcheck/rules/classify"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // A scan follows calls of the routines defined in the scanned tree: before
@@ -49,7 +49,7 @@ type routineDef struct {
 	display      string // as written: schema.name or name
 	at           Related
 	findings     []bodyFinding
-	calls        []classify.UserCall
+	calls        []effects.UserCall
 }
 
 // bodyFinding is a finding of the rules inside a routine's body.
@@ -490,7 +490,7 @@ func mayCallRoutine(lower string) bool {
 		for k < len(lower) && (lower[k] == ' ' || lower[k] == '\t' || lower[k] == '\n' || lower[k] == '\r') {
 			k++
 		}
-		if k < len(lower) && lower[k] == '(' && !classify.Builtin(lower[i:j]) && !notCallWords[lower[i:j]] {
+		if k < len(lower) && lower[k] == '(' && !effects.Builtin(lower[i:j]) && !notCallWords[lower[i:j]] {
 			return true
 		}
 		i = j
@@ -546,8 +546,8 @@ func (b *findingBuilder) body(def *routineDef, stmts []*rules.Stmt, self string,
 	}
 	for _, st := range stmts {
 		if def != nil && st.Node != nil {
-			for _, c := range classify.UserCalls(st.Node) {
-				if c.Name != def.name && !slices.ContainsFunc(def.calls, func(o classify.UserCall) bool { return o.Name == c.Name && o.Schema == c.Schema }) {
+			for _, c := range effects.UserCalls(st.Node) {
+				if c.Name != def.name && !slices.ContainsFunc(def.calls, func(o effects.UserCall) bool { return o.Name == c.Name && o.Schema == c.Schema }) {
 					def.calls = append(def.calls, c)
 				}
 			}
@@ -574,7 +574,7 @@ func (b *findingBuilder) callFindings(st *rules.Stmt, self string) {
 	if t == nil || st.Node == nil || !t.mentions(st.Text) {
 		return
 	}
-	for _, c := range classify.UserCalls(st.Node) {
+	for _, c := range effects.UserCalls(st.Node) {
 		if c.Name == self {
 			continue
 		}

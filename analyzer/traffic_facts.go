@@ -1,8 +1,10 @@
 package analyzer
 
 import (
+	"slices"
+
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
-	"github.com/pgpoolcheck/pgpoolcheck/rules/classify"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // facts are what one statement does to, or reads from, session state, as
@@ -32,6 +34,7 @@ type facts struct {
 	rels     []string   // relations referenced (unqualified or in pg_temp)
 	holds    []string   // DECLARE … WITH HOLD
 	cursors  []string   // FETCH, MOVE and CLOSE of a named cursor
+	closes   []string   // CLOSE of a named cursor
 	closeAll bool
 
 	prepares   []string
@@ -39,7 +42,7 @@ type facts struct {
 	deallocs   []string
 	deallocAll bool
 
-	nextvals []string // sequence keys (see rules.ConstKey)
+	nextvals []string // sequence keys (see effects.ConstKey)
 	currvals []string
 	lastval  bool
 	insert   bool // an INSERT may call nextval() through a column default
@@ -55,26 +58,17 @@ type tempMade struct {
 	commitDrop bool
 }
 
-// trafficFuncs are the functions whose calls facts looks at (see
-// rules/classify): a statement whose text names one of them is walked
-// for calls.
-var trafficFuncs = []string{
-	"set_config", "current_setting",
-	"pg_advisory_lock", "pg_advisory_lock_shared", "pg_try_advisory_lock", "pg_try_advisory_lock_shared",
-	"pg_advisory_unlock", "pg_advisory_unlock_shared", "pg_advisory_unlock_all",
-	"nextval", "currval", "lastval",
-}
-
 // statementFacts computes the facts of a parsed statement from the one
-// model of what statements do to session state (rules/classify).
+// model of what statements do to session state (rules/effects).
 func statementFacts(st *rules.Stmt) *facts {
 	f := &facts{}
 	if st.Node == nil {
 		return f
 	}
-	for _, e := range classify.Statement(st.Statement) {
+	all := append(append(slices.Clone(st.Changes()), st.Reads()...), st.Relations()...)
+	for _, e := range all {
 		switch e.Kind {
-		case classify.SetParam:
+		case effects.SetParam:
 			if e.Local {
 				continue
 			}
@@ -83,67 +77,70 @@ func statementFacts(st *rules.Stmt) *facts {
 				name = "?"
 			}
 			f.sets = append(f.sets, name)
-		case classify.ResetParam:
+		case effects.ResetParam:
 			f.resets = append(f.resets, e.Name)
-		case classify.ResetAll:
+		case effects.ResetAll:
 			f.resetAll = true
-		case classify.SetRole, classify.SessionAuth:
+		case effects.SetRole, effects.SessionAuth:
 			if !e.Local {
 				f.role = true
 			}
-		case classify.ResetRole, classify.ResetSessionAuth:
+		case effects.ResetRole, effects.ResetSessionAuth:
 			f.resetRole = true
-		case classify.ReadParam:
+		case effects.ReadParam:
 			f.reads = append(f.reads, e.Name)
-		case classify.AdvisoryLock:
+		case effects.AdvisoryLock:
 			f.locks = append(f.locks, e.Arg)
-		case classify.AdvisoryUnlock:
+		case effects.AdvisoryUnlock:
 			f.unlocks = append(f.unlocks, e.Arg)
-		case classify.AdvisoryUnlockAll:
+		case effects.AdvisoryUnlockAll:
 			f.unlockAll = true
-		case classify.Listen:
+		case effects.Listen:
 			f.listens = append(f.listens, e.Name)
-		case classify.Unlisten:
+		case effects.Unlisten:
 			f.unlistens = append(f.unlistens, e.Name)
-		case classify.UnlistenAll:
+		case effects.UnlistenAll:
 			f.unlistenAll = true
-		case classify.CreateTemp:
+		case effects.CreateTemp:
 			f.temps = append(f.temps, tempMade{e.Name, e.Local})
-		case classify.DropTemp:
+		case effects.DropTemp:
 			f.drops = append(f.drops, e.Name)
-		case classify.Relation:
+		case effects.Relation:
 			f.rels = append(f.rels, e.Name)
-		case classify.DeclareHold:
+		case effects.DeclareHold:
 			f.holds = append(f.holds, e.Name)
-		case classify.UseCursor, classify.CloseCursor:
+		case effects.UseCursor:
 			f.cursors = append(f.cursors, e.Name)
-		case classify.CloseAll:
+		case effects.CloseCursor:
+			f.cursors = append(f.cursors, e.Name)
+			f.closes = append(f.closes, e.Name)
+		case effects.CloseAll:
 			f.closeAll = true
-		case classify.Prepare:
+		case effects.Prepare:
 			f.prepares = append(f.prepares, e.Name)
-		case classify.ExecutePrepared:
+		case effects.ExecutePrepared:
 			f.executes = append(f.executes, e.Name)
-		case classify.Deallocate:
+		case effects.Deallocate:
 			f.deallocs = append(f.deallocs, e.Name)
-		case classify.DeallocateAll:
+		case effects.DeallocateAll:
 			f.deallocAll = true
-		case classify.NextVal:
+		case effects.NextVal, effects.SetVal:
 			f.nextvals = append(f.nextvals, e.Arg)
-		case classify.CurrVal:
+		case effects.CurrVal:
 			f.currvals = append(f.currvals, e.Arg)
-		case classify.LastVal:
+		case effects.LastVal:
 			f.lastval = true
-		case classify.Insert:
+		case effects.Insert:
 			f.insert = true
-		case classify.DiscardAll:
+		case effects.DiscardAll:
 			f.discardAll = true
-		case classify.DiscardTemp:
+		case effects.DiscardTemp:
 			f.discardTemp = true
-		case classify.TxRollback:
+		case effects.TxRollback:
 			f.rollback = true
-		case classify.TxRollbackTo:
+		case effects.TxRollbackTo:
 			f.rollbackTo = true
-		case classify.TxEnd:
+		case effects.TxEnd:
 			f.ends = true
 		}
 	}

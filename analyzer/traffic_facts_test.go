@@ -7,6 +7,7 @@ import (
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // describeFacts renders the non-empty facts, for comparing.
@@ -130,7 +131,7 @@ func TestStatementFacts(t *testing.T) {
 		{"ROLLBACK TO SAVEPOINT a", "rollback-to"},
 		{"SELECT 'SET search_path = x' -- LISTEN jobs", ""},
 	}
-	interesting := append(rules.InterestingFuncs(rules.All()), trafficFuncs...)
+	interesting := append(rules.InterestingFuncs(rules.All()), effects.Funcs...)
 	for _, tt := range tests {
 		src := []byte(tt.sql)
 		chunks := sqlparse.Split(src).Chunks

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // trafficAnalysis follows the sessions of captures. Each session is
@@ -34,7 +35,7 @@ func newTrafficAnalysis(c *Config, opt CaptureOptions) *trafficAnalysis {
 	a := &trafficAnalysis{cfg: c, opt: opt, sessions: map[sessKey]*session{}, parsed: map[string][]*parsedStmt{}, groups: map[groupKey]*findingGroup{}}
 	a.checks = c.checks()
 	a.interesting = rules.InterestingFuncs(a.checks)
-	for _, f := range trafficFuncs {
+	for _, f := range effects.Funcs {
 		if !contains(a.interesting, f) {
 			a.interesting = append(a.interesting, f)
 		}

@@ -201,11 +201,9 @@ func (s *session) apply(e *stmtRun) {
 			s.end(it)
 		}
 	}
-	for _, name := range f.cursors {
-		if e.p.st.Node.GetClosePortalStmt() != nil {
-			for _, it := range s.find(itemCursor, name) {
-				s.end(it)
-			}
+	for _, name := range f.closes {
+		for _, it := range s.find(itemCursor, name) {
+			s.end(it)
 		}
 	}
 	if f.closeAll {

@@ -52,7 +52,7 @@ type StateKind = engine.StateKind
 // (engine.StateEffect).
 type StateEffect = engine.StateEffect
 
-// State kinds (see rules/classify for their exact scope).
+// State kinds (see rules/effects for their exact scope).
 const (
 	StateSet           = engine.StateSet
 	StateReset         = engine.StateReset

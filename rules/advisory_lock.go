@@ -3,6 +3,8 @@ package rules
 import (
 	"slices"
 	"strings"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // AdvisoryLockSession flags session-level advisory lock functions.
@@ -19,39 +21,38 @@ var advisoryLockFuncs = []string{"pg_advisory_lock", "pg_advisory_lock_shared", 
 var advisoryUnlockFuncs = []string{"pg_advisory_unlock", "pg_advisory_unlock_shared", "pg_advisory_unlock_all"}
 var advisoryFuncs = append(slices.Clone(advisoryLockFuncs), advisoryUnlockFuncs...)
 
-// lockKey renders a call's constant key arguments; ok is false when any
-// argument is not a constant.
-func lockKey(c Call) (string, bool) {
-	key := ""
-	for _, a := range c.Args {
-		k, ok := ConstKey(a)
-		if !ok {
+// lockKey returns the key of an advisory lock effect when every argument
+// is a constant.
+func lockKey(e effects.Effect) (string, bool) {
+	for _, k := range strings.Split(e.Arg, ",") {
+		if k == "" || k[0] == '$' || k[0] == '?' {
 			return "", false
 		}
-		key += k + ","
 	}
-	return key, true
+	return e.Arg, true
 }
 
 // callLabel renders a call for a message: pg_advisory_lock(42) when the
-// arguments are constants, pg_advisory_lock(…) otherwise.
-func callLabel(c Call) string {
+// arguments are numeric constants, pg_advisory_lock(…) otherwise.
+func callLabel(e effects.Effect) string {
+	if e.Arg == "" {
+		return e.Func + "()"
+	}
 	var args []string
-	for _, a := range c.Args {
-		k, ok := ConstKey(a)
-		if !ok || k[0] == 's' {
-			return c.Name + "(…)"
+	for _, k := range strings.Split(e.Arg, ",") {
+		if k == "" || k[0] != 'i' && k[0] != 'f' {
+			return e.Func + "(…)"
 		}
 		args = append(args, k[1:])
 	}
-	return c.Name + "(" + strings.Join(args, ", ") + ")"
+	return e.Func + "(" + strings.Join(args, ", ") + ")"
 }
 
 func checkAdvisoryLock(p *Pass) {
 	h, note := p.Target.Handle(StateAdvisoryLock)
 	type lock struct {
 		st       *Stmt
-		c        Call
+		e        effects.Effect
 		key      string // constant key arguments; "" when not constant
 		released bool
 		// crossed: a COMMIT or ROLLBACK of the procedure sits between
@@ -66,26 +67,29 @@ func checkAdvisoryLock(p *Pass) {
 			}
 			continue
 		}
-		calls := st.CallsNamed(advisoryFuncs...)
-		slices.SortStableFunc(calls, func(a, b Call) int { return int(a.Location) - int(b.Location) })
-		for _, c := range calls {
-			key, _ := lockKey(c)
-			if slices.Contains(advisoryLockFuncs, c.Name) {
-				locks = append(locks, &lock{st: st, c: c, key: key})
+		for _, e := range st.Changes() {
+			switch e.Kind {
+			case effects.AdvisoryLock:
+				key, _ := lockKey(e)
+				locks = append(locks, &lock{st: st, e: e, key: key})
+				continue
+			case effects.AdvisoryUnlock, effects.AdvisoryUnlockAll:
+			default:
 				continue
 			}
+			key, _ := lockKey(e)
 			// In one transaction an unlock releases the locks taken before
 			// it with the same key; pg_advisory_unlock_all, or a key that is
 			// not a constant on either side, may release any of them. On
 			// its own an unlock may run on a connection that holds nothing.
 			matched := false
 			for _, l := range locks {
-				if p.Group.Explicit && (c.Name == "pg_advisory_unlock_all" || key == "" || l.key == "" || key == l.key) {
+				if p.Group.Explicit && (e.Kind == effects.AdvisoryUnlockAll || key == "" || l.key == "" || key == l.key) {
 					l.released, matched = true, true
 				}
 			}
 			if !matched {
-				p.Report(st, c.Location, Info, StateMessage(callLabel(c)+" releases a lock taken in an earlier transaction, which may have run on another server connection",
+				p.Report(st, e.Location, Info, StateMessage(callLabel(e)+" releases a lock taken in an earlier transaction, which may have run on another server connection",
 					"there it returns false and the lock stays held", h, note), "")
 			}
 		}
@@ -96,16 +100,16 @@ func checkAdvisoryLock(p *Pass) {
 			// normally lands; what differs from one transaction is that
 			// the lock spans several, and an error in any of them ends
 			// the call before the unlock.
-			p.Report(l.st, l.c.Location, Adjust(Warning, h), StateMessage(callLabel(l.c)+" takes a session-level lock and holds it across a COMMIT of the procedure until the unlock after it",
+			p.Report(l.st, l.e.Location, Adjust(Warning, h), StateMessage(callLabel(l.e)+" takes a session-level lock and holds it across a COMMIT of the procedure until the unlock after it",
 				"an error in any later transaction of the call ends it before the unlock (an exception handler cannot wrap a COMMIT), and the lock stays with the server connection, held for its next client while the next run elsewhere finds it taken", h, note), "")
 			continue
 		}
 		if l.released {
-			p.Report(l.st, l.c.Location, Adjust(Warning, h), StateMessage(callLabel(l.c)+" takes a session-level lock and releases it in the same transaction",
+			p.Report(l.st, l.e.Location, Adjust(Warning, h), StateMessage(callLabel(l.e)+" takes a session-level lock and releases it in the same transaction",
 				"an error before the unlock leaves the lock on the server connection, held for its next client", h, note), "")
 			continue
 		}
-		p.Report(l.st, l.c.Location, Adjust(Error, h), StateMessage(callLabel(l.c)+" takes a session-level lock that COMMIT does not release",
+		p.Report(l.st, l.e.Location, Adjust(Error, h), StateMessage(callLabel(l.e)+" takes a session-level lock that COMMIT does not release",
 			"it stays with the server connection, so that connection's next client holds it too, and the client's own unlock may run on another connection and fail", h, note), "")
 	}
 }

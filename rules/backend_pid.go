@@ -5,6 +5,8 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v5"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // BackendPID flags calls that identify the server process or the client's
@@ -23,22 +25,27 @@ var backendIdentityFuncs = []string{"pg_backend_pid", "inet_client_addr", "inet_
 func checkBackendPID(p *Pass) {
 	_, note := p.Target.Handle(StateBackendIdentity)
 	for _, st := range p.Group.Stmts {
-		calls := st.CallsNamed(backendIdentityFuncs...)
-		if len(calls) == 0 {
-			continue
-		}
-		self := selfExclusions(st)
-		for _, c := range calls {
-			if c.Name == "pg_backend_pid" && self[c.Location] {
-				// pid <> pg_backend_pid(): the statement leaves its own
-				// backend out, whichever it is; nothing outlives it.
+		var self map[int32]bool
+		looked := false
+		for _, e := range st.Reads() {
+			if e.Kind != effects.BackendIdentity {
 				continue
 			}
-			msg := c.Name + "() identifies the server process of this transaction only: the client's next transaction may run in another one; " + note
-			if c.Name != "pg_backend_pid" {
-				msg = c.Name + "() returns the pooler's address, not the application's: the pooler is the server's client"
+			if e.Func == "pg_backend_pid" {
+				if !looked {
+					self, looked = selfExclusions(st), true
+				}
+				if self[e.Location] {
+					// pid <> pg_backend_pid(): the statement leaves its own
+					// backend out, whichever it is; nothing outlives it.
+					continue
+				}
 			}
-			p.Report(st, c.Location, Info, msg, "")
+			msg := e.Func + "() identifies the server process of this transaction only: the client's next transaction may run in another one; " + note
+			if e.Func != "pg_backend_pid" {
+				msg = e.Func + "() returns the pooler's address, not the application's: the pooler is the server's client"
+			}
+			p.Report(st, e.Location, Info, msg, "")
 		}
 	}
 }
@@ -48,7 +55,7 @@ func checkBackendPID(p *Pass) {
 // the statement's own).
 func selfExclusions(st *Stmt) map[int32]bool {
 	var out map[int32]bool
-	Walk(st.Node, func(m protoreflect.Message) bool {
+	effects.Walk(st.Node, func(m protoreflect.Message) bool {
 		e, ok := m.Interface().(*pg.A_Expr)
 		if !ok || e.Kind != pg.A_Expr_Kind_AEXPR_OP || len(e.Name) != 1 || e.Name[0].GetString_().GetSval() != "<>" {
 			return true

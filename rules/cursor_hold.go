@@ -3,11 +3,9 @@ package rules
 import (
 	"fmt"
 	"strings"
-)
 
-// CursorOptHold is CURSOR_OPT_HOLD from PostgreSQL's parsenodes.h; the bit
-// masks keep their C values in pg_query's tree.
-const CursorOptHold = 0x20
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
+)
 
 // CursorWithHold flags DECLARE … WITH HOLD.
 var CursorWithHold = &Rule{
@@ -27,19 +25,20 @@ func checkCursorWithHold(p *Pass) {
 			// WITH HOLD cursor (it rolls back).
 			continue
 		}
-		d := st.Node.GetDeclareCursorStmt()
-		if d == nil || d.Options&CursorOptHold == 0 {
-			continue
-		}
-		if closedLater(p.Group, i, d.Portalname) {
-			if k := firstClose(p.Group, i, d.Portalname); bodyCommitBetween(p.Group, i, k) {
-				p.Report(st, -1, Adjust(Warning, h), StateMessage(fmt.Sprintf("cursor %s is declared WITH HOLD and closed only after a COMMIT of the procedure", d.Portalname),
-					"an error in a transaction between them ends the call before the CLOSE, so the open cursor stays with the server connection, held for its next client, and a retry there fails because the cursor already exists", h, note), "")
+		for _, e := range st.Changes() {
+			if e.Kind != effects.DeclareHold {
+				continue
 			}
-			continue
+			if closedLater(p.Group, i, e.Name) {
+				if k := firstClose(p.Group, i, e.Name); bodyCommitBetween(p.Group, i, k) {
+					p.Report(st, -1, Adjust(Warning, h), StateMessage(fmt.Sprintf("cursor %s is declared WITH HOLD and closed only after a COMMIT of the procedure", e.Name),
+						"an error in a transaction between them ends the call before the CLOSE, so the open cursor stays with the server connection, held for its next client, and a retry there fails because the cursor already exists", h, note), "")
+				}
+				continue
+			}
+			p.Report(st, -1, Adjust(Error, h), StateMessage(fmt.Sprintf("cursor %s is declared WITH HOLD and survives COMMIT on the server connection", e.Name),
+				"the client's FETCH in a later transaction may run on a connection where it does not exist, and the open cursor and its memory stay with the next client of this one", h, note), "")
 		}
-		p.Report(st, -1, Adjust(Error, h), StateMessage(fmt.Sprintf("cursor %s is declared WITH HOLD and survives COMMIT on the server connection", d.Portalname),
-			"the client's FETCH in a later transaction may run on a connection where it does not exist, and the open cursor and its memory stay with the next client of this one", h, note), "")
 	}
 }
 
@@ -47,12 +46,10 @@ func checkCursorWithHold(p *Pass) {
 // closes the named cursor (or all cursors), or len(g.Stmts).
 func firstClose(g *Group, i int, name string) int {
 	for k := i + 1; k < len(g.Stmts); k++ {
-		st := g.Stmts[k]
-		if st.Node == nil {
-			continue
-		}
-		if c := st.Node.GetClosePortalStmt(); c != nil && (c.Portalname == "" || strings.EqualFold(c.Portalname, name)) {
-			return k
+		for _, e := range g.Stmts[k].Changes() {
+			if e.Kind == effects.CloseAll || e.Kind == effects.CloseCursor && strings.EqualFold(e.Name, name) {
+				return k
+			}
 		}
 	}
 	return len(g.Stmts)

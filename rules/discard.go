@@ -1,6 +1,6 @@
 package rules
 
-import "strings"
+import "github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 
 // Discard flags DISCARD sent by a client.
 var Discard = &Rule{
@@ -11,15 +11,19 @@ var Discard = &Rule{
 	Check:    checkDiscard,
 }
 
+// discardTargets names what each kind of DISCARD cleans.
+var discardTargets = map[effects.Kind]string{
+	effects.DiscardAll: "ALL", effects.DiscardTemp: "TEMP",
+	effects.DiscardPlans: "PLANS", effects.DiscardSequences: "SEQUENCES",
+}
+
 func checkDiscard(p *Pass) {
 	_, note := p.Target.Handle(StateDiscard)
 	for _, st := range p.Group.Stmts {
-		if st.Node == nil {
-			continue
-		}
-		if d := st.Node.GetDiscardStmt(); d != nil {
-			what := strings.TrimPrefix(d.Target.String(), "DISCARD_")
-			p.Report(st, -1, Info, "DISCARD "+what+" cleans whichever server connection this transaction gets, not the ones this client used before; "+note, "")
+		for _, e := range st.Changes() {
+			if what, ok := discardTargets[e.Kind]; ok {
+				p.Report(st, -1, Info, "DISCARD "+what+" cleans whichever server connection this transaction gets, not the ones this client used before; "+note, "")
+			}
 		}
 	}
 }

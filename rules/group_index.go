@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v5"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // groupIndex holds facts about a group's statements that rules look up
@@ -19,8 +21,8 @@ type groupIndex struct {
 	// back to its default (RESET, SET … TO DEFAULT, SET ROLE NONE); ""
 	// holds the last RESET ALL.
 	lastReset map[string]int
-	// lastDrop is the index of the last DROP of an object name
-	// (lower-case); "" holds the last DISCARD TEMP.
+	// lastDrop is the index of the last DROP of an object that may be
+	// temporary, by name (lower-case); "" holds the last DISCARD TEMP.
 	lastDrop map[string]int
 	// lastClose is the index of the last CLOSE of a cursor name
 	// (lower-case); "" holds the last CLOSE ALL.
@@ -59,52 +61,45 @@ func (g *Group) index() *groupIndex {
 		}
 		// A cleanup that a ROLLBACK TO SAVEPOINT undoes cleans nothing.
 		cleans := !g.Undone(i)
-		if vs := st.Node.GetVariableSetStmt(); vs != nil {
-			name, set, reset := paramChange(vs)
-			if set {
-				first(name, i)
-			}
-			if reset && cleans {
-				x.lastReset[name] = i
-			}
-		}
-		for _, c := range st.CallsNamed("set_config") {
-			if len(c.Args) != 3 {
-				continue
-			}
-			if n, known := ConstString(c.Args[0]); known {
-				first(strings.ToLower(n), i)
-			}
-		}
-		if d := st.Node.GetDiscardStmt(); d != nil && d.Target == pg.DiscardMode_DISCARD_TEMP && cleans {
-			x.lastDrop[""] = i
-		}
-		if d := st.Node.GetDropStmt(); d != nil && cleans {
-			for _, o := range d.Objects {
-				var names []*pg.Node
-				switch {
-				case o.GetList() != nil:
-					names = o.GetList().Items
-				case o.GetObjectWithArgs() != nil:
-					names = o.GetObjectWithArgs().Objname
-				case o.GetTypeName() != nil:
-					names = o.GetTypeName().Names // DROP TYPE, DROP DOMAIN
+		for _, e := range st.Changes() {
+			switch e.Kind {
+			case effects.SetParam, effects.SetRole, effects.SessionAuth:
+				if e.Name != "" {
+					first(e.Name, i)
 				}
-				x.lastDrop[strings.ToLower(lastName(names))] = i
+			case effects.ResetParam, effects.ResetRole, effects.ResetSessionAuth:
+				if cleans && !e.Local {
+					x.lastReset[e.Name] = i
+				}
+			case effects.ResetAll:
+				if cleans {
+					x.lastReset[""] = i
+				}
+			case effects.DiscardTemp:
+				if cleans {
+					x.lastDrop[""] = i
+				}
+			case effects.DropTemp:
+				if cleans {
+					x.lastDrop[strings.ToLower(e.Name)] = i
+				}
+			case effects.CloseCursor, effects.CloseAll:
+				if cleans {
+					x.lastClose[strings.ToLower(e.Name)] = i
+				}
 			}
 		}
-		if c := st.Node.GetClosePortalStmt(); c != nil && cleans {
-			x.lastClose[strings.ToLower(c.Portalname)] = i
-		}
-		if st.Node.GetInsertStmt() != nil || st.Node.GetCopyStmt() != nil {
-			firstOf(x.firstAdvance, "insert", i)
-		}
-		for _, c := range st.CallsNamed("nextval", "setval") {
-			firstOf(x.firstAdvance, "any", i)
-			if k, ok := seqKey(c); ok {
-				firstOf(x.firstAdvance, "seq:"+k, i)
-			} else {
-				firstOf(x.firstAdvance, "*", i)
+		for _, e := range st.Reads() {
+			switch e.Kind {
+			case effects.Insert:
+				firstOf(x.firstAdvance, "insert", i)
+			case effects.NextVal, effects.SetVal:
+				firstOf(x.firstAdvance, "any", i)
+				if e.Name != "" {
+					firstOf(x.firstAdvance, "seq:"+e.Name, i)
+				} else {
+					firstOf(x.firstAdvance, "*", i)
+				}
 			}
 		}
 	}

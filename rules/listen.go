@@ -1,6 +1,10 @@
 package rules
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
+)
 
 // Listen flags LISTEN.
 var Listen = &Rule{
@@ -29,11 +33,13 @@ func checkListen(p *Pass) {
 			// UNLISTEN (it rolls back).
 			continue
 		}
-		if l := st.Node.GetListenStmt(); l != nil {
-			ops = append(ops, listenOp{i, l.Conditionname, true})
-		}
-		if u := st.Node.GetUnlistenStmt(); u != nil {
-			ops = append(ops, listenOp{i, u.Conditionname, false})
+		for _, e := range st.Changes() {
+			switch e.Kind {
+			case effects.Listen:
+				ops = append(ops, listenOp{i, e.Name, true})
+			case effects.Unlisten, effects.UnlistenAll:
+				ops = append(ops, listenOp{i, e.Name, false})
+			}
 		}
 	}
 	// In one transaction, UNLISTEN after LISTEN cancels it: neither is a

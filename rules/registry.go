@@ -1,6 +1,10 @@
 package rules
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
+)
 
 // registry lists every rule, in catalogue order.
 var registry = []*Rule{
@@ -63,3 +67,27 @@ func InterestingFuncs(rs []*Rule) []string {
 	}
 	return out
 }
+
+// covering maps kinds of effects (package effects) to the rule that
+// reports them.
+var covering = map[effects.Kind]*Rule{
+	effects.SetParam: SessionSet, effects.ResetParam: SessionSet, effects.ResetAll: SessionSet,
+	effects.SetRole: SessionRole, effects.ResetRole: SessionRole,
+	effects.SessionAuth: SessionRole, effects.ResetSessionAuth: SessionRole,
+	effects.AdvisoryLock: AdvisoryLockSession, effects.AdvisoryUnlock: AdvisoryLockSession,
+	effects.AdvisoryUnlockAll: AdvisoryLockSession,
+	effects.Listen:            Listen, effects.Unlisten: Listen, effects.UnlistenAll: Listen,
+	effects.CreateTemp: TempTable, effects.DropTemp: TempTable,
+	effects.DeclareHold: CursorWithHold, effects.CloseCursor: CursorWithHold, effects.CloseAll: CursorWithHold,
+	effects.Prepare: SQLPrepare, effects.Deallocate: SQLPrepare, effects.DeallocateAll: SQLPrepare,
+	effects.ExecutePrepared: SQLPrepare,
+	effects.Load:            SessionLoad,
+	effects.DiscardAll:      Discard, effects.DiscardTemp: Discard, effects.DiscardPlans: Discard,
+	effects.DiscardSequences: Discard,
+	effects.CurrVal:          SequenceSession, effects.LastVal: SequenceSession,
+	effects.BackendIdentity: BackendPID,
+}
+
+// Covering returns the rule that reports effects of kind k, or nil for
+// kinds no rule reports on their own (calls of routines, plain reads).
+func Covering(k effects.Kind) *Rule { return covering[k] }

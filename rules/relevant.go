@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v5"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // keywords are lower-case words of which at least one appears in the text
@@ -62,7 +64,7 @@ func Inert(st *Stmt) bool {
 		return n.SelectStmt.IntoClause == nil
 	case *pg.Node_CreateStmt, *pg.Node_CreateEnumStmt, *pg.Node_CompositeTypeStmt,
 		*pg.Node_DefineStmt, *pg.Node_CreateDomainStmt:
-		_, temp := createdTemp(st.Node) // objects in schema pg_temp
+		_, _, _, temp := effects.CreatedTemp(st.Node) // objects in schema pg_temp
 		return !temp
 	case *pg.Node_InsertStmt, *pg.Node_DeleteStmt, *pg.Node_CopyStmt,
 		*pg.Node_IndexStmt, *pg.Node_AlterTableStmt, *pg.Node_CommentStmt,

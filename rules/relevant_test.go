@@ -3,11 +3,13 @@ package rules_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // TestInertIsSafe runs every rule alone on every fixture statement that
@@ -50,5 +52,18 @@ func TestInertIsSafe(t *testing.T) {
 	}
 	if inert < 50 {
 		t.Errorf("only %d inert statements checked", inert)
+	}
+}
+
+// TestFuncsInModel checks that the model looks for the calls of every
+// function a rule names: effects.Stmt walks a statement for calls only
+// when its text names one of effects.Funcs.
+func TestFuncsInModel(t *testing.T) {
+	for _, r := range rules.All() {
+		for _, f := range r.Funcs {
+			if !slices.Contains(effects.Funcs, f) {
+				t.Errorf("rule %s looks for %s, which effects.Funcs lacks", r.ID, f)
+			}
+		}
 	}
 }

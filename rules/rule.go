@@ -7,15 +7,20 @@
 // testdata/<id>/. A rule's Check looks at one Group: the statements of one
 // transaction (an explicit BEGIN … COMMIT block, a single autocommit
 // statement, or a routine body, which runs inside its caller's
-// transaction).
+// transaction). What each statement does to session state comes from the
+// effects model (package rules/effects, through Stmt.Changes and
+// Stmt.Reads); the rules decide which of it is a hazard behind which
+// pooler (Target), and how severe.
 package rules
 
 import (
 	"embed"
-	"strings"
+	"slices"
 
 	pg "github.com/pganalyze/pg_query_go/v5"
+
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // Rule is one check of the catalogue.
@@ -181,41 +186,6 @@ func undoneBySavepoints(stmts []*Stmt) []bool {
 	return undone
 }
 
-// planOnly reports whether the statement is an EXPLAIN without ANALYZE,
-// which plans the statement under it without running its functions.
-func (st *Stmt) planOnly() bool { return PlanOnly(st.Node) }
-
-// PlanOnly reports whether n is an EXPLAIN without ANALYZE, which plans
-// the statement under it without running its functions.
-func PlanOnly(n *pg.Node) bool {
-	if n == nil || n.GetExplainStmt() == nil {
-		return false
-	}
-	for _, o := range n.GetExplainStmt().Options {
-		if d := o.GetDefElem(); d != nil && strings.EqualFold(d.Defname, "analyze") {
-			return d.Arg != nil && !optionOn(d.Arg)
-		}
-	}
-	return true
-}
-
-// optionOn reads the value of a boolean option (EXPLAIN (ANALYZE off)):
-// true unless it is a constant that means false.
-func optionOn(n *pg.Node) bool {
-	switch {
-	case n.GetBoolean() != nil:
-		return n.GetBoolean().Boolval
-	case n.GetInteger() != nil:
-		return n.GetInteger().Ival != 0
-	case n.GetString_() != nil:
-		switch strings.ToLower(n.GetString_().Sval) {
-		case "false", "off", "no", "f", "n", "0":
-			return false
-		}
-	}
-	return true
-}
-
 func (st *Stmt) txStmt() *pg.TransactionStmt {
 	if st.Node == nil {
 		return nil
@@ -272,99 +242,25 @@ func StateMessage(what, breaks string, h Handling, note string) string {
 	return what + "; " + note
 }
 
-// Stmt is one parsed statement with facts computed once for all rules.
+// Stmt is one parsed statement, with what it does to session state
+// (effects.Stmt: Changes, Reads) computed once for all rules.
 type Stmt struct {
-	*sqlparse.Statement
-	calls     []Call
-	callsDone bool
-	// mentioned lists the interesting function names that occur in the
-	// statement's text; calls of other functions are never looked for.
+	*effects.Stmt
+	// mentioned lists the function names any enabled rule looks for that
+	// occur in the statement's text.
 	mentioned []string
 }
 
 // NewStmt wraps a parsed statement. interesting is the set of function
 // names any enabled rule looks for (see Rule.Funcs).
 func NewStmt(s *sqlparse.Statement, interesting []string) *Stmt {
-	st := &Stmt{Statement: s}
-	if s.Node != nil && len(interesting) > 0 {
-		st.mentioned = identifiersIn(s.Text, interesting)
+	st := &Stmt{Stmt: effects.NewStmt(s)}
+	for _, m := range st.Mentioned() {
+		if slices.Contains(interesting, m) {
+			st.mentioned = append(st.mentioned, m)
+		}
 	}
 	return st
-}
-
-// identifiersIn returns the words of names (lower-case) that occur in text
-// as identifiers, compared case-insensitively (quoted identifiers as
-// written). It makes one pass over text and allocates only for matches.
-func identifiersIn(text string, names []string) []string {
-	var out []string
-	var buf [64]byte
-	add := func(w []byte) {
-		for _, n := range names {
-			if len(n) == len(w) && n == string(w) {
-				for _, o := range out {
-					if o == n {
-						return
-					}
-				}
-				out = append(out, n)
-				return
-			}
-		}
-	}
-	for i := 0; i < len(text); {
-		c := text[i]
-		switch {
-		case c == '"':
-			j := i + 1
-			for j < len(text) && text[j] != '"' {
-				j++
-			}
-			if j-i-1 <= len(buf) {
-				add([]byte(text[i+1 : j]))
-			}
-			i = j + 1
-		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-			j := i
-			n := 0
-			for j < len(text) {
-				c := text[j]
-				if c >= 'A' && c <= 'Z' {
-					c += 'a' - 'A'
-				} else if !(c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-					break
-				}
-				if n < len(buf) {
-					buf[n] = c
-				}
-				n++
-				j++
-			}
-			if n <= len(buf) {
-				add(buf[:n])
-			}
-			i = j
-		case c >= 0x80:
-			// Skip the rest of a non-ASCII identifier or string content.
-			for i < len(text) && text[i] >= 0x80 {
-				i++
-			}
-		default:
-			i++
-		}
-	}
-	return out
-}
-
-// mentions reports whether the statement's text contains one of names.
-func (st *Stmt) mentions(names []string) bool {
-	for _, m := range st.mentioned {
-		for _, n := range names {
-			if m == n {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Offset maps a node location of the statement to a source offset.

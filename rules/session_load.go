@@ -1,6 +1,10 @@
 package rules
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
+)
 
 // SessionLoad flags LOAD.
 var SessionLoad = &Rule{
@@ -14,12 +18,11 @@ var SessionLoad = &Rule{
 func checkSessionLoad(p *Pass) {
 	h, note := p.Target.Handle(StateLoad)
 	for _, st := range p.Group.Stmts {
-		if st.Node == nil {
-			continue
-		}
-		if l := st.Node.GetLoadStmt(); l != nil {
-			p.Report(st, -1, Adjust(Warning, h), StateMessage(fmt.Sprintf("LOAD '%s' loads the library into this server process only", l.Filename),
-				"the client's later transactions may run without it, and the next client of this connection gets it unasked", h, note), "")
+		for _, e := range st.Changes() {
+			if e.Kind == effects.Load {
+				p.Report(st, -1, Adjust(Warning, h), StateMessage(fmt.Sprintf("LOAD '%s' loads the library into this server process only", e.Name),
+					"the client's later transactions may run without it, and the next client of this connection gets it unasked", h, note), "")
+			}
 		}
 	}
 }

@@ -2,9 +2,8 @@ package rules
 
 import (
 	"fmt"
-	"strings"
 
-	pg "github.com/pganalyze/pg_query_go/v5"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // SessionRole flags statements that change the session's role.
@@ -38,59 +37,44 @@ func checkSessionRole(p *Pass) {
 		if st.Node == nil || p.Group.Undone(i) {
 			continue // ROLLBACK undoes SET ROLE
 		}
-		if vs := st.Node.GetVariableSetStmt(); vs != nil && !vs.IsLocal && isRoleParam(strings.ToLower(vs.Name)) && !pairedSet(p.Group, i, vs) {
+		for _, e := range st.Changes() {
+			set := e.Kind == effects.SetRole || e.Kind == effects.SessionAuth
+			reset := e.Kind == effects.ResetRole || e.Kind == effects.ResetSessionAuth
+			if e.Local || !set && !reset || set && resetLater(p.Group, i, e.Name) || reset && setEarlier(p.Group, i, e.Name) {
+				continue // transaction-scoped, or made and undone in one transaction
+			}
 			what := "SET ROLE"
-			if strings.EqualFold(vs.Name, "session_authorization") {
+			if e.Name == "session_authorization" {
 				what = "SET SESSION AUTHORIZATION"
 			}
-			switch {
-			case vs.Kind == pg.VariableSetKind_VAR_RESET || vs.Kind == pg.VariableSetKind_VAR_SET_DEFAULT || isRoleNone(vs):
+			if e.Via == effects.ViaSetConfig {
+				what = fmt.Sprintf("set_config('%s', …, false)", e.Name)
+				if e.MaybeLocal {
+					what = fmt.Sprintf("set_config('%s', …, is_local)", e.Name)
+				}
+			}
+			if reset {
 				// Going back to the session user: like an unlock alone.
-				switch {
-				case vs.Kind == pg.VariableSetKind_VAR_RESET:
+				switch e.Via {
+				case effects.ViaReset:
 					what = "RE" + what
-				case vs.Kind == pg.VariableSetKind_VAR_SET_DEFAULT:
+				case effects.ViaSetDefault:
 					what += " DEFAULT"
-				default:
+				case effects.ViaSet:
 					what += " NONE"
 				}
-				p.Report(st, -1, Adjust(Warning, h), StateMessage(what+" acts on whichever server connection this transaction gets, not necessarily the one the earlier change was made on",
+				p.Report(st, e.Location, Adjust(Warning, h), StateMessage(what+" acts on whichever server connection this transaction gets, not necessarily the one the earlier change was made on",
 					"that connection keeps the changed privileges for its next client", h, note), "")
-			case vs.Kind == pg.VariableSetKind_VAR_SET_VALUE:
-				role := ""
-				if len(vs.Args) == 1 {
-					role, _ = ConstString(vs.Args[0])
-				}
-				p.Report(st, -1, Adjust(Critical, h), StateMessage(what+" "+role+" switches the server connection to "+roleName(role)+" for the rest of the session"+txNote(p), roleBreaks(role), h, note), "")
-			}
-		}
-		for _, c := range st.CallsNamed("set_config") {
-			if len(c.Args) != 3 {
 				continue
 			}
-			name, ok := ConstString(c.Args[0])
-			name = strings.ToLower(name)
-			if !ok || !isRoleParam(name) {
-				continue
-			}
-			role, _ := ConstString(c.Args[1])
-			local, known := ConstBool(c.Args[2])
 			switch {
-			case known && local, resetLater(p.Group, i, name):
-			case !known:
-				p.Report(st, c.Location, Adjust(Warning, h), StateMessage(fmt.Sprintf("set_config('%s', …, is_local) switches the server connection to %s for the rest of the session when is_local is false at run time", name, roleName(role))+txNote(p), roleBreaks(role), h, note), "")
+			case e.Via != effects.ViaSetConfig:
+				p.Report(st, -1, Adjust(Critical, h), StateMessage(what+" "+e.Raw+" switches the server connection to "+roleName(e.Raw)+" for the rest of the session"+txNote(p), roleBreaks(e.Raw), h, note), "")
+			case e.MaybeLocal:
+				p.Report(st, e.Location, Adjust(Warning, h), StateMessage(what+" switches the server connection to "+roleName(e.Raw)+" for the rest of the session when is_local is false at run time"+txNote(p), roleBreaks(e.Raw), h, note), "")
 			default:
-				p.Report(st, c.Location, Adjust(Critical, h), StateMessage(fmt.Sprintf("set_config('%s', …, false) switches the server connection to %s for the rest of the session", name, roleName(role))+txNote(p), roleBreaks(role), h, note), "")
+				p.Report(st, e.Location, Adjust(Critical, h), StateMessage(what+" switches the server connection to "+roleName(e.Raw)+" for the rest of the session"+txNote(p), roleBreaks(e.Raw), h, note), "")
 			}
 		}
 	}
-}
-
-// isRoleNone reports SET ROLE NONE, which goes back to the session user.
-func isRoleNone(vs *pg.VariableSetStmt) bool {
-	if vs.Kind != pg.VariableSetKind_VAR_SET_VALUE || !strings.EqualFold(vs.Name, "role") || len(vs.Args) != 1 {
-		return false
-	}
-	v, ok := ConstString(vs.Args[0])
-	return ok && strings.EqualFold(v, "none")
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	pg "github.com/pganalyze/pg_query_go/v5"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // SessionSet flags statements that change a run-time parameter for the rest
@@ -48,99 +48,59 @@ func checkSessionSet(p *Pass) {
 		if st.Node == nil || p.Group.Undone(i) {
 			continue // ROLLBACK undoes SET, SET SESSION and set_config(…, false)
 		}
-		if vs := st.Node.GetVariableSetStmt(); vs != nil && !pairedSet(p.Group, i, vs) {
-			sessionSetStmt(p, st, vs)
-		}
-		if up := st.Node.GetUpdateStmt(); up != nil && isPgSettings(up.Relation) {
-			name := settingNameFromWhere(up.WhereClause)
-			what := "UPDATE pg_settings"
-			if name != "" {
-				what += " of " + name
+		characteristics := false
+		for _, e := range st.Changes() {
+			if e.Local {
+				continue // SET LOCAL, set_config(…, true): this transaction only
 			}
-			reportParam(p, st, up.Relation.Location, name, Error, what+" changes the setting for the rest of the session, like set_config(…, false)"+txNote(p), setBreaks)
-		}
-		for _, c := range st.CallsNamed("set_config") {
-			if len(c.Args) != 3 {
-				continue
+			switch e.Kind {
+			case effects.SetParam:
+				switch e.Via {
+				case effects.ViaSet:
+					if !resetLater(p.Group, i, e.Name) {
+						reportParam(p, st, -1, e.Name, Error, "SET "+e.Name+" lasts for the rest of the session"+txNote(p), setBreaks)
+					}
+				case effects.ViaCharacteristics:
+					if !characteristics {
+						characteristics = true
+						reportParam(p, st, -1, "default_transaction_isolation", Error,
+							"SET SESSION CHARACTERISTICS AS TRANSACTION changes the defaults of every later transaction of the session"+txNote(p), setBreaks)
+					}
+				case effects.ViaPgSettings:
+					what := "UPDATE pg_settings"
+					if e.Name != "" {
+						what += " of " + e.Name
+					}
+					reportParam(p, st, e.Location, e.Name, Error, what+" changes the setting for the rest of the session, like set_config(…, false)"+txNote(p), setBreaks)
+				case effects.ViaSetConfig:
+					label := "set_config(…"
+					if e.Name != "" {
+						label = fmt.Sprintf("set_config('%s'", e.Name)
+					}
+					switch {
+					case e.Name != "" && resetLater(p.Group, i, e.Name):
+					case e.MaybeLocal:
+						reportParam(p, st, e.Location, e.Name, Warning, label+", …, is_local) lasts for the rest of the session when is_local is false at run time"+txNote(p), setBreaks)
+					default:
+						reportParam(p, st, e.Location, e.Name, Error, label+", …, false) lasts for the rest of the session"+txNote(p), setBreaks)
+					}
+				}
+			case effects.ResetParam:
+				if setEarlier(p.Group, i, e.Name) {
+					continue // undoes a change of the same transaction
+				}
+				what := "RESET " + e.Name
+				if e.Via == effects.ViaSetDefault {
+					what = "SET " + e.Name + " TO DEFAULT"
+				}
+				reportParam(p, st, -1, e.Name, Warning, what+" acts on whichever server connection this transaction gets, not necessarily the one an earlier SET changed", resetBreaks)
+			case effects.ResetAll:
+				if !setEarlier(p.Group, i, "") {
+					reportParam(p, st, -1, "", Warning, "RESET ALL acts on whichever server connection this transaction gets, not necessarily the one the earlier SETs changed", resetBreaks)
+				}
 			}
-			name, known := ConstString(c.Args[0])
-			name = strings.ToLower(name)
-			if known && isRoleParam(name) {
-				continue // session-role
-			}
-			label := "set_config(…"
-			if known {
-				label = fmt.Sprintf("set_config('%s'", name)
-			}
-			local, ok := ConstBool(c.Args[2])
-			switch {
-			case ok && local:
-				continue
-			case known && resetLater(p.Group, i, name):
-				continue
-			case !ok:
-				reportParam(p, st, c.Location, name, Warning, label+", …, is_local) lasts for the rest of the session when is_local is false at run time"+txNote(p), setBreaks)
-			default:
-				reportParam(p, st, c.Location, name, Error, label+", …, false) lasts for the rest of the session"+txNote(p), setBreaks)
-			}
 		}
 	}
-}
-
-func sessionSetStmt(p *Pass, st *Stmt, vs *pg.VariableSetStmt) {
-	if vs.IsLocal {
-		return
-	}
-	name := strings.ToLower(vs.Name)
-	if isRoleParam(name) {
-		return // session-role
-	}
-	switch vs.Kind {
-	case pg.VariableSetKind_VAR_SET_VALUE:
-		reportParam(p, st, -1, name, Error, "SET "+vs.Name+" lasts for the rest of the session"+txNote(p), setBreaks)
-	case pg.VariableSetKind_VAR_SET_MULTI:
-		if name != "session characteristics" {
-			return // SET TRANSACTION …, SET TRANSACTION SNAPSHOT …
-		}
-		reportParam(p, st, -1, "default_transaction_isolation", Error,
-			"SET SESSION CHARACTERISTICS AS TRANSACTION changes the defaults of every later transaction of the session"+txNote(p), setBreaks)
-	case pg.VariableSetKind_VAR_SET_DEFAULT:
-		reportParam(p, st, -1, name, Warning, "SET "+vs.Name+" TO DEFAULT acts on whichever server connection this transaction gets, not necessarily the one an earlier SET changed", resetBreaks)
-	case pg.VariableSetKind_VAR_RESET:
-		reportParam(p, st, -1, name, Warning, "RESET "+vs.Name+" acts on whichever server connection this transaction gets, not necessarily the one an earlier SET changed", resetBreaks)
-	case pg.VariableSetKind_VAR_RESET_ALL:
-		reportParam(p, st, -1, "", Warning, "RESET ALL acts on whichever server connection this transaction gets, not necessarily the one the earlier SETs changed", resetBreaks)
-	}
-}
-
-// paramChange says what a top-level VariableSetStmt does to parameter
-// name (lower-case): sets it (set) or puts it back to its default (reset,
-// with name "" for RESET ALL). Transaction-scoped forms do neither.
-func paramChange(vs *pg.VariableSetStmt) (name string, set, reset bool) {
-	if vs.IsLocal {
-		return "", false, false
-	}
-	name = strings.ToLower(vs.Name)
-	switch vs.Kind {
-	case pg.VariableSetKind_VAR_SET_VALUE:
-		if isRoleNone(vs) {
-			return name, false, true
-		}
-		return name, true, false
-	case pg.VariableSetKind_VAR_SET_DEFAULT, pg.VariableSetKind_VAR_RESET:
-		return name, false, true
-	case pg.VariableSetKind_VAR_RESET_ALL:
-		return "", false, true
-	}
-	return "", false, false
-}
-
-// pairedSet reports whether the i-th statement, vs, is one half of a
-// change made and undone in one transaction: a SET reset later, or a
-// RESET of a parameter set earlier.
-func pairedSet(g *Group, i int, vs *pg.VariableSetStmt) bool {
-	name, set, reset := paramChange(vs)
-	return set && resetLater(g, i, name) || reset && setEarlier(g, i, name)
 }
 
 // reportParam reports a change of parameter name (lower-case, empty when
@@ -178,43 +138,6 @@ func SessionParamChange(t Target, name, what string) (Severity, string) {
 func txNote(p *Pass) string {
 	if p.Group.Explicit && p.Group.Body == "" {
 		return " (COMMIT does not undo it)"
-	}
-	return ""
-}
-
-// PgSettingsUpdate reports whether n is an UPDATE of pg_settings, which
-// changes a setting like set_config(…, false), and the setting's name
-// (lower-case) when its WHERE clause says name = 'constant'.
-func PgSettingsUpdate(n *pg.Node) (name string, ok bool) {
-	up := n.GetUpdateStmt()
-	if up == nil || !isPgSettings(up.Relation) {
-		return "", false
-	}
-	return settingNameFromWhere(up.WhereClause), true
-}
-
-func isPgSettings(rv *pg.RangeVar) bool {
-	if rv == nil || strings.ToLower(rv.Relname) != "pg_settings" {
-		return false
-	}
-	s := strings.ToLower(rv.Schemaname)
-	return s == "" || s == "pg_catalog"
-}
-
-// settingNameFromWhere finds name = 'x' in an UPDATE pg_settings WHERE
-// clause.
-func settingNameFromWhere(w *pg.Node) string {
-	e := w.GetAExpr()
-	if e == nil || len(e.Name) != 1 || e.Name[0].GetString_().GetSval() != "=" {
-		return ""
-	}
-	for _, pair := range [][2]*pg.Node{{e.Lexpr, e.Rexpr}, {e.Rexpr, e.Lexpr}} {
-		if cr := pair[0].GetColumnRef(); cr != nil && len(cr.Fields) > 0 &&
-			strings.ToLower(cr.Fields[len(cr.Fields)-1].GetString_().GetSval()) == "name" {
-			if v, ok := ConstString(pair[1]); ok {
-				return strings.ToLower(v)
-			}
-		}
 	}
 	return ""
 }

@@ -1,9 +1,6 @@
 package rules
 
-import (
-	pg "github.com/pganalyze/pg_query_go/v5"
-	"google.golang.org/protobuf/reflect/protoreflect"
-)
+import "github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 
 // SQLPrepare flags SQL-level prepared statements.
 var SQLPrepare = &Rule{
@@ -26,25 +23,18 @@ type prepOp struct {
 func prepOps(stmts []*Stmt) []prepOp {
 	var ops []prepOp
 	for _, st := range stmts {
-		if st.Node == nil {
-			continue
+		for _, e := range st.Changes() {
+			switch e.Kind {
+			case effects.Prepare:
+				ops = append(ops, prepOp{st, "PREPARE", e.Name})
+			case effects.Deallocate, effects.DeallocateAll:
+				ops = append(ops, prepOp{st, "DEALLOCATE", e.Name})
+			}
 		}
-		switch {
-		case st.Node.GetPrepareStmt() != nil:
-			ops = append(ops, prepOp{st, "PREPARE", st.Node.GetPrepareStmt().Name})
-		case st.Node.GetDeallocateStmt() != nil:
-			ops = append(ops, prepOp{st, "DEALLOCATE", st.Node.GetDeallocateStmt().Name})
-		case st.Node.GetExplainStmt() != nil, st.Node.GetCreateTableAsStmt() != nil, st.Node.GetExecuteStmt() != nil:
-			Walk(st.Node, func(m protoreflect.Message) bool {
-				switch x := m.Interface().(type) {
-				case *pg.ExecuteStmt:
-					ops = append(ops, prepOp{st, "EXECUTE", x.Name})
-					return false
-				case *pg.SelectStmt, *pg.InsertStmt, *pg.UpdateStmt, *pg.DeleteStmt, *pg.MergeStmt:
-					return false // EXECUTE cannot sit under these
-				}
-				return true
-			})
+		for _, e := range st.Reads() {
+			if e.Kind == effects.ExecutePrepared {
+				ops = append(ops, prepOp{st, "EXECUTE", e.Name})
+			}
 		}
 	}
 	return ops

@@ -4,7 +4,7 @@
 #   - rules/params_gen.go: the run-time parameters (pg_settings), which scan
 #     uses to tell a SET in application code from English text that parses
 #     as one ("Reset Password");
-#   - rules/classify/builtins_gen.go: the names of the built-in functions
+#   - rules/effects/builtins_gen.go: the names of the built-in functions
 #     (pg_proc in pg_catalog), which the pooler's classifier uses to tell a
 #     call of a user routine, whose effects it must verify, from a call of
 #     a built-in.
@@ -47,5 +47,5 @@ write() {
 
 write rules/params_gen.go rules settingsParams "are the parameters pg_settings lists." \
   "$(query "name FROM pg_settings")"
-write rules/classify/builtins_gen.go classify builtinFuncs "are the names of the functions in schema pg_catalog." \
+write rules/effects/builtins_gen.go effects builtinFuncs "are the names of the functions in schema pg_catalog." \
   "$(query "proname FROM pg_proc WHERE pronamespace = 'pg_catalog'::regnamespace")"

@@ -1,5 +1,7 @@
 // Package sessionstate connects the pooler to the rules package: it
-// implements pooler.StateClassifier with rules/classify. It uses the
+// implements pooler.StateClassifier with rules/classify (the fast path to
+// the effects model, rules/effects) and names each effect's rule with
+// rules.Covering. It uses the
 // effect types of package pooler/engine (which pooler aliases), so that
 // the pooler's own tests can use the real classifier.
 package sessionstate
@@ -10,6 +12,7 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 	"github.com/pgpoolcheck/pgpoolcheck/rules/classify"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // Classifier fills the pooler's StateClassifier from the rules
@@ -21,33 +24,33 @@ func New() Classifier {
 	return Classifier{classify.New(classify.Options{})}
 }
 
-var stateKinds = map[classify.Kind]engine.StateKind{
-	classify.SetParam:          engine.StateSet,
-	classify.ResetParam:        engine.StateReset,
-	classify.ResetAll:          engine.StateResetAll,
-	classify.SetRole:           engine.StateRole,
-	classify.ResetRole:         engine.StateRole,
-	classify.SessionAuth:       engine.StateRole,
-	classify.ResetSessionAuth:  engine.StateRole,
-	classify.AdvisoryLock:      engine.StateLock,
-	classify.AdvisoryUnlock:    engine.StateUnlock,
-	classify.AdvisoryUnlockAll: engine.StateUnlockAll,
-	classify.Listen:            engine.StateListen,
-	classify.Unlisten:          engine.StateUnlisten,
-	classify.UnlistenAll:       engine.StateUnlistenAll,
-	classify.CreateTemp:        engine.StateCreateTemp,
-	classify.DropTemp:          engine.StateDropTemp,
-	classify.DeclareHold:       engine.StateDeclareHold,
-	classify.CloseCursor:       engine.StateCloseCursor,
-	classify.CloseAll:          engine.StateCloseAll,
-	classify.Prepare:           engine.StatePrepare,
-	classify.Deallocate:        engine.StateDeallocate,
-	classify.DeallocateAll:     engine.StateDeallocateAll,
-	classify.Load:              engine.StateLoad,
-	classify.DiscardAll:        engine.StateDiscardAll,
-	classify.DiscardTemp:       engine.StateDiscardTemp,
-	classify.CallRoutine:       engine.StateCall,
-	classify.RoutineChange:     engine.StateRoutineChange,
+var stateKinds = map[effects.Kind]engine.StateKind{
+	effects.SetParam:          engine.StateSet,
+	effects.ResetParam:        engine.StateReset,
+	effects.ResetAll:          engine.StateResetAll,
+	effects.SetRole:           engine.StateRole,
+	effects.ResetRole:         engine.StateRole,
+	effects.SessionAuth:       engine.StateRole,
+	effects.ResetSessionAuth:  engine.StateRole,
+	effects.AdvisoryLock:      engine.StateLock,
+	effects.AdvisoryUnlock:    engine.StateUnlock,
+	effects.AdvisoryUnlockAll: engine.StateUnlockAll,
+	effects.Listen:            engine.StateListen,
+	effects.Unlisten:          engine.StateUnlisten,
+	effects.UnlistenAll:       engine.StateUnlistenAll,
+	effects.CreateTemp:        engine.StateCreateTemp,
+	effects.DropTemp:          engine.StateDropTemp,
+	effects.DeclareHold:       engine.StateDeclareHold,
+	effects.CloseCursor:       engine.StateCloseCursor,
+	effects.CloseAll:          engine.StateCloseAll,
+	effects.Prepare:           engine.StatePrepare,
+	effects.Deallocate:        engine.StateDeallocate,
+	effects.DeallocateAll:     engine.StateDeallocateAll,
+	effects.Load:              engine.StateLoad,
+	effects.DiscardAll:        engine.StateDiscardAll,
+	effects.DiscardTemp:       engine.StateDiscardTemp,
+	effects.CallRoutine:       engine.StateCall,
+	effects.RoutineChange:     engine.StateRoutineChange,
 }
 
 // foundRules are the rules of the state the pooler finds on a server when
@@ -88,27 +91,29 @@ func (a Classifier) ClassifyKnown(sql string, known func(name string) bool) ([]e
 	var out []engine.StateEffect
 	for _, e := range r.Effects {
 		k, ok := stateKinds[e.Kind]
-		if !ok || e.Local {
+		if !ok || e.Local || e.Kind == effects.DropTemp && !effects.IsRelationObject(e.Object) {
+			// The pooler follows temporary relations by name; a DROP of a
+			// temporary routine or type ends nothing it follows.
 			continue
 		}
-		fix := ""
-		if rule := rules.Lookup(e.Rule); rule != nil {
-			fix = rule.Fix
+		rule, fix := "", ""
+		if r := rules.Covering(e.Kind); r != nil {
+			rule, fix = r.ID, r.Fix
 		}
 		name := e.Name
-		if e.Kind == classify.CallRoutine {
+		if e.Kind == effects.CallRoutine {
 			switch name {
-			case classify.DOBlock:
+			case effects.DOBlock:
 				name = engine.DOBlock
-			case classify.OpaqueDOBlock:
+			case effects.OpaqueDOBlock:
 				name = engine.OpaqueDOBlock
 			}
 		}
 		out = append(out, engine.StateEffect{
 			Kind: k, Name: name,
 			Key: e.Key, KeyKnown: e.KeyKnown, Shared: e.Shared, Pair: e.Pair,
-			SessionAuthority: e.Kind == classify.SessionAuth || e.Kind == classify.ResetSessionAuth,
-			Rule:             e.Rule, Fix: fix,
+			SessionAuthority: e.Kind == effects.SessionAuth || e.Kind == effects.ResetSessionAuth,
+			Rule:             rule, Fix: fix,
 		})
 	}
 	if len(out) == 0 {
@@ -117,8 +122,8 @@ func (a Classifier) ClassifyKnown(sql string, known func(name string) bool) ([]e
 	return out, fmt.Sprintf("%016x", r.Fingerprint)
 }
 
-// AnalyzeRoutine implements pooler.RoutineAnalyzer with classify.Routine.
+// AnalyzeRoutine implements pooler.RoutineAnalyzer with effects.Routine.
 func (Classifier) AnalyzeRoutine(def string) (clean, opaque bool, params, calls []string) {
-	r := classify.Routine(def)
+	r := effects.Routine(def)
 	return r.Clean, r.Opaque, r.Params, r.Calls
 }

@@ -8,7 +8,7 @@ import (
 // StateKind is what a statement does to session state.
 type StateKind uint8
 
-// State kinds (see rules/classify for their exact scope).
+// State kinds (see rules/effects for their exact scope).
 const (
 	StateSet StateKind = iota + 1 // a run-time parameter set (Name)
 	StateReset

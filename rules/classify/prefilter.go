@@ -1,6 +1,10 @@
 package classify
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
+)
 
 // MayAffect reports whether sql may change session state, from its words
 // alone: it is the pre-filter Classify runs before the cache and the
@@ -151,7 +155,7 @@ func notRoutine(w string, known func(name string) bool) bool {
 		buf[i] = c
 	}
 	b := buf[:len(w)]
-	return builtinFuncs[string(b)] || parenKeywords[string(b)] || known != nil && known(w)
+	return effects.BuiltinName(b) || parenKeywords[string(b)] || known != nil && known(w)
 }
 
 // relationWord reports whether w is a keyword after which a name and a

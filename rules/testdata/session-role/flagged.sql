@@ -38,3 +38,6 @@ BEGIN
   SET SESSION AUTHORIZATION admin; -- want session-role:critical
 END
 $$;
+
+-- going back to the session user through set_config
+SELECT set_config('role', 'none', false); -- want session-role:warning

@@ -90,3 +90,10 @@ ROLLBACK;
 START TRANSACTION;
 SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY;
 ABORT;
+
+-- a RESET that undoes a SET LOCAL of the same transaction
+BEGIN;
+SET LOCAL statement_timeout = '5s';
+UPDATE accounts SET balance = 0 WHERE id = 1;
+RESET statement_timeout;
+COMMIT;

@@ -62,3 +62,11 @@ ROLLBACK;
 BEGIN;
 SELECT * INTO TEMP tmp_abort FROM orders;
 ABORT;
+
+-- a temporary function or type dropped in the transaction that made it
+BEGIN;
+CREATE FUNCTION pg_temp.one() RETURNS int LANGUAGE sql AS 'SELECT 1';
+CREATE TYPE pg_temp.pair AS (a int, b int);
+DROP FUNCTION pg_temp.one();
+DROP TYPE pair;
+COMMIT;

@@ -54,3 +54,12 @@ BEGIN
   CREATE TEMPORARY TABLE tmp_migrate AS SELECT * FROM legacy; -- want temp-table:error
 END
 $$;
+
+-- the temporary schema under its real name
+CREATE TABLE pg_temp_3.by_real_name (id int); -- want temp-table:error
+
+-- a DROP of another schema's table of the same name leaves the temporary one
+BEGIN;
+CREATE TEMP TABLE shadowed (id int); -- want temp-table:error
+DROP TABLE public.shadowed;
+COMMIT;

@@ -1,4 +1,4 @@
-package classify
+package effects
 
 import (
 	"strings"
@@ -58,7 +58,7 @@ func Routine(def string) RoutineInfo {
 		if in.Node == nil || in.Node.GetDoStmt() != nil {
 			return opaque
 		}
-		effs = stmtEffects(effs, &in, false)
+		effs = changesAndRoutines(effs, &in, false)
 	}
 	info := RoutineInfo{Clean: true}
 	for _, e := range effs {
@@ -92,4 +92,8 @@ func containsWord(text, w string) bool {
 		}
 		i = at + 1
 	}
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }

@@ -1,4 +1,4 @@
-package rules
+package effects
 
 import (
 	"strconv"
@@ -37,81 +37,6 @@ func walk(m protoreflect.Message, fn func(protoreflect.Message) bool) {
 		}
 		return true
 	})
-}
-
-// Call is one function call in a statement.
-type Call struct {
-	// Name is the function name without schema, lower-case.
-	Name string
-	// Schema is the schema qualification, lower-case; empty when none.
-	Schema string
-	Args   []*pg.Node
-	// Location is the call's node location (relative to Stmt.Text).
-	Location int32
-}
-
-// Calls returns every function call in the statement: target list, WHERE,
-// FROM, CTEs, sub-selects, defaults, BEGIN ATOMIC bodies. Statements whose
-// text mentions no function any rule looks for return nil without a walk.
-func (st *Stmt) Calls() []Call {
-	if st.callsDone {
-		return st.calls
-	}
-	st.callsDone = true
-	if len(st.mentioned) == 0 {
-		return nil
-	}
-	Walk(st.Node, func(m protoreflect.Message) bool {
-		if f, ok := m.Interface().(*pg.CreateFunctionStmt); ok && f.SqlBody != nil {
-			// A BEGIN ATOMIC body runs when the routine is called: the
-			// analyzer checks it as a body of its own.
-			for _, n := range append(append([]*pg.Node{}, f.Parameters...), f.Options...) {
-				Walk(n, st.collect)
-			}
-			return false
-		}
-		return st.collect(m)
-	})
-	return st.calls
-}
-
-// collect records m when it is a function call.
-func (st *Stmt) collect(m protoreflect.Message) bool {
-	fc, ok := m.Interface().(*pg.FuncCall)
-	if !ok {
-		return true
-	}
-	c := Call{Args: fc.Args, Location: fc.Location}
-	names := fc.Funcname
-	if len(names) > 0 {
-		c.Name = strings.ToLower(names[len(names)-1].GetString_().GetSval())
-	}
-	if len(names) > 1 {
-		c.Schema = strings.ToLower(names[len(names)-2].GetString_().GetSval())
-	}
-	st.calls = append(st.calls, c)
-	return true
-}
-
-// CallsNamed returns the calls whose name is in names. Calls qualified with
-// a schema other than pg_catalog are user functions and are left out.
-func (st *Stmt) CallsNamed(names ...string) []Call {
-	if !st.mentions(names) || st.planOnly() {
-		return nil
-	}
-	var out []Call
-	for _, c := range st.Calls() {
-		if c.Schema != "" && c.Schema != "pg_catalog" {
-			continue
-		}
-		for _, n := range names {
-			if c.Name == n {
-				out = append(out, c)
-				break
-			}
-		}
-	}
-	return out
 }
 
 // Constant returns the constant n stands for, looking through casts
