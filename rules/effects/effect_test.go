@@ -15,4 +15,3 @@ func TestKindString(t *testing.T) {
 		t.Error(Kind(200).String())
 	}
 }
-
