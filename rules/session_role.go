@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
@@ -62,6 +63,8 @@ func checkSessionRole(p *Pass) {
 					what += " DEFAULT"
 				case effects.ViaSet:
 					what += " NONE"
+				case effects.ViaSetConfig:
+					what = strings.Replace(what, "…", "'none'", 1)
 				}
 				p.Report(st, e.Location, Adjust(Warning, h), StateMessage(what+" acts on whichever server connection this transaction gets, not necessarily the one the earlier change was made on",
 					"that connection keeps the changed privileges for its next client", h, note), "")
