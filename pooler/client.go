@@ -136,6 +136,11 @@ type clientConn struct {
 	// knownFn is the client's test of routines known to change nothing
 	// (knownClean), made once.
 	knownFn func(name string) bool
+	// routineChanged is set when the client's transaction creates, alters
+	// or drops a routine or schema: what the pooler learns of routines
+	// until that transaction ends may be the old definitions, so it is
+	// forgotten again when it does (readyForQuery).
+	routineChanged atomic.Bool
 	// startupSets are startup parameters beyond the tracked ones, set on
 	// every server the client gets (see login's carry).
 	startupSets []engine.Setting

@@ -646,6 +646,12 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 		}
 	}
 	c.mu.Unlock()
+	if status == 'I' && c.routineChanged.Load() {
+		// The transaction that changed a routine is over: what was
+		// learned meanwhile may be the old definition.
+		c.routineChanged.Store(false)
+		c.proxy.routines.invalidate()
+	}
 	if !release {
 		return false
 	}

@@ -26,7 +26,10 @@ import (
 // The verdict holds until a statement through the pooler creates, alters
 // or drops a routine or a schema (engine.StateRoutineChange), and at most
 // routineTTL: a routine replaced directly on the server, not through this
-// pooler, is trusted as it was for that long at most.
+// pooler, is trusted as it was for that long at most. Verdicts are
+// forgotten both when such a statement is classified and when its
+// transaction ends (another client may have read the old definition in
+// between, before the change committed).
 
 // RoutineAnalyzer is implemented by classifiers that can tell from a
 // routine's definition what calling it can do to session state: clean when
@@ -137,6 +140,7 @@ func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 		switch {
 		case e.Kind == engine.StateRoutineChange:
 			p.routines.invalidate()
+			c.routineChanged.Store(true)
 		case e.Kind == StateCall && e.Name != engine.DOBlock && e.Name != engine.OpaqueDOBlock &&
 			p.routines.clean(db, e.Name, now):
 			if out == nil {

@@ -274,3 +274,50 @@ func TestRoutineLearned(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutineChangedInTransaction: a client that calls a routine while
+// another client's open transaction replaces it learns the old
+// definition; when that transaction commits, the pooler forgets it, so
+// the new definition's effects are verified at once rather than after
+// routineTTL.
+func TestRoutineChangedInTransaction(t *testing.T) {
+	makeRoutines(t)
+	for _, relay := range quietRelays {
+		t.Run(string(relay), func(t *testing.T) {
+			t.Parallel()
+			qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 2, QueryWaitTimeout: 20 * time.Second})
+			fn := "changed_in_tx_" + string(relay)
+			a, b := qp.conn(t), qp.conn(t)
+			verifications := func() int64 { return qp.Snapshot().Verifications }
+			// learnedBy calls fn on c until a call is no longer verified.
+			learnedBy := func(c *pgx.Conn) bool {
+				for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+					before := verifications()
+					exec(t, c, "SELECT "+fn+"()")
+					if verifications() == before {
+						return true
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				return false
+			}
+			exec(t, a, "CREATE OR REPLACE FUNCTION "+fn+"() RETURNS int LANGUAGE sql AS 'SELECT 1'")
+			exec(t, a, "BEGIN")
+			exec(t, a, "CREATE OR REPLACE FUNCTION "+fn+"() RETURNS int LANGUAGE sql AS $$SELECT length(set_config('work_mem', '7MB', false)) - 2$$")
+			if !learnedBy(b) {
+				t.Fatal("the committed plain definition was not learned while the change was open")
+			}
+			exec(t, a, "COMMIT")
+			before := verifications()
+			answered(t, b, "SELECT "+fn+"()::text", "1")
+			if verifications() == before {
+				t.Fatal("a call after the replacing transaction committed was not verified: the old definition was still trusted")
+			}
+			answered(t, b, "SHOW work_mem", "7MB")
+			exec(t, b, "RESET work_mem")
+			exec(t, a, "DROP FUNCTION "+fn+"()")
+			a.Close(context.Background())
+			b.Close(context.Background())
+		})
+	}
+}
