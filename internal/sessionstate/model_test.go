@@ -14,7 +14,7 @@ import (
 )
 
 // TestModelAgainstPostgreSQL runs statements on a fresh PostgreSQL session
-// each and compares what the one statement model (rules/classify, through
+// each and compares what the one statement model (rules/effects, through
 // this package and the engine's session bookkeeping) says they leave on
 // the session with what the server then holds: parameters set at session
 // level (pg_settings, and custom ones by name), role, advisory locks,
@@ -39,6 +39,7 @@ func TestModelAgainstPostgreSQL(t *testing.T) {
 		"SET ROLE model_role",
 		"SET ROLE model_role; RESET ROLE",
 		"SELECT set_config('role', 'model_role', false)",
+		"SELECT set_config('role', 'model_role', false); SELECT set_config('role', 'none', false)",
 		"SELECT pg_advisory_lock(41)",
 		"SELECT pg_try_advisory_lock(42, 43)",
 		"SELECT pg_advisory_lock(44); SELECT pg_advisory_unlock(44)",
@@ -53,6 +54,9 @@ func TestModelAgainstPostgreSQL(t *testing.T) {
 		"CREATE TABLE pg_temp.model_t (i int)",
 		"SELECT 1 INTO TEMP model_t",
 		"DROP TABLE IF EXISTS model_no_such_table",
+		"CREATE TEMP TABLE model_t (i int); DROP TABLE IF EXISTS public.model_t",
+		"CREATE TEMP TABLE model_t (i int); DROP TABLE IF EXISTS pg_temp.model_t",
+		"CREATE FUNCTION pg_temp.model_f() RETURNS int LANGUAGE sql AS 'SELECT 1'; DROP FUNCTION pg_temp.model_f()",
 		"DECLARE model_c CURSOR WITH HOLD FOR SELECT 1",
 		"BEGIN; DECLARE model_c CURSOR FOR SELECT 1; COMMIT",
 		"DECLARE model_c CURSOR WITH HOLD FOR SELECT 1; CLOSE model_c",

@@ -53,6 +53,11 @@ var stateKinds = map[effects.Kind]engine.StateKind{
 	effects.RoutineChange:     engine.StateRoutineChange,
 }
 
+// tempObjects names the kinds of temporary objects that one DROP may
+// drop under another kind's name: DROP ROUTINE drops a function or
+// procedure.
+var tempObjects = map[string]string{"function": "routine", "procedure": "routine", "routine": "routine", "aggregate": "routine"}
+
 // foundRules are the rules of the state the pooler finds on a server when
 // it verifies it (engine.Session.Reconcile).
 var foundRules = map[engine.StateKind]*rules.Rule{
@@ -91,10 +96,15 @@ func (a Classifier) ClassifyKnown(sql string, known func(name string) bool) ([]e
 	var out []engine.StateEffect
 	for _, e := range r.Effects {
 		k, ok := stateKinds[e.Kind]
-		if !ok || e.Local || e.Kind == effects.DropTemp && !effects.IsRelationObject(e.Object) {
-			// The pooler follows temporary relations by name; a DROP of a
-			// temporary routine or type ends nothing it follows.
+		if !ok || e.Local {
 			continue
+		}
+		object := ""
+		if (e.Kind == effects.CreateTemp || e.Kind == effects.DropTemp) && !effects.IsRelationObject(e.Object) {
+			object = tempObjects[e.Object] // the pooler follows these apart from relations
+			if object == "" {
+				object = e.Object
+			}
 		}
 		rule, fix := "", ""
 		if r := rules.Covering(e.Kind); r != nil {
@@ -113,6 +123,7 @@ func (a Classifier) ClassifyKnown(sql string, known func(name string) bool) ([]e
 			Kind: k, Name: name,
 			Key: e.Key, KeyKnown: e.KeyKnown, Shared: e.Shared, Pair: e.Pair,
 			SessionAuthority: e.Kind == effects.SessionAuth || e.Kind == effects.ResetSessionAuth,
+			Object:           object,
 			Rule:             rule, Fix: fix,
 		})
 	}

@@ -99,7 +99,7 @@ var nonces atomic.Uint64
 // to the client and to that state (its generation).
 func (c *Client) stmtContext() string {
 	st := &c.Session
-	if st.ctxDirty || len(st.temps) > 0 {
+	if st.ctxDirty || st.hasTemps() {
 		if c.nonce == 0 {
 			c.nonce = nonces.Add(1)
 		}

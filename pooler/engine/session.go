@@ -67,6 +67,10 @@ type StateEffect struct {
 	KeyKnown         bool
 	Shared, Pair     bool
 	SessionAuthority bool // StateRole: SET SESSION AUTHORIZATION
+	// Object is the kind of a temporary object of StateCreateTemp and
+	// StateDropTemp that is not a relation ("function", "type", …);
+	// empty for relations, which the server's state read lists.
+	Object string
 	// Rule is the catalogue rule and Fix its advice, for messages.
 	Rule, Fix string
 }
@@ -93,9 +97,13 @@ type Session struct {
 	unknownLocks int
 	listens      map[string]bool
 	temps        map[string]bool
-	cursors      map[string]bool
-	prepared     map[string]bool
-	Loaded       bool
+	// otherTemps are temporary objects that are not relations (routines,
+	// types, operators), as object kind + NUL + name: the server's state
+	// read does not list them, so Reconcile leaves them.
+	otherTemps map[string]bool
+	cursors    map[string]bool
+	prepared   map[string]bool
+	Loaded     bool
 	// logged are the rules already logged for this client.
 	Logged map[string]bool
 	// What the client's statements resolve against beyond their text
@@ -120,9 +128,12 @@ type Setting struct{ Name, Value string }
 
 // Held reports whether the client holds state that pins it (preserve).
 func (st *Session) Held() bool {
-	return len(st.locks) > 0 || st.unknownLocks > 0 || len(st.listens) > 0 || len(st.temps) > 0 ||
+	return len(st.locks) > 0 || st.unknownLocks > 0 || len(st.listens) > 0 || st.hasTemps() ||
 		len(st.cursors) > 0 || len(st.prepared) > 0 || st.Loaded || st.DynamicSet
 }
+
+// hasTemps reports whether the client holds temporary objects.
+func (st *Session) hasTemps() bool { return len(st.temps) > 0 || len(st.otherTemps) > 0 }
 
 // Dirty reports whether the server needs cleaning before reuse.
 func (st *Session) Dirty() bool {
@@ -206,8 +217,19 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 			st.listens = nil
 		case StateCreateTemp:
 			st.ctxGen++
+			if e.Object != "" {
+				SetAdd(&st.otherTemps, e.Object+"\x00"+e.Name)
+				break
+			}
 			SetAdd(&st.temps, e.Name)
 		case StateDropTemp:
+			if e.Object != "" {
+				if k := e.Object + "\x00" + e.Name; st.otherTemps[k] {
+					st.ctxGen++
+					delete(st.otherTemps, k)
+				}
+				break
+			}
 			if st.temps[e.Name] {
 				st.ctxGen++
 				st.tempDrops++
@@ -215,7 +237,7 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 			}
 		case StateDiscardTemp:
 			st.ctxGen++
-			st.temps = nil
+			st.temps, st.otherTemps = nil, nil
 		case StateDeclareHold:
 			SetAdd(&st.cursors, e.Name)
 		case StateCloseCursor:
@@ -238,6 +260,7 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 		case StateDiscardAll:
 			st.resolveChanged()
 			st.locks, st.unknownLocks, st.listens, st.temps, st.cursors, st.prepared = nil, 0, nil, nil, nil, nil
+			st.otherTemps = nil
 			st.ResetAll = true
 			SetAdd(&st.Touched, "role")
 			SetAdd(&st.Touched, "session_authorization")
@@ -279,7 +302,7 @@ func CleanupSQL(st *Session) string {
 	if len(st.listens) > 0 {
 		q = append(q, "UNLISTEN *")
 	}
-	if len(st.temps) > 0 {
+	if st.hasTemps() {
 		q = append(q, "DISCARD TEMP")
 	}
 	if len(st.cursors) > 0 {

@@ -51,6 +51,13 @@ func TestReconcile(t *testing.T) {
 		{name: "listen", found: Found{Listens: []string{"ch"}}, want: "listen:ch", held: true, dirty: true},
 		{name: "temp table", found: Found{Temps: []string{"secrets"}}, want: "create-temp:secrets", held: true, dirty: true},
 		{name: "temp table dropped inside", before: []StateEffect{{Kind: StateCreateTemp, Name: "t"}}, found: clean},
+		// The read lists temporary relations only: a temporary function
+		// stays held, and its name is not a relation's.
+		{name: "temp function kept", before: []StateEffect{{Kind: StateCreateTemp, Name: "t", Object: "routine"}}, found: clean, held: true, dirty: true},
+		{name: "temp function and table of one name", before: []StateEffect{{Kind: StateCreateTemp, Name: "t", Object: "routine"},
+			{Kind: StateCreateTemp, Name: "t"}, {Kind: StateDropTemp, Name: "t"}}, found: clean, held: true, dirty: true},
+		{name: "temp function dropped", before: []StateEffect{{Kind: StateCreateTemp, Name: "t", Object: "routine"},
+			{Kind: StateDropTemp, Name: "t", Object: "routine"}}, found: clean},
 		{name: "cursor and prepared", found: Found{Cursors: []string{"c"}, Prepared: []string{"p"}},
 			want: "cursor:c prepare:p", held: true, dirty: true},
 	}
