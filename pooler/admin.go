@@ -740,6 +740,7 @@ func (p *Proxy) showConfig() *resultSet {
 		{"max_message_size", strconv.Itoa(cfg.MaxMessageSize), strconv.Itoa(d.MaxMessageSize), "no"},
 		{"max_prepared_statements", prepared(cfg.MaxPreparedStatements), prepared(d.MaxPreparedStatements), "no"},
 		{"on_session_state", sessionStateText(cfg), string(d.OnSessionState), "no"},
+		{"trusted_routines", strings.Join(cfg.TrustedRoutines, ","), "", "no"},
 		{"admin_users", strings.Join(*p.admins.Load(), ","), "", "yes"},
 		{"stats_users", strings.Join(*p.statsUsers.Load(), ","), "", "yes"},
 		{"metrics_listen", metrics, "", "no"},

@@ -224,6 +224,13 @@ type Config struct {
 	// record mode). The proxy never closes it: the caller closes it after
 	// Serve returns, which flushes it.
 	Capture *capture.Writer
+	// TrustedRoutines are routines the operator vouches change no session
+	// state: "name" (a call of that name, qualified or not), "schema.name"
+	// (a call written so), or "extension:NAME" (every routine that belongs
+	// to that extension, as pg_depend records it). Calls of them are not
+	// followed by a read of the server's state (routines.go). A trusted
+	// routine that does change state leaks it.
+	TrustedRoutines []string
 	// AdminUsers may log in to the admin console, the virtual database
 	// "pgpoolcheck" (admin.go); they authenticate like any client.
 	AdminUsers []string

@@ -49,6 +49,8 @@ type Proxy struct {
 	hazards hazards
 	// routines are the verdicts on the routines clients call (routines.go).
 	routines routineCache
+	// trust is Config.TrustedRoutines, parsed.
+	trust routineTrust
 
 	// idlePoll holds long-idle clients without a goroutine each.
 	idlePoll idlePoller
@@ -159,8 +161,13 @@ func New(cfg Config) (*Proxy, error) {
 	if c.dial != nil {
 		up.DialFunc = c.dial
 	}
+	trust, err := parseTrust(c.TrustedRoutines)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{
+		trust:    trust,
 		cfg:      c,
 		limits:   engine.Limits{MaxMessage: c.MaxMessageSize, MaxPrepared: c.MaxPreparedStatements},
 		upstream: up,

@@ -2,6 +2,7 @@ package pooler
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,10 @@ import (
 // (opaque) also gets its server RESET ALL, since it may set custom
 // parameters (names with a dot) that no catalog lists.
 //
+// Routines the operator trusts (Config.TrustedRoutines: by name, or every
+// routine of an extension) count as changing nothing: C functions of
+// extensions such as PostGIS would otherwise be read after every call.
+//
 // The verdict holds until a statement through the pooler creates, alters
 // or drops a routine or a schema (engine.StateRoutineChange), and at most
 // routineTTL: a routine replaced directly on the server, not through this
@@ -30,6 +35,48 @@ import (
 // forgotten both when such a statement is classified and when its
 // transaction ends (another client may have read the old definition in
 // between, before the change committed).
+
+// routineTrust is Config.TrustedRoutines: names (lower-case) trusted when
+// called unqualified or in any schema, schema-qualified names trusted as
+// written, and extensions whose routines are trusted.
+type routineTrust struct {
+	names, qualified, extensions map[string]bool
+}
+
+// parseTrust reads Config.TrustedRoutines.
+func parseTrust(entries []string) (routineTrust, error) {
+	var t routineTrust
+	for _, e := range entries {
+		e = strings.ToLower(strings.TrimSpace(e))
+		switch {
+		case strings.HasPrefix(e, "extension:"):
+			name := strings.TrimSpace(strings.TrimPrefix(e, "extension:"))
+			if name == "" {
+				return t, fmt.Errorf("trusted_routines: %q names no extension", e)
+			}
+			engine.SetAdd(&t.extensions, name)
+		case e == "" || strings.HasPrefix(e, ".") || strings.HasSuffix(e, "."):
+			return t, fmt.Errorf("trusted_routines: %q is not a routine name (name, schema.name or extension:NAME)", e)
+		case strings.Contains(e, "."):
+			engine.SetAdd(&t.qualified, e)
+		default:
+			engine.SetAdd(&t.names, e)
+		}
+	}
+	return t, nil
+}
+
+// trusted reports whether a call of name (lower-case, as written:
+// "schema.name" or "name") is trusted by name.
+func (t *routineTrust) trusted(name string) bool {
+	if t.qualified[name] {
+		return true
+	}
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	return t.names[name]
+}
 
 // RoutineAnalyzer is implemented by classifiers that can tell from a
 // routine's definition what calling it can do to session state: clean when
@@ -120,8 +167,10 @@ func (rc *routineCache) invalidate() {
 func (c *clientConn) knownClean() func(name string) bool {
 	if c.knownFn == nil {
 		rc, db := &c.proxy.routines, c.pool.key.database
+		trust := &c.proxy.trust
 		c.knownFn = func(name string) bool {
-			return rc.clean(db, strings.ToLower(name), time.Now())
+			name = strings.ToLower(name)
+			return trust.trusted(name) || rc.clean(db, name, time.Now())
 		}
 	}
 	return c.knownFn
@@ -142,7 +191,7 @@ func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 			p.routines.invalidate()
 			c.routineChanged.Store(true)
 		case e.Kind == StateCall && e.Name != engine.DOBlock && e.Name != engine.OpaqueDOBlock &&
-			p.routines.clean(db, e.Name, now):
+			(p.trust.trusted(e.Name) || p.routines.clean(db, e.Name, now)):
 			if out == nil {
 				out = append(make([]StateEffect, 0, len(effs)), effs[:i]...)
 			}
@@ -182,6 +231,11 @@ func (c *clientConn) learnRoutines(s *serverConn, names []string) (params []stri
 		if v, ok := p.routines.get(db, name, now); ok {
 			return v
 		}
+		if p.trust.trusted(name) {
+			v := routineVerdict{clean: true}
+			verdicts[name] = v
+			return v
+		}
 		if depth > routineDepth || visiting[name] {
 			return routineVerdict{opaque: true}
 		}
@@ -190,7 +244,10 @@ func (c *clientConn) learnRoutines(s *serverConn, names []string) (params []stri
 		defs, err := routineDefs(s, name)
 		v := routineVerdict{clean: err == nil && len(defs) > 0, opaque: err != nil || len(defs) == 0}
 		for _, d := range defs {
-			clean, op, ps, calls := an.AnalyzeRoutine(d)
+			if p.trust.extensions[d.extension] {
+				continue // the operator vouches for it
+			}
+			clean, op, ps, calls := an.AnalyzeRoutine(d.def)
 			v.clean = v.clean && clean
 			v.opaque = v.opaque || op
 			v.params = append(v.params, ps...)
@@ -226,21 +283,42 @@ func (c *clientConn) learnRoutines(s *serverConn, names []string) (params []stri
 	return slices.Compact(params), opaque
 }
 
+// routineDef is one overload's definition and the extension it belongs
+// to ("" when none).
+type routineDef struct{ def, extension string }
+
 // routineDefs reads the definitions of every function and procedure named
-// name ("schema.name" or "name", in any schema) on s.
-func routineDefs(s *serverConn, name string) ([]string, error) {
+// name ("schema.name" or "name", in any schema) on s, with the extension
+// each belongs to.
+func routineDefs(s *serverConn, name string) ([]routineDef, error) {
 	where := "p.proname = " + engine.QuoteLiteral(name)
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
 		where = "p.proname = " + engine.QuoteLiteral(name[i+1:]) +
 			" AND p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = " + engine.QuoteLiteral(name[:i]) + ")"
 	}
-	row, err := s.runInternal("SELECT coalesce(json_agg(pg_get_functiondef(p.oid)), '[]') FROM pg_proc p WHERE p.prokind IN ('f', 'p') AND " + where)
+	// Aggregates and window functions have no definition to read (they
+	// count as opaque unless trusted).
+	row, err := s.runInternal("SELECT coalesce(json_agg(json_build_array(CASE WHEN p.prokind IN ('f', 'p') THEN pg_get_functiondef(p.oid) END, " +
+		"(SELECT e.extname FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid " +
+		"WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' LIMIT 1))), '[]') " +
+		"FROM pg_proc p WHERE " + where)
 	if err != nil || len(row) != 1 {
 		return nil, err
 	}
-	var defs []string
-	if err := json.Unmarshal([]byte(row[0]), &defs); err != nil {
+	var pairs [][2]*string
+	if err := json.Unmarshal([]byte(row[0]), &pairs); err != nil {
 		return nil, err
+	}
+	defs := make([]routineDef, 0, len(pairs))
+	for _, p := range pairs {
+		var d routineDef
+		if p[0] != nil {
+			d.def = *p[0]
+		}
+		if p[1] != nil {
+			d.extension = strings.ToLower(*p[1])
+		}
+		defs = append(defs, d)
 	}
 	return defs, nil
 }

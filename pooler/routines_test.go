@@ -321,3 +321,66 @@ func TestRoutineChangedInTransaction(t *testing.T) {
 		})
 	}
 }
+
+// TestTrustedRoutines: a C function of an extension is opaque, so each
+// call is followed by a read of the server's state and RESET ALL (pg_trgm's
+// set_limit sets pg_trgm.similarity_threshold, which reaches no other
+// client); routines the operator trusts, by name or by extension, are not
+// read after.
+func TestTrustedRoutines(t *testing.T) {
+	makeRoutines(t)
+	srv := pgtest.Shared(t)
+	if err := srv.Exec(context.Background(), "CREATE EXTENSION IF NOT EXISTS pg_trgm"); err != nil {
+		t.Fatal(err)
+	}
+	for _, relay := range quietRelays {
+		t.Run(string(relay), func(t *testing.T) {
+			t.Parallel()
+			cases := []struct {
+				name    string
+				trusted []string
+				// verified: calls of similarity() stay verified.
+				verified bool
+			}{
+				{"none", nil, true},
+				{"by name", []string{"similarity"}, false},
+				{"by schema and name", []string{"public.similarity"}, true}, // the calls are written unqualified
+				{"by extension", []string{"extension:pg_trgm"}, false},
+				{"other extension", []string{"extension:pgcrypto"}, true},
+			}
+			for _, tc := range cases {
+				qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, OnSessionState: pooler.PolicyReset,
+					QueryWaitTimeout: 20 * time.Second, TrustedRoutines: tc.trusted})
+				a := qp.conn(t)
+				// The first calls may be read (the pooler learns the
+				// routine, under reset when the server goes back, which
+				// may be after the client has its answer); later ones show
+				// the verdict.
+				for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+					before := qp.Snapshot().Verifications
+					exec(t, a, "SELECT similarity('word', 'two words')")
+					time.Sleep(20 * time.Millisecond)
+					if qp.Snapshot().Verifications == before {
+						break
+					}
+				}
+				before := qp.Snapshot().Verifications
+				for range 3 {
+					answered(t, a, "SELECT similarity('word', 'word')::text", "1")
+				}
+				if got := qp.Snapshot().Verifications > before; got != tc.verified {
+					t.Errorf("%s: calls verified %v, want %v", tc.name, got, tc.verified)
+				}
+				// An untrusted C function that sets a parameter: read,
+				// and the server reset for the next client.
+				if tc.name == "none" {
+					answered(t, a, "SELECT set_limit(0.7)::text", "0.7")
+					b := qp.conn(t)
+					answered(t, b, "SELECT show_limit()::text", "0.3")
+					b.Close(context.Background())
+				}
+				a.Close(context.Background())
+			}
+		})
+	}
+}

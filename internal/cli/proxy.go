@@ -31,6 +31,7 @@ type proxyFlags struct {
 	maxDBConns, maxUserConns  int
 	queryTimeout              time.Duration
 	statsUsers                []string
+	trustedRoutines           []string
 	queryWait, idle, lifetime time.Duration
 	connectTimeout, shutdown  time.Duration
 	loginRetry                time.Duration
@@ -244,6 +245,7 @@ func (f *proxyFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.redact, "redact", false, "replace literals in captured SQL with placeholders")
 	fl.Int64Var(&f.captureMaxBytes, "capture-max-bytes", 0, "start a new capture part (FILE.2.jsonl, …) before one exceeds this size (0: never)")
 	fl.StringVar(&f.onSessionState, "on-session-state", "preserve", "session state in transaction mode: preserve (replay SETs, pin locks/LISTEN/temp tables), reset (clean the server), reject (refuse with 0A000), allow (pass through, as PgBouncer, counted) or off (no classification at all)")
+	fl.StringSliceVar(&f.trustedRoutines, "trusted-routines", nil, "routines the operator vouches change no session state, so calls of them are not followed by a read of the server's state: name, schema.name or extension:NAME (every routine of that extension), comma-separated")
 	fl.StringSliceVar(&f.adminUsers, "admin-users", nil, "users allowed on the admin console (database pgpoolcheck), comma-separated")
 	fl.StringSliceVar(&f.statsUsers, "stats-users", nil, "users allowed the admin console's SHOW commands only, comma-separated")
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics on http://ADDR/metrics (e.g. 127.0.0.1:9127)")
@@ -500,6 +502,7 @@ func proxyConfig(e *env, fs *pflag.FlagSet, f *proxyFlags) (pooler.Config, error
 		Loops:                  f.relayLoops,
 		Logger:                 logger,
 		AdminUsers:             adminUsers(f.adminUsers),
+		TrustedRoutines:        adminUsers(f.trustedRoutines),
 	}
 	if f.metricsListen != "" {
 		cfg.MetricsListen, cfg.MetricsHandler = f.metricsListen, metrics.Handler

@@ -68,6 +68,7 @@ relay_loops=2
 log_level=debug
 log_format=json
 on_session_state=preserve
+trusted_routines=extension:postgis,app.audit
 admin_users=postgres,ops
 stats_users=monitor
 metrics_listen=127.0.0.1:9127
@@ -388,6 +389,7 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs.String("log-level", "info", "")
 	fs.String("log-format", "text", "")
 	fs.StringSlice("admin-users", nil, "")
+	fs.StringSlice("trusted-routines", nil, "")
 	fs.String("on-session-state", "preserve", "")
 	fs.String("metrics-listen", "", "")
 	fs.String("capture", "", "")
@@ -430,6 +432,7 @@ func TestApply(t *testing.T) {
 		"max-prepared-statements": "0",
 		"insecure-trust":          "false",
 		"admin-users":             "[postgres,ops]",
+		"trusted-routines":        "[extension:postgis,app.audit]",
 		"auth-file":               "testdata/userlist.txt",
 		"databases":               "[app,reports=analytics:5:8,*]",
 		"max-db-connections":      "50",

@@ -69,6 +69,7 @@
 //	log_level: info                # debug, info, warn or error
 //	log_format: text               # text or json
 //	on_session_state: preserve     # preserve, reset, reject or allow
+//	trusted_routines: [extension:postgis, app.audit]  # calls not read after (see README)
 //	admin_users: [postgres, ops]
 //	stats_users: [monitoring]      # the console's SHOW commands only
 //	metrics_listen: 127.0.0.1:9127
@@ -138,6 +139,7 @@ type Settings struct {
 	LogLevel               *string
 	LogFormat              *string
 	OnSessionState         *string
+	TrustedRoutines        *[]string
 	AdminUsers             *[]string
 	StatsUsers             *[]string
 	MetricsListen          *string
@@ -218,6 +220,7 @@ var fields = []field{
 	{key: "log_level", enum: []string{"debug", "info", "warn", "error"}, ptr: func(s *Settings) any { return &s.LogLevel }},
 	{key: "log_format", enum: []string{"text", "json"}, ptr: func(s *Settings) any { return &s.LogFormat }},
 	{key: "on_session_state", enum: []string{"preserve", "reset", "reject", "allow"}, ptr: func(s *Settings) any { return &s.OnSessionState }},
+	{key: "trusted_routines", kind: kindList, ptr: func(s *Settings) any { return &s.TrustedRoutines }},
 	{key: "admin_users", kind: kindList, ptr: func(s *Settings) any { return &s.AdminUsers }},
 	{key: "stats_users", kind: kindList, ptr: func(s *Settings) any { return &s.StatsUsers }},
 	{key: "metrics_listen", ptr: func(s *Settings) any { return &s.MetricsListen }},
