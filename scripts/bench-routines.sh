@@ -14,6 +14,10 @@
 #   opaque-fn     SELECT opaque_add(:aid, 1), a PL/pgSQL function whose body runs
 #                 dynamic SQL (EXECUTE): every call is verified, and its server
 #                 gets RESET ALL, before the server goes back
+#   c-fn          SELECT similarity(:aid::text, '1'), a C function of pg_trgm:
+#                 opaque, verified at every call like opaque-fn
+#   c-fn-trusted  the same with --trusted-routines extension:pg_trgm (the working
+#                 tree only): learned once, then not verified
 # For each it prints TPS, mean latency, failed transactions, the CPU
 # microseconds per transaction of the pooler and of PostgreSQL, and the
 # transactions PostgreSQL committed per pgbench transaction (pg_stat_database:
@@ -63,11 +67,14 @@ wait_ready "$PG_PORT"
 PG_PID=$(head -1 "$WORK/data/postmaster.pid")
 "$PGBENCH" -i -q -s "$SCALE" -h 127.0.0.1 -p "$PG_PORT" -U postgres postgres >/dev/null 2>&1
 "$PGBIN/psql" -qX -h 127.0.0.1 -p "$PG_PORT" -U postgres postgres \
+  -c "CREATE EXTENSION pg_trgm" \
   -c "CREATE FUNCTION plain_add(a int, b int) RETURNS int LANGUAGE sql AS 'SELECT a + b'" \
   -c "CREATE FUNCTION opaque_add(a int, b int) RETURNS int LANGUAGE plpgsql AS \$\$DECLARE r int; BEGIN EXECUTE 'SELECT \$1 + \$2' INTO r USING a, b; RETURN r; END\$\$"
 for f in plain opaque; do
   printf '\\set aid random(1, 100000 * :scale)\nSELECT %s_add(:aid, 1);\n' "$f" >"$WORK/$f-fn.sql"
 done
+printf '\\set aid random(1, 100000 * :scale)\nSELECT similarity(:aid::text, %s);\n' "'1'" >"$WORK/c-fn.sql"
+cp "$WORK/c-fn.sql" "$WORK/c-fn-trusted.sql"
 
 echo "# $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}')"
 echo "# pgbench -n -M simple -c $CLIENTS -j 2 -T $DURATION, pool $POOL_SIZE, $ROUNDS rounds${BASE_REV:+, base $BASE_REV}"
@@ -79,10 +86,15 @@ commits() {
     -c "SELECT pg_stat_force_next_flush(); SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'" | tail -1
 }
 for r in $(seq "$ROUNDS"); do
-  for w in select-only plain-fn opaque-fn; do
+  for w in select-only plain-fn opaque-fn c-fn c-fn-trusted; do
     for t in $TARGETS; do
+      extra=()
+      if [ "$w" = c-fn-trusted ]; then
+        [ "$t" = ppc-tree ] || continue
+        extra=(--trusted-routines extension:pg_trgm)
+      fi
       setsid "$WORK/$t" proxy --listen "127.0.0.1:$POOL_PORT" --upstream "postgres://postgres@/postgres?host=$WORK&port=$PG_PORT" \
-        --pool-size "$POOL_SIZE" --log-level warn >>"$WORK/$t.log" 2>&1 &
+        --pool-size "$POOL_SIZE" --log-level warn "${extra[@]}" >>"$WORK/$t.log" 2>&1 &
       sid=$!
       SIDS+=("$sid")
       wait_ready "$POOL_PORT"
