@@ -225,18 +225,7 @@ func TestRoutineLearned(t *testing.T) {
 			qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, QueryWaitTimeout: 20 * time.Second})
 			a := qp.conn(t)
 			verifications := func() int64 { return qp.Snapshot().Verifications }
-			// learned calls sql until a call of it is no longer verified.
-			learned := func(sql string) bool {
-				for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-					before := verifications()
-					exec(t, a, sql)
-					if verifications() == before {
-						return true
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-				return false
-			}
+			learned := func(sql string) bool { return learnedCall(t, qp, a, sql, 5*time.Second) }
 			if !learned("SELECT plain_add(1, 2)") {
 				t.Fatal("calls of a plain SQL function are still verified after 5 s")
 			}
@@ -289,22 +278,10 @@ func TestRoutineChangedInTransaction(t *testing.T) {
 			fn := "changed_in_tx_" + string(relay)
 			a, b := qp.conn(t), qp.conn(t)
 			verifications := func() int64 { return qp.Snapshot().Verifications }
-			// learnedBy calls fn on c until a call is no longer verified.
-			learnedBy := func(c *pgx.Conn) bool {
-				for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-					before := verifications()
-					exec(t, c, "SELECT "+fn+"()")
-					if verifications() == before {
-						return true
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-				return false
-			}
 			exec(t, a, "CREATE OR REPLACE FUNCTION "+fn+"() RETURNS int LANGUAGE sql AS 'SELECT 1'")
 			exec(t, a, "BEGIN")
 			exec(t, a, "CREATE OR REPLACE FUNCTION "+fn+"() RETURNS int LANGUAGE sql AS $$SELECT length(set_config('work_mem', '7MB', false)) - 2$$")
-			if !learnedBy(b) {
+			if !learnedCall(t, qp, b, "SELECT "+fn+"()", 5*time.Second) {
 				t.Fatal("the committed plain definition was not learned while the change was open")
 			}
 			exec(t, a, "COMMIT")
@@ -356,14 +333,7 @@ func TestTrustedRoutines(t *testing.T) {
 				// routine, under reset when the server goes back, which
 				// may be after the client has its answer); later ones show
 				// the verdict.
-				for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
-					before := qp.Snapshot().Verifications
-					exec(t, a, "SELECT similarity('word', 'two words')")
-					time.Sleep(20 * time.Millisecond)
-					if qp.Snapshot().Verifications == before {
-						break
-					}
-				}
+				learnedCall(t, qp, a, "SELECT similarity('word', 'two words')", 2*time.Second)
 				before := qp.Snapshot().Verifications
 				for range 3 {
 					answered(t, a, "SELECT similarity('word', 'word')::text", "1")
@@ -383,4 +353,23 @@ func TestTrustedRoutines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// learnedCall runs sql on c until a run of it is not followed by a
+// verification (the pooler has learned that the routines it calls change
+// nothing), for at most within; it reports whether that happened.
+// Under reset a verification runs when the server goes back, which may
+// be after the client has its answer: each run waits a little for it.
+func learnedCall(t *testing.T, qp *quietProxy, c *pgx.Conn, sql string, within time.Duration) bool {
+	t.Helper()
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); {
+		before := qp.Snapshot().Verifications
+		exec(t, c, sql)
+		time.Sleep(20 * time.Millisecond)
+		if qp.Snapshot().Verifications == before {
+			return true
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	return false
 }

@@ -122,29 +122,17 @@ func (st *Stmt) Changes() []Effect {
 	case *pg.Node_ListenStmt:
 		out = append(out, Effect{Kind: Listen, Name: x.ListenStmt.Conditionname, Location: -1})
 	case *pg.Node_UnlistenStmt:
-		if x.UnlistenStmt.Conditionname == "" {
-			out = append(out, Effect{Kind: UnlistenAll, Location: -1})
-		} else {
-			out = append(out, Effect{Kind: Unlisten, Name: x.UnlistenStmt.Conditionname, Location: -1})
-		}
+		out = append(out, named(Unlisten, UnlistenAll, x.UnlistenStmt.Conditionname))
 	case *pg.Node_DeclareCursorStmt:
 		if d := x.DeclareCursorStmt; d.Options&CursorOptHold != 0 {
 			out = append(out, Effect{Kind: DeclareHold, Name: d.Portalname, Location: -1})
 		}
 	case *pg.Node_ClosePortalStmt:
-		if x.ClosePortalStmt.Portalname == "" {
-			out = append(out, Effect{Kind: CloseAll, Location: -1})
-		} else {
-			out = append(out, Effect{Kind: CloseCursor, Name: x.ClosePortalStmt.Portalname, Location: -1})
-		}
+		out = append(out, named(CloseCursor, CloseAll, x.ClosePortalStmt.Portalname))
 	case *pg.Node_PrepareStmt:
 		out = append(out, Effect{Kind: Prepare, Name: x.PrepareStmt.Name, Location: -1})
 	case *pg.Node_DeallocateStmt:
-		if x.DeallocateStmt.Name == "" {
-			out = append(out, Effect{Kind: DeallocateAll, Location: -1})
-		} else {
-			out = append(out, Effect{Kind: Deallocate, Name: x.DeallocateStmt.Name, Location: -1})
-		}
+		out = append(out, named(Deallocate, DeallocateAll, x.DeallocateStmt.Name))
 	case *pg.Node_LoadStmt:
 		out = append(out, Effect{Kind: Load, Name: x.LoadStmt.Filename, Location: -1})
 	case *pg.Node_DiscardStmt:
@@ -193,6 +181,16 @@ func (st *Stmt) Changes() []Effect {
 	out = st.callEffects(out)
 	st.changes = out
 	return out
+}
+
+// named is the statement-level effect of kind k on the object name, or of
+// kind all on every object of its kind when name is empty (UNLISTEN *,
+// CLOSE ALL, DEALLOCATE ALL).
+func named(k, all Kind, name string) Effect {
+	if name == "" {
+		return Effect{Kind: all, Location: -1}
+	}
+	return Effect{Kind: k, Name: name, Location: -1}
 }
 
 // Routines returns a CallRoutine for each function or procedure called

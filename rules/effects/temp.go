@@ -99,23 +99,8 @@ func inPgTemp(names []*pg.Node) bool {
 
 // defineKind names the kind of object a DefineStmt creates.
 func defineKind(k pg.ObjectType) string {
-	switch k {
-	case pg.ObjectType_OBJECT_OPERATOR:
-		return "operator"
-	case pg.ObjectType_OBJECT_AGGREGATE:
-		return "aggregate"
-	case pg.ObjectType_OBJECT_COLLATION:
-		return "collation"
-	case pg.ObjectType_OBJECT_TYPE:
-		return "type"
-	case pg.ObjectType_OBJECT_TSCONFIGURATION:
-		return "text search configuration"
-	case pg.ObjectType_OBJECT_TSDICTIONARY:
-		return "text search dictionary"
-	case pg.ObjectType_OBJECT_TSPARSER:
-		return "text search parser"
-	case pg.ObjectType_OBJECT_TSTEMPLATE:
-		return "text search template"
+	if kind := dropObjects[k]; kind != "" {
+		return kind
 	}
 	return "object"
 }
