@@ -1,7 +1,7 @@
 // Package effects is the one model of what a statement does to server
 // session state and of what it reads of it. It says, for one parsed
-// statement (Of, Stmt), one query string (Query) or one routine
-// definition (Routine): sets or resets of run-time parameters (session or
+// statement (Stmt), one query string (Query) or one routine definition
+// (Routine): sets or resets of run-time parameters (session or
 // transaction scoped), role changes, session advisory locks taken and
 // released, LISTEN/UNLISTEN, temporary objects created and dropped,
 // WITH HOLD cursors, SQL-level PREPARE/DEALLOCATE, LOAD, DISCARD, calls
@@ -14,7 +14,8 @@
 // rules, fed per statement through rules.Stmt), the traffic analysis
 // (package analyzer), the pooler's classifier (package rules/classify,
 // through internal/sessionstate) and the pooler's analysis of routine
-// bodies (Routine). What is a hazard, and what a pooler or a policy does
+// bodies (Routine); scan's following of calls uses UserCalls. What is a
+// hazard, and what a pooler or a policy does
 // about it, is decided by those callers, never here. The package imports
 // only the parser wrapper.
 package effects

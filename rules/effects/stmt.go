@@ -48,16 +48,6 @@ func NewStmt(s *sqlparse.Statement) *Stmt {
 	return st
 }
 
-// Of returns everything st does to session state and reads of it:
-// Changes, Routines and Reads with Relations, in that order.
-func Of(s *sqlparse.Statement) []Effect {
-	st := NewStmt(s)
-	out := append([]Effect{}, st.Changes()...)
-	out = append(out, st.Routines()...)
-	out = append(out, st.Reads()...)
-	return append(out, st.Relations()...)
-}
-
 // Mentioned returns the names of Funcs that occur in the statement's
 // text as identifiers.
 func (st *Stmt) Mentioned() []string { return st.mentioned }
