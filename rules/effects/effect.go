@@ -15,9 +15,8 @@
 // (package analyzer), the pooler's classifier (package rules/classify,
 // through internal/sessionstate) and the pooler's analysis of routine
 // bodies (Routine); scan's following of calls uses UserCalls. What is a
-// hazard, and what a pooler or a policy does
-// about it, is decided by those callers, never here. The package imports
-// only the parser wrapper.
+// hazard, and what a pooler or a policy does about it, is decided by
+// those callers, never here. The package imports only the parser wrapper.
 package effects
 
 import "strconv"
