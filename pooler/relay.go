@@ -646,10 +646,9 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 		}
 	}
 	c.mu.Unlock()
-	if status == 'I' && c.routineChanged.Load() {
+	if status == 'I' && c.routineChanged.CompareAndSwap(true, false) {
 		// The transaction that changed a routine is over: what was
 		// learned meanwhile may be the old definition.
-		c.routineChanged.Store(false)
 		c.proxy.routines.invalidate()
 	}
 	if !release {

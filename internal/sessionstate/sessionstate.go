@@ -60,15 +60,16 @@ var tempObjects = map[string]string{"function": "routine", "procedure": "routine
 
 // foundRules are the rules of the state the pooler finds on a server when
 // it verifies it (engine.Session.Reconcile).
-var foundRules = map[engine.StateKind]*rules.Rule{
-	engine.StateSet:         rules.SessionSet,
-	engine.StateRole:        rules.SessionRole,
-	engine.StateLock:        rules.AdvisoryLockSession,
-	engine.StateListen:      rules.Listen,
-	engine.StateCreateTemp:  rules.TempTable,
-	engine.StateDeclareHold: rules.CursorWithHold,
-	engine.StatePrepare:     rules.SQLPrepare,
-}
+// Each is the rule that covers the effects of that kind (rules.Covering).
+var foundRules = func() map[engine.StateKind]*rules.Rule {
+	m := map[engine.StateKind]*rules.Rule{}
+	for k, sk := range stateKinds {
+		if r := rules.Covering(k); r != nil {
+			m[sk] = r
+		}
+	}
+	return m
+}()
 
 // RuleOf names the rule of state of kind k that the pooler found on a
 // server, and the rule's fix.

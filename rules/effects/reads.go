@@ -91,7 +91,11 @@ func (st *Stmt) Reads() []Effect {
 // that name), in tree order.
 func (st *Stmt) Relations() []Effect {
 	st.walk()
-	return st.rels
+	out := make([]Effect, len(st.rels))
+	for i, rv := range st.rels {
+		out[i] = Effect{Kind: Relation, Name: rv.Relname, Location: rv.Location}
+	}
+	return out
 }
 
 // sequenceName reduces the text a sequence function gets to the

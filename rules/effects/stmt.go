@@ -31,9 +31,9 @@ type Stmt struct {
 	mentioned []string
 
 	walked   bool
-	calls    []Call   // every call, in tree order
-	rels     []Effect // Relation reads
-	executes []Effect // ExecutePrepared reads
+	calls    []Call         // every call, in tree order
+	rels     []*pg.RangeVar // relations unqualified or in pg_temp
+	executes []Effect       // ExecutePrepared reads
 
 	changes, routines, reads             []Effect
 	changesDone, routinesDone, readsDone bool
@@ -129,7 +129,7 @@ func (st *Stmt) collect(m protoreflect.Message) bool {
 		st.calls = append(st.calls, c)
 	case *pg.RangeVar:
 		if x.Schemaname == "" || isPgTemp(x.Schemaname) {
-			st.rels = append(st.rels, Effect{Kind: Relation, Name: x.Relname, Location: x.Location})
+			st.rels = append(st.rels, x)
 		}
 	case *pg.ExecuteStmt:
 		st.executes = append(st.executes, Effect{Kind: ExecutePrepared, Name: x.Name, Location: -1})
