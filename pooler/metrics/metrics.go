@@ -31,6 +31,7 @@
 //	pgpoolcheck_hazards_total{rule,action}                  counter (session-state hazards)
 //	pgpoolcheck_hazard_clients_total{rule,action}           counter (clients that caused them)
 //	pgpoolcheck_servers_opened_total, pgpoolcheck_servers_lost_total   counter
+//	pgpoolcheck_invalid_client_moves_total                  counter (moves refused by the client state machine: a pooler bug)
 //	pgpoolcheck_admin_clients                               gauge
 package metrics
 
@@ -53,7 +54,7 @@ type Collector struct {
 	xactTime, queryTime                            *prometheus.Desc
 	clientParses, serverParses, binds, evictions   *prometheus.Desc
 	hazards, hazardClients                         *prometheus.Desc
-	opened, lost, admins                           *prometheus.Desc
+	opened, lost, admins, invalidMoves             *prometheus.Desc
 }
 
 // NewCollector returns a collector of p's figures.
@@ -88,6 +89,7 @@ func NewCollector(p *pooler.Proxy) *Collector {
 		opened:        d("servers_opened_total", "Server connections opened."),
 		lost:          d("servers_lost_total", "Server connections lost while attached to a client."),
 		admins:        d("admin_clients", "Clients of the admin console."),
+		invalidMoves:  d("invalid_client_moves_total", "Moves of a client between places that the client state machine refused: a pooler bug, also logged."),
 	}
 }
 
@@ -95,7 +97,7 @@ func NewCollector(p *pooler.Proxy) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.clients, c.clientsPinned, c.servers, c.serversPinned, c.size, c.paused,
 		c.maxWait, c.wait, c.assignments, c.xacts, c.queries, c.recv, c.sent, c.xactTime, c.queryTime,
-		c.clientParses, c.serverParses, c.binds, c.evictions, c.hazards, c.hazardClients, c.opened, c.lost, c.admins} {
+		c.clientParses, c.serverParses, c.binds, c.evictions, c.hazards, c.hazardClients, c.opened, c.lost, c.admins, c.invalidMoves} {
 		ch <- d
 	}
 }
@@ -147,6 +149,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(c.opened, float64(s.ServersOpened))
 	counter(c.lost, float64(s.ServersLost))
+	counter(c.invalidMoves, float64(s.InvalidMoves))
 	gauge(c.admins, float64(s.AdminClients))
 }
 

@@ -167,6 +167,7 @@ func TestMetricsScrape(t *testing.T) {
 		{"pgpoolcheck_pool_sent_bytes_total", pool, func(v float64) bool { return v > 0 }, "> 0"},
 		{"pgpoolcheck_hazards_total", map[string]string{"rule": "set-work-mem", "action": "replayed"}, func(v float64) bool { return v == 1 }, "1"},
 		{"pgpoolcheck_servers_opened_total", nil, func(v float64) bool { return v >= 2 }, "≥ 2"},
+		{"pgpoolcheck_invalid_client_moves_total", nil, func(v float64) bool { return v == 0 }, "0"},
 	}
 	for _, c := range checks {
 		v, ok := value(c.name, c.labels)
