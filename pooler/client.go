@@ -127,9 +127,6 @@ type clientConn struct {
 	// measurement builds only (capturetoggle.go).
 	recOff atomic.Bool
 
-	// policyOn is set in transaction mode with a classifier (the session
-	// state the client made is eng.Session).
-	policyOn bool
 	// verifying is open (under mu) while the pump reads the state of the
 	// client's server (verifyAttached): the client's next message waits.
 	verifying chan struct{}
@@ -151,20 +148,18 @@ type clientConn struct {
 	// the relay looks at every message (track.go).
 	tracked bool
 	// eng is the client's I/O-free protocol state (package engine):
-	// framing, the relay state of its server (eng.St), its protocol
+	// framing, the relay state of its server, its protocol
 	// statements. Under mu, except the framing (client goroutine or loop
 	// only).
 	eng engine.Client
 
-	// Event-loop state (evloop.go). inLoop is set while an event loop
-	// owns the client; lp is that loop, and the fields after it are used
-	// by the loop alone: lfd is the socket's descriptor, lwait is set while
-	// the client waits in its pool's queue (its first unrelayed message
-	// was judged already: eng.Hold), lout
-	// while the loop watches the socket for writing.
+	// Event-loop state (evloop.go). inLoop is set from the hand-off to an
+	// event loop until the loop lets the client go; which loop owns it is
+	// that loop's own record (evLoop.own). The fields after it are used by
+	// the owning loop alone: lwait is set while the client waits in its
+	// pool's queue (its first unrelayed message was judged already:
+	// eng.Hold), lout while the loop watches the socket for writing.
 	inLoop atomic.Bool
-	lp     *evLoop
-	lfd    int32
 	lwait  bool
 	lmore  bool // the socket may hold bytes the loop has not read
 	lout   bool
@@ -198,7 +193,7 @@ func (c *clientConn) move(to engine.Place) {
 // setPinnedLocked pins the attached client's server, or ends the pin
 // (c.mu held).
 func (c *clientConn) setPinnedLocked(pinned bool) {
-	c.eng.St.Pinned = pinned
+	c.eng.SetPinned(pinned)
 	if pinned {
 		c.moveLocked(engine.Pinned)
 	} else if c.place == engine.Pinned {
@@ -740,7 +735,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	}
 	c.pool = p.poolFor(c)
 	c.tracked = p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0
-	c.policyOn = p.cfg.Mode == ModeTransaction && p.cfg.Classifier != nil
+	c.eng.SetPolicy(p.cfg.OnSessionState, p.cfg.Mode == ModeTransaction && p.cfg.Classifier != nil)
 	ctx, cancel := context.WithTimeout(p.ctx, p.live.waitLimit())
 	defer cancel()
 	defaults, err := c.pool.welcomeParams(ctx, time.Now().Add(p.live.waitLimit()))

@@ -4,7 +4,6 @@ package pooler
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"os"
 	"sync"
@@ -31,8 +30,12 @@ import (
 // goroutine relay hands the client back once it is between transactions
 // (clientConn.run).
 //
-// Ownership: a client is the loop's from adopt to eject or done, and only
-// the loop reads it and its buffers then. A server is the loop's while it
+// Ownership: a client is the loop's from adopt to forget (which eject,
+// finish and the ends of a client all go through), and only the loop reads
+// it and its buffers then. The loop's own record of what it owns
+// (evLoop.own) is the one answer to "is this client still mine?": once a
+// client is handed on, another loop or goroutine may be writing its
+// fields, so the loop asks its record, never the client. A server is the loop's while it
 // is attached to one of the loop's clients (s.lclient). Its descriptor
 // stays in the epoll set of the loop that last had it (s.loop) until
 // another owner takes it out (bind, leaveLoop), so a server that goes back
@@ -53,8 +56,10 @@ type evLoop struct {
 	// stopped is set once the loop has ended (msgStop).
 	stopped bool
 
-	// Loop goroutine only.
+	// Loop goroutine only. own holds the clients the loop owns, with
+	// their sockets' descriptors (see forget).
 	clients fdTable[clientConn]
+	own     map[*clientConn]int32
 	servers fdTable[serverConn]
 	work    []loopMsg
 }
@@ -136,7 +141,7 @@ func newLoop(p *Proxy) (*evLoop, error) {
 		syscall.Close(int(efd))
 		return nil, err
 	}
-	return &evLoop{p: p, ep: ep, efd: int(efd), file: f, rc: rc, awake: true}, nil
+	return &evLoop{p: p, ep: ep, efd: int(efd), file: f, rc: rc, awake: true, own: make(map[*clientConn]int32)}, nil
 }
 
 // post hands the loop a message from any goroutine (the loop's own
@@ -285,12 +290,12 @@ func (l *evLoop) adopt(c *clientConn) {
 	fd := int32(rfd)
 	// A descriptor reused after a close the loop did not see is simply
 	// taken over.
-	c.lp, c.lfd = l, fd
+	l.own[c] = fd
 	l.clients.set(fd, c)
 	ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
 	if err := epollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
 		l.clients.del(fd)
-		c.lp = nil
+		delete(l.own, c)
 		c.inLoop.Store(false)
 		l.release(c)
 		return
@@ -329,9 +334,13 @@ func (l *evLoop) relayClient(c *clientConn, drained bool) {
 	if c.r == nil {
 		c.getReader()
 	}
-	defer func() { c.lmore = !drained }()
+	defer func() {
+		if l.owns(c) {
+			c.lmore = !drained
+		}
+	}()
 	for {
-		if !l.frontend(c) || c.lp != l {
+		if !l.frontend(c) || !l.owns(c) {
 			return
 		}
 		if drained || c.r.Buffered() == c.r.Size() {
@@ -480,7 +489,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 				return false
 			}
 			c.mu.Lock()
-			c.eng.St.Broken = true
+			c.eng.Broke()
 			c.mu.Unlock()
 			l.flushLocked(c, &locked)
 			c.vanish()
@@ -707,9 +716,8 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 			return smNext
 		}
 		h, _ := s.r.Peek(headerLen)
-		typ := h[0]
-		n := int(int32(binary.BigEndian.Uint32(h[1:5]))) - 4
-		if n < 0 {
+		typ, n, ok := engine.ServerHeader(h)
+		if !ok {
 			l.serverGone(c, s)
 			return smLost
 		}
@@ -721,7 +729,7 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 		if s.r.Buffered() < total {
 			return smNext
 		}
-		if typ == 'Z' && c.policyOn && c.stateDirty() {
+		if typ == 'Z' && c.mustClean() {
 			// Cleaning the server at its release takes round trips.
 			l.eject(c, s, false)
 			return smLost
@@ -742,12 +750,12 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 	}
 }
 
-// stateDirty reports whether the client's server carries session state
-// that cleanServer must take off.
-func (c *clientConn) stateDirty() bool {
+// mustClean reports whether the client's server carries session state
+// that cleanServer must take off at its release (engine.Client.MustClean).
+func (c *clientConn) mustClean() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.eng.Session.Dirty()
+	return c.eng.MustClean()
 }
 
 // released runs after serverMessage gave s back to the pool.
@@ -837,16 +845,24 @@ func (l *evLoop) afterVanish(c *clientConn) {
 	l.serverReadable(s)
 }
 
-// forget takes the client out of the loop's set.
+// owns reports whether the loop owns c (loop goroutine only).
+func (l *evLoop) owns(c *clientConn) bool {
+	_, ok := l.own[c]
+	return ok
+}
+
+// forget takes the client out of the loop's set: from here on the loop
+// does not touch it.
 func (l *evLoop) forget(c *clientConn) {
-	if c.lp != l {
+	fd, ok := l.own[c]
+	if !ok {
 		return
 	}
-	if l.clients.get(c.lfd) == c {
-		l.clients.del(c.lfd)
-		epollCtl(l.ep, syscall.EPOLL_CTL_DEL, int(c.lfd), nil)
+	delete(l.own, c)
+	if l.clients.get(fd) == c {
+		l.clients.del(fd)
+		epollCtl(l.ep, syscall.EPOLL_CTL_DEL, int(fd), nil)
 	}
-	c.lp = nil
 	c.inLoop.Store(false)
 }
 
@@ -873,7 +889,8 @@ func (l *evLoop) flushClient(c *clientConn) {
 // pooler's own, a refusal) may not have looked; this runs after every
 // event and message the loop handles for the client.
 func (l *evLoop) armOut(c *clientConn) {
-	if c.lp != l || c.lout {
+	fd, ok := l.own[c]
+	if !ok || c.lout {
 		return
 	}
 	c.wmu.Lock()
@@ -881,7 +898,7 @@ func (l *evLoop) armOut(c *clientConn) {
 	c.wmu.Unlock()
 	if pend {
 		c.lout = true
-		l.modify(c.lfd, true)
+		l.modify(fd, true)
 	}
 }
 
@@ -894,7 +911,7 @@ func (l *evLoop) clientWritable(c *clientConn) {
 	c.wmu.Unlock()
 	if !left && c.lout {
 		c.lout = false
-		l.modify(c.lfd, false)
+		l.modify(l.own[c], false)
 	}
 	if small {
 		c.mu.Lock()
