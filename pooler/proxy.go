@@ -512,15 +512,16 @@ func (p *Proxy) enforceClientTimeouts(now time.Time) {
 	for _, c := range clients {
 		c.mu.Lock()
 		kind, limit := "", time.Duration(0)
+		st := c.eng.State()
 		switch {
 		case c.gone || c.place == engine.Closing || c.place == engine.Waiting:
-		case c.server != nil && engine.IdleInTransaction(c.eng.St):
+		case c.server != nil && engine.IdleInTransaction(st):
 			kind, limit = "idle transaction timeout", itx
-		case c.server != nil && !engine.Quiet(c.eng.St):
+		case c.server != nil && !engine.Quiet(st):
 			// The server owes an answer: the query runs (PgBouncer's
 			// query_timeout counts from the client's last message).
 			kind, limit = "query timeout", qt
-		case c.server == nil || engine.Quiet(c.eng.St) && c.eng.St.TxStatus == 'I':
+		case c.server == nil || engine.Quiet(st) && st.TxStatus == 'I':
 			kind, limit = "client_idle_timeout", idle
 		}
 		if kind == "" || limit <= 0 || kind != c.idleKind || c.ctr.rx != c.idleRx {

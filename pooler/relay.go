@@ -2,7 +2,6 @@ package pooler
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"io"
 	"math"
@@ -167,7 +166,7 @@ func (c *clientConn) relay() bool {
 			// The client went away in the middle of a message: the
 			// server has half of it and cannot be reused.
 			c.mu.Lock()
-			c.eng.St.Broken = true
+			c.eng.Broke()
 			c.mu.Unlock()
 			unlock()
 			c.vanish()
@@ -204,7 +203,7 @@ func (c *clientConn) admit(f engine.Frame, batched bool) (m inbound, ok bool, er
 			m.body, m.consumed, err = c.frontendBody(m.n, false)
 		}
 	}
-	if c.policyOn && (m.typ == 'Q' || m.typ == 'P') && m.n <= maxClassifiedQuery {
+	if c.eng.PolicyOn() && (m.typ == 'Q' || m.typ == 'P') && m.n <= maxClassifiedQuery {
 		// The classifier sees the whole statement, however large.
 		whole = true
 	}
@@ -237,11 +236,11 @@ func (c *clientConn) judge(typ byte, n int, body []byte, consumed bool) (effs []
 // policy the query that raises the refusal inside a transaction; refused
 // is set when the refusal was answered here and the message consumed.
 func (c *clientConn) policyStep(typ byte, n int, body []byte, consumed bool) (effs []StateEffect, replace string, refused bool, err error) {
-	if !c.policyOn || typ != 'Q' && typ != 'P' {
+	if !c.eng.PolicyOn() || typ != 'Q' && typ != 'P' {
 		return nil, "", false, nil
 	}
 	effs = c.classifyMessage(typ, n, body)
-	policy := c.proxy.cfg.OnSessionState
+	policy := c.eng.Policy()
 	attached := false
 	if len(effs) > 0 && policy == PolicyReject {
 		attached = !c.detached()
@@ -271,8 +270,7 @@ func (c *clientConn) policyStep(typ byte, n int, body []byte, consumed bool) (ef
 // s.wmu and c.mu, which forward unlocks. An error wrapping errWrite is the
 // server's; any other is the client's (the message was cut short).
 func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consumed bool, effs []StateEffect, replace string) error {
-	p := c.proxy
-	engine.CountFrontend(&c.eng.St, typ)
+	c.eng.Sent(typ)
 	c.noteFrontend(typ, n)
 	if typ == 'P' && c.tracked {
 		// A statement's effects happen when it runs: trackFrontend keeps
@@ -280,7 +278,7 @@ func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consum
 		c.eng.SetParseEffects(effs)
 		effs = nil
 	}
-	if pinned, ok := c.eng.ApplyEffects(p.cfg.OnSessionState, effs, isTracked); ok {
+	if pinned, ok := c.eng.ApplyEffects(c.eng.Policy(), effs, isTracked); ok {
 		c.setPinnedLocked(pinned)
 	}
 	if c.tracked {
@@ -434,7 +432,7 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 	}
 	c.server = s
 	c.moveLocked(engine.Attached)
-	c.eng.St = engine.RelState{TxStatus: 'I', HeldForSession: p.cfg.Mode != ModeTransaction}
+	c.eng.Attached(p.cfg.Mode != ModeTransaction)
 	s.eng.ResetQueue()
 	s.synthHead.Store(false)
 	c.mu.Unlock()
@@ -496,9 +494,8 @@ func (c *clientConn) pump(s *serverConn, fatalSeen bool) {
 			c.serverLost(s, fatalSeen)
 			return
 		}
-		typ := h[0]
-		n := int(int32(binary.BigEndian.Uint32(h[1:5]))) - 4
-		if n < 0 {
+		typ, n, ok := engine.ServerHeader(h)
+		if !ok {
 			c.serverLost(s, fatalSeen)
 			return
 		}
@@ -619,25 +616,23 @@ func isFatal(body []byte) bool {
 // so. It reports whether the server was released (the pump ends).
 func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 	c.mu.Lock()
-	c.eng.St.TxStatus = status
-	if c.eng.St.PendingSyncs > 0 {
-		c.eng.St.PendingSyncs--
-	}
+	c.eng.Ready(status)
 	c.noteReady(status)
-	if c.policyOn && status == 'I' && c.eng.Session.Unverified() && !c.gone &&
-		c.proxy.cfg.OnSessionState == PolicyPreserve && engine.Quiet(c.eng.St) {
+	if c.eng.MustVerify(status, c.gone) {
 		// Statements whose effects only the server knows: it is read
 		// before the server may go back to the pool, so that what pins
 		// the client pins it now.
 		c.verifyAttached(s)
 	}
-	release := engine.MayRelease(c.eng.St)
-	if release && c.tracked && s.eng.Pending() > 0 {
-		// Responses still owed: the bookkeeping is off. Keep the server
-		// with this client rather than hand it on.
-		c.proxy.log.Warn("responses pending at release; server kept", "user", c.user, "pending", s.eng.Pending())
-		release = false
+	owed := 0
+	if c.tracked {
+		owed = s.eng.Pending()
 	}
+	verdict := c.eng.Release(owed)
+	if verdict == engine.KeepOwed {
+		c.proxy.log.Warn("responses pending at release; server kept", "user", c.user, "pending", owed)
+	}
+	release := verdict == engine.ReleaseNow
 	gone := c.gone
 	if release {
 		c.server = nil
@@ -661,7 +656,7 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 		// Off the event loop before another client may have it.
 		s.loop.dropServer(s)
 	}
-	if c.policyOn && !c.cleanServer(s, gone) {
+	if c.eng.PolicyOn() && !c.cleanServer(s, gone) {
 		c.pool.discard(s)
 	} else {
 		c.pool.release(s)
@@ -669,7 +664,7 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 	if !gone && c.proxy.closing.Load() {
 		c.closeForShutdown()
 	}
-	if !gone && c.lp == nil && (c.proxy.stats.relaying.Load() > c.proxy.budget.Load() || c.loopable()) {
+	if !gone && !c.inLoop.Load() && (c.proxy.stats.relaying.Load() > c.proxy.budget.Load() || c.loopable()) {
 		// The client goroutine, already waiting for the next message,
 		// hands the client to the idle poller (see relayBudget) or back
 		// to an event loop.
@@ -745,35 +740,16 @@ func (c *clientConn) vanish() {
 	c.gone = true
 	c.moveLocked(engine.Closing)
 	s := c.server
-	act := engine.OnVanish(s != nil, c.eng.St)
-	var queries []string
+	var srv *engine.Server
+	if c.tracked && s != nil {
+		srv = &s.eng
+	}
+	plan := c.eng.Vanish(s != nil, srv)
+	c.mu.Unlock()
+	act, queries := plan.Action, plan.Queries
 	switch act {
 	case engine.VanishNothing:
-		c.mu.Unlock()
 		return
-	case engine.VanishReset, engine.VanishRollback:
-		c.eng.St.Pinned = false // the server is cleaned at its release
-		if act == engine.VanishRollback {
-			queries = append(queries, "ROLLBACK")
-		}
-		if c.eng.St.HeldForSession {
-			queries = append(queries, "DISCARD ALL")
-		}
-		if len(queries) == 0 {
-			queries = append(queries, "") // an empty query, for a ReadyForQuery
-		}
-		c.eng.St.HeldForSession = false
-		c.eng.St.PendingSyncs += len(queries)
-		if c.tracked {
-			for range queries {
-				s.eng.ExpectQuery()
-			}
-		}
-	default:
-		c.eng.St.Broken = true
-	}
-	c.mu.Unlock()
-	switch act {
 	case engine.VanishCancelClose:
 		// The server is closed at once and its query cancelled aside:
 		// the cancel dials PostgreSQL, which must not hold up an event

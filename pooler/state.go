@@ -227,7 +227,7 @@ func (c *clientConn) classifyText(text []byte) ([]StateEffect, string) {
 // statement with fingerprint fp (or state found on the client's server).
 func (c *clientConn) countHazards(effs []StateEffect, fp string) {
 	p := c.proxy
-	policy := p.cfg.OnSessionState
+	policy := c.eng.Policy()
 	for _, e := range effs {
 		if !e.Kind.Makes() {
 			continue // undoing state is no hazard (engine.StateKind.Makes)
@@ -311,7 +311,7 @@ func (c *clientConn) cleanServer(s *serverConn, gone bool) bool {
 		c.mu.Unlock()
 		return false
 	}
-	preserve := c.proxy.cfg.OnSessionState == PolicyPreserve && !gone
+	preserve := c.eng.Policy() == PolicyPreserve && !gone
 	var names []string
 	if preserve {
 		for n := range st.Touched {
@@ -444,7 +444,7 @@ func (c *clientConn) verifyAttached(s *serverConn) {
 	c.mu.Unlock()
 	s.wmu.Lock()
 	c.mu.Lock()
-	quiet := engine.Quiet(c.eng.St) && !c.gone
+	quiet := engine.Quiet(c.eng.State()) && !c.gone
 	c.mu.Unlock()
 	ok := true
 	if quiet {

@@ -94,7 +94,7 @@ func (k *clientCounters) startRoundTrip() {
 }
 
 // noteReady adds what the client's relay counted to its pool at a
-// ReadyForQuery with the given status, after c.eng.St was updated. c.mu is
+// ReadyForQuery with the given status, after the engine recorded it. c.mu is
 // held, and the caller is the pump.
 func (c *clientConn) noteReady(status byte) {
 	k := &c.ctr
@@ -111,7 +111,7 @@ func (c *clientConn) noteReady(status byte) {
 		pc.queries.Add(k.queries)
 		k.queries = 0
 	}
-	idle := c.eng.St.PendingSyncs == 0 && !c.eng.St.Unsynced
+	idle := engine.Quiet(c.eng.State())
 	roundTrip := idle && k.qStart != 0
 	if status != 'I' && !roundTrip {
 		return
@@ -326,7 +326,7 @@ func (p *Proxy) Snapshot() Snapshot {
 			PreparedStatements: c.eng.Statements(),
 		}
 		s := c.server
-		pinned := s != nil && c.eng.St.Pinned
+		pinned := s != nil && c.eng.State().Pinned
 		if s != nil {
 			ci.State = "active"
 			ci.ServerPID = s.pid

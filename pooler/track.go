@@ -31,7 +31,7 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 		st.binds.Add(k.Binds)
 		st.evictions.Add(k.Evictions)
 	}
-	if pinned, ok := c.eng.ApplyEffects(c.proxy.cfg.OnSessionState, pl.Effects, isTracked); ok {
+	if pinned, ok := c.eng.ApplyEffects(c.eng.Policy(), pl.Effects, isTracked); ok {
 		c.setPinnedLocked(pinned)
 	}
 	return pl

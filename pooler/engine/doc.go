@@ -8,9 +8,15 @@
 //   - framing of client messages (Client.Frame: header checks, Terminate,
 //     skip-till-Sync after a refused message, the maximum message size)
 //     and COPY messages outside a COPY (IgnoredDetached);
-//   - the relay state of an attached server (RelState, CountFrontend) and
-//     the decisions made on it: MayRelease at a ReadyForQuery, OnVanish
-//     when the client leaves;
+//   - the relay state of an attached server, held by the client and
+//     changed only through its methods (relay.go: Attached, Sent, Ready,
+//     Broke, SetPinned), and the decisions made on it: Release at a
+//     ReadyForQuery (MayRelease, and the veto while the server still owes
+//     answers), MustVerify and MustClean before a release, Vanish (the
+//     action and the queries to send) when the client leaves;
+//   - the client's session-state policy, given at login (SetPolicy) and
+//     kept for its life;
+//   - framing of server messages (ServerHeader), shared by both drivers;
 //   - prepared-statement tracking (Client.Frontend plans how a client's
 //     Parse, Bind, Describe, Close, Execute, Sync or Query is sent;
 //     Client.Backend matches the server's answers against the queue of

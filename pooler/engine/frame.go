@@ -27,6 +27,16 @@ func ParseHeader(h []byte, max int) (typ byte, bodyLen int, err error) {
 	return h[0], int(n - 4), nil
 }
 
+// ServerHeader reads the header of a server message: its type and body
+// length. ok is false for a length below the header's own 4 bytes: the
+// server's stream can no longer be followed. Both drivers frame the
+// server's side with it; a server message may be of any size (the
+// drivers stream what does not fit their buffers).
+func ServerHeader(h []byte) (typ byte, bodyLen int, ok bool) {
+	n := int(int32(binary.BigEndian.Uint32(h[1:5]))) - 4
+	return h[0], n, n >= 0
+}
+
 // TooLargeError is a message over the configured maximum size.
 type TooLargeError struct {
 	Type byte
@@ -80,8 +90,12 @@ type Client struct {
 	// Limits are the proxy's, shared by its clients.
 	Limits *Limits
 
-	// St is the relay state of the attached server.
-	St RelState
+	// st is the relay state of the attached server (relay.go).
+	st RelState
+	// policy is the session-state policy, given at login (SetPolicy);
+	// policyOn says whether it applies.
+	policy   Policy
+	policyOn bool
 	// Session is the session state the client made on its servers.
 	Session Session
 	// Startup are the settings the client's startup packet sets on every

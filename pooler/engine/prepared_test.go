@@ -80,7 +80,7 @@ func FuzzFrontend(f *testing.F) {
 				}
 				c.Backend(s, answers[i], tag)
 			}
-			if s.Pending() < 0 || c.St.PendingSyncs < 0 {
+			if s.Pending() < 0 || c.st.PendingSyncs < 0 {
 				t.Fatal("negative count")
 			}
 		}

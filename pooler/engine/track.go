@@ -473,8 +473,8 @@ func (c *Client) entryDropped(s *Server, e *pend) {
 	case pkQuery:
 		// A simple Query after a failed extended message is skipped as
 		// well: no ReadyForQuery will come for it.
-		if c.St.PendingSyncs > 0 {
-			c.St.PendingSyncs--
+		if c.st.PendingSyncs > 0 {
+			c.st.PendingSyncs--
 		}
 	}
 }
