@@ -261,7 +261,7 @@ func (l *evLoop) handle(m loopMsg) {
 	case msgGrant:
 		c.lwait = false
 		c.pool.ctr.observeWait(time.Since(c.waiter.since))
-		l.eject(c, nil, true)
+		l.eject(c, nil, slotGiven)
 	case msgShutdown:
 		l.shutdownIdle()
 	case msgExpired, msgClosed:
@@ -314,7 +314,7 @@ func (l *evLoop) adopt(c *clientConn) {
 // goroutine, which cleans up after it.
 func (l *evLoop) release(c *clientConn) {
 	c.rio.(*rawIO).toRuntime()
-	go c.resume(nil, false)
+	go c.resume(nil, noSlot)
 }
 
 // clientReadable reads and relays the client's messages until its socket
@@ -435,7 +435,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 		if total > c.r.Size() {
 			// Streamed through the goroutine relay.
 			l.flushLocked(c, &locked)
-			l.eject(c, nil, false)
+			l.eject(c, nil, noSlot)
 			return false
 		}
 		if c.r.Buffered() < total {
@@ -562,48 +562,28 @@ func (l *evLoop) attach(c *clientConn) bool {
 		return false
 	}
 	if p.pause.on.Load() {
-		l.eject(c, nil, false)
+		l.eject(c, nil, noSlot)
 		return false
 	}
 	c.move(engine.Waiting)
-	pl := c.pool
-	for {
-		pl.lock()
-		if pl.closed {
-			pl.unlock()
-			l.noServer(c, errPoolClosed)
-			return false
-		}
-		if s := pl.popIdle(); s != nil {
-			pl.unlock()
-			if !s.aliveAfterIdle() {
-				pl.discard(s)
-				continue
-			}
-			return l.bind(c, s)
-		}
-		full := pl.open < pl.size && pl.capsFull()
-		if pl.open < pl.size && !full {
-			// A new server: its login blocks.
-			pl.unlock()
-			l.eject(c, nil, false)
-			return false
-		}
-		w := &c.waiter
-		w.loop, w.c = l, c
-		now := time.Now()
-		w.since, w.deadline = now, now.Add(p.live.waitLimit())
-		pl.waiters.pushBack(w)
-		if !pl.armed {
-			pl.arm(w.deadline)
-		}
-		c.lwait = true
-		pl.unlock()
-		if full {
-			pl.capped()
-		}
-		return false
+	w := &c.waiter
+	w.loop, w.c = l, c
+	a, s, err := c.pool.admit(w, time.Now().Add(p.live.waitLimit()))
+	if a != admitQueued {
+		w.loop, w.c = nil, nil
 	}
+	switch a {
+	case admitServer:
+		return l.bind(c, s)
+	case admitSlot:
+		// A new server: its login blocks.
+		l.eject(c, nil, slotAdmitted)
+	case admitRefused:
+		l.noServer(c, err)
+	case admitQueued:
+		c.lwait = true
+	}
+	return false
 }
 
 // bind attaches s to the client on the loop, or hands both to a goroutine
@@ -617,7 +597,7 @@ func (l *evLoop) bind(c *clientConn, s *serverConn) bool {
 	simple := rio != nil && s.sig == c.sig && len(c.startupSets) == 0 && len(c.eng.Session.Settings) == 0
 	c.mu.Unlock()
 	if !simple {
-		l.eject(c, s, false)
+		l.eject(c, s, noSlot)
 		return false
 	}
 	fd := s.lfd
@@ -635,7 +615,7 @@ func (l *evLoop) bind(c *clientConn, s *serverConn) bool {
 		fd = int32(rfd)
 		ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
 		if err := epollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
-			l.eject(c, s, false)
+			l.eject(c, s, noSlot)
 			return false
 		}
 		s.loop, s.lfd, s.lout = l, fd, false
@@ -723,7 +703,7 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 		}
 		total := headerLen + n
 		if total > s.r.Size() {
-			l.eject(c, s, false)
+			l.eject(c, s, noSlot)
 			return smLost
 		}
 		if s.r.Buffered() < total {
@@ -731,7 +711,7 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 		}
 		if typ == 'Z' && c.mustClean() {
 			// Cleaning the server at its release takes round trips.
-			l.eject(c, s, false)
+			l.eject(c, s, noSlot)
 			return smLost
 		}
 		if rio, _ := c.rio.(*rawIO); len(rio.pend) > loopOut {
@@ -942,8 +922,8 @@ func (l *evLoop) serverWritable(s *serverConn) {
 
 // eject hands the client to the goroutine relay, with s (attached on the
 // loop, or acquired for it and not set up yet) or a slot to connect a
-// server in (granted).
-func (l *evLoop) eject(c *clientConn, s *serverConn, granted bool) {
+// server in (slot).
+func (l *evLoop) eject(c *clientConn, s *serverConn, slot slotKind) {
 	if s == nil {
 		c.mu.Lock()
 		s = c.server
@@ -970,13 +950,23 @@ func (l *evLoop) eject(c *clientConn, s *serverConn, granted bool) {
 		go c.pump(s, fatal)
 		s = nil
 	}
-	go c.resume(s, granted)
+	go c.resume(s, slot)
 }
+
+// slotKind is the slot in which a client handed to a goroutine logs a
+// server in.
+type slotKind uint8
+
+const (
+	noSlot       slotKind = iota
+	slotAdmitted          // admitted (pool.admit): logins were not held back
+	slotGiven             // given to the waiting client by a freed slot (connectGranted)
+)
 
 // resume runs the goroutine relay for a client the loop handed over:
 // first it sets up the server acquired for it (s) or connects one
-// (granted).
-func (c *clientConn) resume(s *serverConn, granted bool) {
+// (slot).
+func (c *clientConn) resume(s *serverConn, slot slotKind) {
 	c.wmu.Lock()
 	if rio, ok := c.rio.(*rawIO); ok {
 		rio.flushBlocking()
@@ -985,10 +975,14 @@ func (c *clientConn) resume(s *serverConn, granted bool) {
 	if c.r == nil {
 		c.getReader()
 	}
-	if granted {
+	if slot != noSlot {
 		p := c.proxy
 		var err error
-		s, err = c.pool.connectGranted(p.ctx, time.Now().Add(p.live.waitLimit()), c.params, &c.waiter)
+		if slot == slotAdmitted {
+			s, err = c.pool.connectSlot(p.ctx, c.params)
+		} else {
+			s, err = c.pool.connectGranted(p.ctx, time.Now().Add(p.live.waitLimit()), c.params, &c.waiter)
+		}
 		if err != nil {
 			c.send(c.failure(err))
 			p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)

@@ -72,13 +72,20 @@ func (ip *idlePoller) ready() bool {
 	return ip.err == nil
 }
 
+// start makes the poller's epoll set (once, at the first park). What it
+// sets is written under ip.mu: wakeAll and wakeClient read it under that
+// lock without starting the poller, and may run at the same moment.
 func (ip *idlePoller) start() {
-	ip.epfd, ip.err = syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-	if ip.err != nil {
-		return
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	ip.mu.Lock()
+	ip.epfd, ip.err = ep, err
+	if err == nil {
+		ip.clients = make(map[int32]*clientConn)
 	}
-	ip.clients = make(map[int32]*clientConn)
-	go ip.loop()
+	ip.mu.Unlock()
+	if err == nil {
+		go ip.loop()
+	}
 }
 
 // loop wakes the clients whose sockets became readable (data, or the

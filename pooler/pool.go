@@ -186,11 +186,65 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 			return nil, err
 		}
 	}
+	if w == nil {
+		w = new(waiter)
+	}
+	if w.ch == nil {
+		w.ch = make(chan *serverConn, 1)
+	}
+	w.loop, w.c = nil, nil
+	a, s, err := p.admit(w, deadline)
+	switch a {
+	case admitServer:
+		return s, nil
+	case admitSlot:
+		return p.connectSlot(ctx, params)
+	case admitRefused:
+		return nil, err
+	}
+	s, err = p.wait(w)
+	p.ctr.observeWait(time.Since(w.since))
+	if err != nil {
+		return nil, err
+	}
+	if s != nil {
+		// Handed over straight from a transaction that just ended
+		// with ReadyForQuery: alive a moment ago, so not checked.
+		return s, nil
+	}
+	// A slot was freed for this client.
+	return p.connectGranted(ctx, deadline, params, w)
+}
+
+// admission is a pool's answer to a client that asks for a server
+// (pool.admit).
+type admission uint8
+
+const (
+	// admitServer: an idle server, the caller's now.
+	admitServer admission = iota
+	// admitSlot: a slot (counted in open and the caps) in which the
+	// caller logs a new server in (connectSlot).
+	admitSlot
+	// admitQueued: the client waits in the pool's queue; its server, a
+	// slot or the end of its wait comes through its waiter.
+	admitQueued
+	// admitRefused: the pool is closed, or its server is down and no
+	// server of the pool will come back to wait for.
+	admitRefused
+)
+
+// admit is the pool's one admission, for both drivers; it never blocks.
+// It gives an idle server (checked alive when it was idle long), else a
+// slot when the pool and its caps have room and logins are not held back
+// (loginBlocked), else queues w (set up by the caller: a channel or a
+// loop) until deadline.
+func (p *pool) admit(w *waiter, deadline time.Time) (admission, *serverConn, error) {
 	for {
 		p.lock()
 		if p.closed {
 			p.unlock()
-			return nil, errPoolClosed
+			return admitRefused, nil, errPoolClosed
 		}
 		if s := p.popIdle(); s != nil {
 			p.unlock()
@@ -198,9 +252,9 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 				p.discard(s)
 				continue
 			}
-			return s, nil
+			return admitServer, s, nil
 		}
-		var granted, capped bool
+		var capped bool
 		var blocked error
 		if p.open < p.size {
 			blocked = p.loginBlocked(time.Now())
@@ -212,46 +266,23 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 		switch {
 		case room:
 			p.open++
-			granted = true
 			p.unlock()
+			return admitSlot, nil, nil
 		case blocked != nil && p.open == 0:
-			// The server is down and no server of the pool will come
-			// back to wait for: the client learns why at once.
+			// The client learns why at once.
 			p.unlock()
-			return nil, blocked
-		default:
-			if w == nil {
-				w = new(waiter)
-			}
-			if w.ch == nil {
-				w.ch = make(chan *serverConn, 1)
-			}
-			w.loop, w.c = nil, nil
-			w.since, w.deadline = time.Now(), deadline
-			p.waiters.pushBack(w)
-			if !p.armed {
-				p.arm(deadline)
-			}
-			p.unlock()
-			if capped {
-				p.capped()
-			}
-			s, err := p.wait(w)
-			p.ctr.observeWait(time.Since(w.since))
-			if err != nil {
-				return nil, err
-			}
-			if s != nil {
-				// Handed over straight from a transaction that just ended
-				// with ReadyForQuery: alive a moment ago, so not checked.
-				return s, nil
-			}
-			// A slot was freed for this client.
-			return p.connectGranted(ctx, deadline, params, w)
+			return admitRefused, nil, blocked
 		}
-		if granted {
-			return p.connectSlot(ctx, params)
+		w.since, w.deadline = time.Now(), deadline
+		p.waiters.pushBack(w)
+		if !p.armed {
+			p.arm(deadline)
 		}
+		p.unlock()
+		if capped {
+			p.capped()
+		}
+		return admitQueued, nil, nil
 	}
 }
 
