@@ -1,0 +1,371 @@
+//go:build linux
+
+package pooler
+
+import (
+	"bufio"
+	"errors"
+	"syscall"
+	"time"
+
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
+)
+
+// clientReadable reads and relays the client's messages until its socket
+// has nothing more.
+func (l *evLoop) clientReadable(c *clientConn) { l.relayClient(c, false) }
+
+// relayClient relays what the client sent, reading its socket until a
+// read comes back short. drained says that the socket held nothing more
+// when the loop last read it, so what is buffered is all there is until
+// the next edge: after a wait for a server this saves a read that would
+// find nothing.
+func (l *evLoop) relayClient(c *clientConn, drained bool) {
+	if c.lwait {
+		c.lmore = true // read after bind
+		return
+	}
+	if c.r == nil {
+		c.getReader()
+	}
+	defer func() {
+		if l.owns(c) {
+			c.lmore = !drained
+		}
+	}()
+	for {
+		if !l.frontend(c) || !l.owns(c) {
+			return
+		}
+		if drained || c.r.Buffered() == c.r.Size() {
+			// A read shorter than the room it had emptied the socket:
+			// what arrives later is a new edge.
+			l.dropIdleReader(c)
+			return
+		}
+		got, short, err := readMore(c.r)
+		if got > 0 {
+			drained = short
+			continue
+		}
+		if errors.Is(err, errAgain) {
+			drained = true
+			l.dropIdleReader(c)
+			return
+		}
+		// EOF, reset or closed.
+		if c.r.Buffered() == 0 {
+			c.putReader()
+		}
+		l.flushServerOf(c)
+		c.vanish()
+		l.afterVanish(c)
+		return
+	}
+}
+
+// readMore reads once into r (nb mode). got is how many bytes came; short
+// that the read had room for more, so the socket is empty now; err is the
+// read's error when nothing came (errAgain: nothing to read yet).
+func readMore(r *bufio.Reader) (got int, short bool, err error) {
+	before := r.Buffered()
+	_, err = r.Peek(before + 1)
+	got = r.Buffered() - before
+	return got, got > 0 && got < r.Size()-before, err
+}
+
+// dropIdleReader gives back the read buffer of a client with nothing
+// buffered and no server: it may wait long for its next message.
+func (l *evLoop) dropIdleReader(c *clientConn) {
+	if c.r.Buffered() == 0 && !c.attached() {
+		c.putReader()
+	}
+}
+
+// attached reports whether a server is attached (loop goroutine).
+func (c *clientConn) attached() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.server != nil
+}
+
+// frontend relays the client's complete buffered messages. It reports
+// false when the loop is done with the client for now (it waits for a
+// server, was handed to a goroutine, or left).
+func (l *evLoop) frontend(c *clientConn) bool {
+	var locked *serverConn
+	defer func() {
+		if locked != nil {
+			l.flushServer(c, locked)
+		}
+	}()
+	for {
+		if c.r.Buffered() < headerLen {
+			if c.r.Buffered() == 0 && c.tracked {
+				c.mu.Lock()
+				s := c.server
+				c.mu.Unlock()
+				if s != nil && s.synthHead.Load() {
+					c.emitDueSynths(s, true)
+				}
+			}
+			return true
+		}
+		h, _ := c.r.Peek(headerLen)
+		f := c.eng.Frame(h)
+		typ, n, total := f.Type, f.Len, f.Total
+		switch f.Act {
+		case engine.Violation:
+			l.flushLocked(c, &locked)
+			c.protocolError(f.Err)
+			l.afterVanish(c)
+			return false
+		case engine.Terminate:
+			l.flushLocked(c, &locked)
+			c.vanish()
+			l.afterVanish(c)
+			return false
+		}
+		if total > c.r.Size() {
+			// Streamed through the goroutine relay.
+			l.flushLocked(c, &locked)
+			l.eject(c, nil, noSlot)
+			return false
+		}
+		if c.r.Buffered() < total {
+			return true
+		}
+		if f.Act == engine.Skip {
+			c.r.Discard(total)
+			continue
+		}
+		m, ok, _ := c.admit(f, false) // whole in the buffer: no read
+		if !ok {
+			continue
+		}
+		effs, replace := m.effs, m.replace
+		c.mu.Lock()
+		s := c.server
+		if s == nil {
+			c.mu.Unlock()
+			l.flushLocked(c, &locked)
+			if engine.IgnoredDetached(typ) {
+				c.r.Discard(total)
+				continue
+			}
+			// The verdict waits with the message; whichever driver
+			// sends it takes it (TakeHeld).
+			c.eng.Hold(effs, replace)
+			if !l.attach(c) {
+				return false
+			}
+			c.eng.TakeHeld()
+			c.mu.Lock()
+			s = c.server
+		}
+		if locked != s {
+			c.mu.Unlock()
+			l.flushLocked(c, &locked)
+			if rio := s.lrio(); rio != nil && len(rio.pend) > loopOut {
+				// The server does not keep up: go on when it drains
+				// (serverWritable).
+				c.eng.Hold(effs, replace)
+				return false
+			}
+			s.wmu.Lock()
+			locked = s
+			c.mu.Lock()
+		}
+		if err := c.forward(s, typ, n, m.body, false, effs, replace); err != nil {
+			if errors.Is(err, errWrite) {
+				l.flushLocked(c, &locked)
+				l.serverFailed(c, s)
+				return false
+			}
+			c.mu.Lock()
+			c.eng.Broke()
+			c.mu.Unlock()
+			l.flushLocked(c, &locked)
+			c.vanish()
+			l.afterVanish(c)
+			return false
+		}
+	}
+}
+
+// flushLocked flushes and unlocks the server frontend holds.
+func (l *evLoop) flushLocked(c *clientConn, locked **serverConn) {
+	if s := *locked; s != nil {
+		*locked = nil
+		l.flushServer(c, s)
+	}
+}
+
+// flushServer flushes what the client wrote to s; s.wmu is held and
+// unlocked here.
+func (l *evLoop) flushServer(c *clientConn, s *serverConn) {
+	err := s.w.Flush()
+	rio := s.lrio()
+	pend := rio != nil && len(rio.pend) > 0
+	s.wmu.Unlock()
+	if err != nil {
+		s.close()
+		if s.lclient == c {
+			l.serverFailed(c, s)
+		}
+		return
+	}
+	if pend && !s.lout && s.loop == l {
+		s.lout = true
+		l.modify(s.lfd, true)
+	}
+}
+
+// flushServerOf flushes the client's attached server, if any.
+func (l *evLoop) flushServerOf(c *clientConn) {
+	c.mu.Lock()
+	s := c.server
+	c.mu.Unlock()
+	if s != nil && s.lclient == c {
+		s.wmu.Lock()
+		l.flushServer(c, s)
+	}
+}
+
+// attach gets the client a server without blocking. It reports whether
+// the client has one now; otherwise it waits in the pool's queue (the
+// loop gets a message) or was handed to a goroutine.
+func (l *evLoop) attach(c *clientConn) bool {
+	p := l.p
+	if p.closing.Load() {
+		l.noServer(c, errPoolClosed)
+		return false
+	}
+	if p.pause.on.Load() {
+		l.eject(c, nil, noSlot)
+		return false
+	}
+	c.move(engine.Waiting)
+	w := &c.waiter
+	w.loop, w.c = l, c
+	a, s, err := c.pool.admit(w, time.Now().Add(p.live.waitLimit()))
+	if a != admitQueued {
+		w.loop, w.c = nil, nil
+	}
+	switch a {
+	case admitServer:
+		return l.bind(c, s)
+	case admitSlot:
+		// A new server: its login blocks.
+		l.eject(c, nil, slotAdmitted)
+	case admitRefused:
+		l.noServer(c, err)
+	case admitQueued:
+		c.lwait = true
+	}
+	return false
+}
+
+// bind attaches s to the client on the loop, or hands both to a goroutine
+// when s needs setting up first; it reports whether s is attached on the
+// loop. After a wait, the client's messages are relayed here.
+func (l *evLoop) bind(c *clientConn, s *serverConn) bool {
+	waited := c.waiter.loop != nil
+	c.waiter.loop, c.waiter.c = nil, nil
+	rio := s.lrio()
+	c.mu.Lock()
+	simple := rio != nil && s.sig == c.sig && len(c.startupSets) == 0 && len(c.eng.Session.Settings) == 0
+	c.mu.Unlock()
+	if !simple {
+		l.eject(c, s, noSlot)
+		return false
+	}
+	fd := s.lfd
+	if s.loop != l {
+		if s.loop != nil {
+			epollCtl(s.loop.ep, syscall.EPOLL_CTL_DEL, int(fd), nil)
+			s.loop = nil
+		}
+		rfd, err := rio.toRaw()
+		if err != nil {
+			l.p.stats.serversLost.Add(1)
+			c.pool.discard(s)
+			return l.attach(c)
+		}
+		fd = int32(rfd)
+		ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
+		if err := epollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
+			l.eject(c, s, noSlot)
+			return false
+		}
+		s.loop, s.lfd, s.lout = l, fd, false
+	}
+	s.lclient, s.lfatal, s.lblocked = c, false, false
+	l.servers.set(fd, s)
+	c.setUp(s, false)
+	if waited {
+		// The message that asked for the server is still buffered.
+		l.relayClient(c, !c.lmore)
+		return false
+	}
+	return true
+}
+
+// noServer closes a client that gets no server.
+func (l *evLoop) noServer(c *clientConn, err error) {
+	c.send(c.failure(err))
+	l.p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
+	c.vanish()
+	l.afterVanish(c)
+}
+
+// flushClient writes out what was relayed to the client.
+// What the socket does not take waits in pend; armOut, after the event,
+// makes the loop watch the socket for it.
+func (l *evLoop) flushClient(c *clientConn) {
+	c.wmu.Lock()
+	if c.w != nil {
+		c.w.Flush()
+	}
+	c.wmu.Unlock()
+}
+
+// armOut makes the loop watch a client's socket for writing when bytes
+// wait for it. Whatever wrote them (a release's flush, an answer of the
+// pooler's own, a refusal) may not have looked; this runs after every
+// event and message the loop handles for the client.
+func (l *evLoop) armOut(c *clientConn) {
+	fd, ok := l.own[c]
+	if !ok || c.lout {
+		return
+	}
+	c.wmu.Lock()
+	pend := len(c.rio.(*rawIO).pend) > 0
+	c.wmu.Unlock()
+	if pend {
+		c.lout = true
+		l.modify(fd, true)
+	}
+}
+
+// clientWritable writes what the client's socket did not take before.
+func (l *evLoop) clientWritable(c *clientConn) {
+	c.wmu.Lock()
+	rio := c.rio.(*rawIO)
+	left, _ := rio.flushPend()
+	small := len(rio.pend) <= loopOut
+	c.wmu.Unlock()
+	if !left && c.lout {
+		c.lout = false
+		l.modify(l.own[c], false)
+	}
+	if small {
+		c.mu.Lock()
+		s := c.server
+		c.mu.Unlock()
+		if s != nil && s.lclient == c && s.lblocked {
+			s.lblocked = false
+			l.serverReadable(s)
+		}
+	}
+}

@@ -1,0 +1,168 @@
+//go:build linux
+
+package pooler
+
+import (
+	"syscall"
+	"time"
+)
+
+// adopt takes a client between transactions (nothing attached) from its
+// goroutine or from login.
+func (l *evLoop) adopt(c *clientConn) {
+	rio := c.rio.(*rawIO)
+	rfd, err := rio.toRaw()
+	if err != nil {
+		c.inLoop.Store(false)
+		l.release(c) // closed meanwhile
+		return
+	}
+	fd := int32(rfd)
+	// A descriptor reused after a close the loop did not see is simply
+	// taken over.
+	l.own[c] = fd
+	l.clients.set(fd, c)
+	ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
+	if err := epollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
+		l.clients.del(fd)
+		delete(l.own, c)
+		c.inLoop.Store(false)
+		l.release(c)
+		return
+	}
+	if l.p.closing.Load() {
+		c.closeForShutdown()
+		l.finish(c)
+		return
+	}
+	// Whatever the client sent meanwhile is read now: the epoll set
+	// reports only what arrives from here on.
+	l.clientReadable(c)
+}
+
+// release hands a client that closed before the loop took it to a
+// goroutine, which cleans up after it.
+func (l *evLoop) release(c *clientConn) {
+	c.rio.(*rawIO).toRuntime()
+	go c.resume(nil, noSlot)
+}
+
+// owns reports whether the loop owns c (loop goroutine only).
+func (l *evLoop) owns(c *clientConn) bool {
+	_, ok := l.own[c]
+	return ok
+}
+
+// forget takes the client out of the loop's set: from here on the loop
+// does not touch it.
+func (l *evLoop) forget(c *clientConn) {
+	fd, ok := l.own[c]
+	if !ok {
+		return
+	}
+	delete(l.own, c)
+	if l.clients.get(fd) == c {
+		l.clients.del(fd)
+		epollCtl(l.ep, syscall.EPOLL_CTL_DEL, int(fd), nil)
+	}
+	c.inLoop.Store(false)
+}
+
+// finish ends a client the loop closed between transactions.
+func (l *evLoop) finish(c *clientConn) {
+	l.forget(c)
+	c.vanish()
+	c.done()
+}
+
+// eject hands the client to the goroutine relay, with s (attached on the
+// loop, or acquired for it and not set up yet) or a slot to connect a
+// server in (slot).
+func (l *evLoop) eject(c *clientConn, s *serverConn, slot slotKind) {
+	if s == nil {
+		c.mu.Lock()
+		s = c.server
+		c.mu.Unlock()
+	}
+	l.forget(c)
+	c.wmu.Lock()
+	if c.w != nil {
+		c.w.Flush()
+	}
+	c.rio.(*rawIO).toRuntime()
+	c.wmu.Unlock()
+	c.lout = false
+	if s != nil && s.lclient == c {
+		// Attached on the loop: the pump takes over.
+		fatal := s.lfatal
+		l.dropServer(s)
+		s.wmu.Lock()
+		s.w.Flush()
+		s.leaveLoop()
+		s.wmu.Unlock()
+		s.lout = false
+		c.pumps.Add(1)
+		go c.pump(s, fatal)
+		s = nil
+	}
+	go c.resume(s, slot)
+}
+
+// slotKind is the slot in which a client handed to a goroutine logs a
+// server in.
+type slotKind uint8
+
+const (
+	noSlot       slotKind = iota
+	slotAdmitted          // admitted (pool.admit): logins were not held back
+	slotGiven             // given to the waiting client by a freed slot (connectGranted)
+)
+
+// resume runs the goroutine relay for a client the loop handed over:
+// first it sets up the server acquired for it (s) or connects one
+// (slot).
+func (c *clientConn) resume(s *serverConn, slot slotKind) {
+	c.wmu.Lock()
+	if rio, ok := c.rio.(*rawIO); ok {
+		rio.flushBlocking()
+	}
+	c.wmu.Unlock()
+	if c.r == nil {
+		c.getReader()
+	}
+	if slot != noSlot {
+		p := c.proxy
+		var err error
+		if slot == slotAdmitted {
+			s, err = c.pool.connectSlot(p.ctx, c.params)
+		} else {
+			s, err = c.pool.connectGranted(p.ctx, time.Now().Add(p.live.waitLimit()), c.params, &c.waiter)
+		}
+		if err != nil {
+			c.send(c.failure(err))
+			p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
+			c.vanish()
+			c.done()
+			return
+		}
+	}
+	if s != nil {
+		if _, err := c.setUp(s, true); err != nil {
+			c.send(c.failure(err))
+			c.proxy.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
+			c.vanish()
+			c.done()
+			return
+		}
+	}
+	c.run()
+}
+
+// flushBlocking writes what nb writes left over, waiting for the socket
+// (nb is cleared). The caller holds the writer's lock.
+func (r *rawIO) flushBlocking() {
+	if len(r.pend) > 0 {
+		r.write(r.pend, r.writeFn)
+		r.pend = nil
+	}
+}

@@ -1,0 +1,601 @@
+package pooler
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"math"
+
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
+)
+
+// The steps both drivers take for one message, whichever of them holds
+// the client: admit a framed client message (what the engine must see,
+// the capture, the policy's verdict), forward it, relay a server message
+// (serverMessage) and act on a ReadyForQuery (readyForQuery), and the
+// ends of a client or a server (vanish, serverLost). The goroutine relay
+// (relay.go) and the event loops (evloop*.go) only read, write and wait
+// around them.
+
+// inbound is one framed client message in a relay's hands: what the
+// engine needs of its body and the policy's verdict on it.
+type inbound struct {
+	typ  byte
+	n    int
+	body []byte
+	// consumed: the message was read out of c.r into body.
+	consumed bool
+	effs     []StateEffect
+	replace  string
+}
+
+// admit takes the client message framed by f, whose header is next in
+// c.r, as far as both relays handle it alike: it reads what the engine
+// must see of the body, shows the message to the capture and runs the
+// session-state policy. ok is false when the message was answered here
+// (a refusal) and the relay goes on with the next one; an error means the
+// client went away. The goroutine relay may block reading the body; the
+// loop relay calls admit only for a message it has whole in its buffer.
+func (c *clientConn) admit(f engine.Frame, batched bool) (m inbound, ok bool, err error) {
+	m.typ, m.n = f.Type, f.Len
+	whole := false
+	if c.tracked {
+		var look bool
+		if look, whole = needsBody(m.typ); look && !whole {
+			m.body, m.consumed, err = c.frontendBody(m.n, false)
+		}
+	}
+	if c.eng.PolicyOn() && (m.typ == 'Q' || m.typ == 'P') && m.n <= maxClassifiedQuery {
+		// The classifier sees the whole statement, however large.
+		whole = true
+	}
+	if whole {
+		m.body, m.consumed, err = c.frontendBody(m.n, true)
+	}
+	if err != nil {
+		return m, false, err
+	}
+	if c.rec != nil && m.typ != 'd' {
+		c.recordFrontend(m.typ, m.n, m.body, batched)
+	}
+	effs, replace, refused, err := c.judge(m.typ, m.n, m.body, m.consumed)
+	m.effs, m.replace = effs, replace
+	return m, !refused && err == nil, err
+}
+
+// judge returns the policy's verdict on the client's next message: the
+// one held for it (a driver judged it before the message had to wait),
+// else a fresh one from policyStep, whose results it returns.
+func (c *clientConn) judge(typ byte, n int, body []byte, consumed bool) (effs []StateEffect, replace string, refused bool, err error) {
+	if effs, replace, held := c.eng.TakeHeld(); held {
+		return effs, replace, false, nil
+	}
+	return c.policyStep(typ, n, body, consumed)
+}
+
+// policyStep runs the session-state policy on a client's Query or Parse
+// (policyOn): it returns the message's effects, or under the reject
+// policy the query that raises the refusal inside a transaction; refused
+// is set when the refusal was answered here and the message consumed.
+func (c *clientConn) policyStep(typ byte, n int, body []byte, consumed bool) (effs []StateEffect, replace string, refused bool, err error) {
+	if !c.eng.PolicyOn() || typ != 'Q' && typ != 'P' {
+		return nil, "", false, nil
+	}
+	effs = c.classifyMessage(typ, n, body)
+	policy := c.eng.Policy()
+	attached := false
+	if len(effs) > 0 && policy == PolicyReject {
+		attached = !c.detached()
+	}
+	switch engine.Judge(policy, typ, effs, attached) {
+	case engine.Pass:
+		return effs, "", false, nil
+	case engine.RefuseParse:
+		if c.tracked {
+			c.eng.RejectNextParse(engine.Refusal(effs))
+		}
+		return nil, "", false, nil
+	case engine.RaiseOnServer:
+		return nil, engine.RaiseQuery(effs), false, nil
+	}
+	// Refused outright: the client stays usable.
+	if !consumed {
+		if _, err := c.r.Discard(headerLen + n); err != nil {
+			return nil, "", true, err
+		}
+	}
+	c.send(append(engine.Refusal(effs), 'Z', 0, 0, 0, 5, 'I'))
+	return nil, "", true, nil
+}
+
+// forward writes one client message to its server s: the caller holds
+// s.wmu and c.mu, which forward unlocks. An error wrapping errWrite is the
+// server's; any other is the client's (the message was cut short).
+func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consumed bool, effs []StateEffect, replace string) error {
+	c.eng.Sent(typ)
+	c.noteFrontend(typ, n)
+	if typ == 'P' && c.tracked {
+		// A statement's effects happen when it runs: trackFrontend keeps
+		// them with the statement and applies them at Bind.
+		c.eng.SetParseEffects(effs)
+		effs = nil
+	}
+	if pinned, ok := c.eng.ApplyEffects(c.eng.Policy(), effs, isTracked); ok {
+		c.setPinnedLocked(pinned)
+	}
+	if c.tracked {
+		pl := c.trackFrontend(s, typ, body, n)
+		c.mu.Unlock()
+		if replace != "" {
+			pl.Action, pl.Replace = engine.PlanReplace, replace
+		}
+		return c.writePlan(s.w, typ, n, body, consumed, &pl)
+	}
+	c.mu.Unlock()
+	switch {
+	case replace != "":
+		if !consumed {
+			if _, err := c.r.Discard(headerLen + n); err != nil {
+				return err
+			}
+		}
+		if writeQuery(s.w, replace) != nil {
+			return errWrite
+		}
+	case consumed:
+		var h [headerLen]byte
+		s.w.Write(engine.PutHeader(h[:0], typ, n))
+		if _, werr := s.w.Write(body); werr != nil {
+			return errWrite
+		}
+	default:
+		return copyMessage(s.w, c.r, headerLen+n)
+	}
+	return nil
+}
+
+// errWrite marks a failed write in copyMessage.
+var errWrite = errors.New("write failed")
+
+// copyMessage moves one whole message of total bytes from r to w. A read
+// error is returned as is, a write error wrapped in errWrite (and the rest
+// of the message still consumed from r).
+func copyMessage(w *bufio.Writer, r *bufio.Reader, total int) error {
+	if total <= r.Size() {
+		b, err := r.Peek(total)
+		if err != nil {
+			return err
+		}
+		_, werr := w.Write(b)
+		r.Discard(total)
+		if werr != nil {
+			return errWrite
+		}
+		return nil
+	}
+	var werr error
+	for total > 0 {
+		chunk := min(total, r.Size())
+		b, err := r.Peek(chunk)
+		if len(b) == 0 && err != nil {
+			return err
+		}
+		if werr == nil {
+			_, werr = w.Write(b)
+		}
+		r.Discard(len(b))
+		total -= len(b)
+	}
+	if werr != nil {
+		return errWrite
+	}
+	return nil
+}
+
+// setUp makes an acquired server the client's: it applies the client's
+// settings and parameters when the server lacks them and, with pump,
+// starts the pump (the event loop relays the server's messages itself).
+// On failure the server is given back.
+func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
+	p := c.proxy
+	if pump {
+		s.leaveLoop()
+	}
+	// What the server must carry for this client: in session and record
+	// mode its startup parameters beyond the tracked ones, in transaction
+	// mode the settings that follow it (preserve); one query either way.
+	c.mu.Lock()
+	settings := c.eng.Session.Settings
+	c.mu.Unlock()
+	if sets := append(c.startupSets[:len(c.startupSets):len(c.startupSets)], settings...); len(sets) > 0 {
+		if _, err := s.runInternal(engine.RestoreSQL(sets)); err != nil {
+			c.pool.giveBack(s, err)
+			return nil, err
+		}
+		// The server now carries the client's settings: they are read
+		// back and reset when it goes back to the pool.
+		c.mu.Lock()
+		for _, st := range settings {
+			engine.SetAdd(&c.eng.Session.Touched, st.Name)
+		}
+		if p.cfg.Mode == ModeTransaction {
+			// Startup parameters too: the server goes back to the pool
+			// after the transaction.
+			for _, st := range c.startupSets {
+				engine.SetAdd(&c.eng.Session.Touched, st.Name)
+			}
+		}
+		c.mu.Unlock()
+	}
+	if s.sig == c.sig {
+		// The server already has the client's settings.
+	} else if err := s.applyParams(c.params); err != nil {
+		c.pool.giveBack(s, err)
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.sig != s.sig {
+		for _, k := range trackedParams {
+			if v, ok := s.params[k]; ok {
+				c.params[k] = v
+			}
+		}
+		c.sig = paramsSig(c.params)
+	}
+	c.server = s
+	c.moveLocked(engine.Attached)
+	c.eng.Attached(p.cfg.Mode != ModeTransaction)
+	s.eng.ResetQueue()
+	s.synthHead.Store(false)
+	c.mu.Unlock()
+	p.stats.attaches.Add(1)
+	c.pool.ctr.assignments.Add(1)
+	if pump {
+		c.pumps.Add(1)
+		go c.pump(s, false)
+	}
+	return s, nil
+}
+
+// clientWrite copies one message from the server to the client buffer.
+// Write errors are ignored: a vanished client's server is still drained.
+func (c *clientConn) clientWrite(s *serverConn, total int) error {
+	if c.vanished.Load() {
+		_, err := s.r.Discard(total)
+		return err
+	}
+	c.ctr.tx += int64(total)
+	c.wmu.Lock()
+	err := copyMessage(c.writer(), s.r, total)
+	c.wmu.Unlock()
+	if errors.Is(err, errWrite) {
+		return nil
+	}
+	return err
+}
+
+// flushClient flushes what the pump wrote to the client; with done it also
+// gives the write buffer back (the server is being released).
+func (c *clientConn) flushClient(done bool) {
+	c.wmu.Lock()
+	if c.w != nil {
+		c.w.Flush()
+		if done {
+			c.putWriter()
+		}
+	}
+	c.wmu.Unlock()
+}
+
+// smResult is what became of the server after serverMessage.
+type smResult int
+
+const (
+	smNext     smResult = iota // still attached: go on
+	smReleased                 // released at a ReadyForQuery
+	smLost                     // failed; serverLost has run
+)
+
+// serverMessage relays one server message of type typ and body length n
+// (its header is buffered in s.r) to the client and keeps the relay state;
+// it reads the message from s.r, all of it unless the server failed.
+func (c *clientConn) serverMessage(s *serverConn, typ byte, n int, fatalSeen *bool) smResult {
+	if c.tracked {
+		if s.synthHead.Load() {
+			c.emitDueSynths(s, false)
+		}
+		if engine.MayComplete(typ) {
+			var body []byte
+			var status byte
+			switch typ {
+			case 'C', 'E', 'Z':
+				if n <= maxSmallMessage {
+					if b, err := s.r.Peek(headerLen + n); err == nil {
+						body = b[headerLen:]
+					}
+				}
+			}
+			switch typ {
+			case 'Z':
+				if n != 1 || body == nil {
+					c.serverLost(s, *fatalSeen)
+					return smLost
+				}
+				status = body[0]
+			case 'E':
+				if body != nil && isFatal(body) {
+					*fatalSeen = true
+				}
+			}
+			if err := c.trackBackend(s, typ, n, body); err != nil {
+				c.serverLost(s, *fatalSeen)
+				return smLost
+			}
+			if typ == 'Z' && c.readyForQuery(s, status) {
+				return smReleased
+			}
+			return smNext
+		}
+	}
+	if c.rec != nil && typ != 'D' && typ != 'd' {
+		c.recordBackend(s, typ, n)
+	}
+	switch typ {
+	case 'Z':
+		b, err := s.r.Peek(headerLen + 1)
+		if err != nil || n != 1 {
+			c.serverLost(s, *fatalSeen)
+			return smLost
+		}
+		status := b[headerLen]
+		if err := c.clientWrite(s, headerLen+n); err != nil {
+			c.serverLost(s, *fatalSeen)
+			return smLost
+		}
+		if c.readyForQuery(s, status) {
+			return smReleased
+		}
+		return smNext
+	case 'S':
+		if n <= maxSmallMessage {
+			b, err := s.r.Peek(headerLen + n)
+			if err == nil {
+				if name, value, ok := parseParameterStatus(b[headerLen:]); ok {
+					c.mu.Lock()
+					s.params[name] = value
+					if isTracked(name) {
+						c.params[name] = value
+						s.sig = paramsSig(s.params)
+						c.sig = paramsSig(c.params)
+					}
+					c.mu.Unlock()
+				}
+			}
+		}
+	case 'E':
+		if n <= maxSmallMessage {
+			if b, err := s.r.Peek(headerLen + n); err == nil && isFatal(b[headerLen:]) {
+				*fatalSeen = true
+			}
+		}
+	}
+	if err := c.clientWrite(s, headerLen+n); err != nil {
+		c.serverLost(s, *fatalSeen)
+		return smLost
+	}
+	return smNext
+}
+
+// isFatal reports whether an ErrorResponse body has severity FATAL or
+// PANIC.
+func isFatal(body []byte) bool {
+	sev := parseErrorFields(body)['V']
+	return sev == "FATAL" || sev == "PANIC"
+}
+
+// readyForQuery updates the relay state after a ReadyForQuery with the
+// given status was relayed, and releases the server when mayRelease says
+// so. It reports whether the server was released (the pump ends).
+func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
+	c.mu.Lock()
+	c.eng.Ready(status)
+	c.noteReady(status)
+	if c.eng.MustVerify(status, c.gone) {
+		// Statements whose effects only the server knows: it is read
+		// before the server may go back to the pool, so that what pins
+		// the client pins it now.
+		c.verifyAttached(s)
+	}
+	owed := 0
+	if c.tracked {
+		owed = s.eng.Pending()
+	}
+	verdict := c.eng.Release(owed)
+	if verdict == engine.KeepOwed {
+		c.proxy.log.Warn("responses pending at release; server kept", "user", c.user, "pending", owed)
+	}
+	release := verdict == engine.ReleaseNow
+	gone := c.gone
+	if release {
+		c.server = nil
+		if !gone {
+			c.moveLocked(engine.Idle)
+		}
+	}
+	c.mu.Unlock()
+	if status == 'I' && c.routineChanged.CompareAndSwap(true, false) {
+		// The transaction that changed a routine is over: what was
+		// learned meanwhile may be the old definition.
+		c.proxy.routines.invalidate()
+	}
+	if !release {
+		return false
+	}
+	c.flushClient(true)
+	s.wmu.Lock() // wait for a write of this client still under way
+	s.wmu.Unlock()
+	if s.lclient == c {
+		// Off the event loop before another client may have it.
+		s.loop.dropServer(s)
+	}
+	if c.eng.PolicyOn() && !c.cleanServer(s, gone) {
+		c.pool.discard(s)
+	} else {
+		c.pool.release(s)
+	}
+	if !gone && c.proxy.closing.Load() {
+		c.closeForShutdown()
+	}
+	if !gone && !c.inLoop.Load() && (c.proxy.stats.relaying.Load() > c.proxy.budget.Load() || c.loopable()) {
+		// The client goroutine, already waiting for the next message,
+		// hands the client to the idle poller (see relayBudget) or back
+		// to an event loop.
+		c.nudge(math.MaxInt64)
+	}
+	return true
+}
+
+// serverLost handles a server whose stream ended or broke while attached:
+// the server is closed and its slot freed, and the client, unless it is
+// gone, gets an error (unless the server sent its own FATAL) and is closed.
+func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
+	c.mu.Lock()
+	gone := c.gone
+	if c.server == s {
+		c.server = nil
+		if !gone {
+			// The client is closed below.
+			c.moveLocked(engine.Closing)
+		}
+	}
+	c.mu.Unlock()
+	c.pool.discard(s)
+	c.proxy.stats.serversLost.Add(1)
+	if gone {
+		return
+	}
+	c.setEndReason("server connection lost")
+	if !fatalSeen {
+		c.wmu.Lock()
+		c.writer().Write(fatal(codeConnectionFailure, "server connection lost"))
+		c.wmu.Unlock()
+	}
+	c.flushClient(true)
+	c.proxy.log.Info("server connection lost; client closed", "user", c.user, "database", c.database)
+	c.conn.Close()
+	c.proxy.idlePoll.wakeClient(c)
+}
+
+// protocolError closes a client that sent a malformed message.
+func (c *clientConn) protocolError(err error) {
+	c.vanished.Store(true) // nothing more from the server after the FATAL
+	var tl *engine.TooLargeError
+	if errors.As(err, &tl) {
+		c.send(fatal(codeProtocolViolation, "%v", err))
+	} else {
+		c.send(fatal(codeProtocolViolation, "invalid message: %v", err))
+	}
+	c.setEndReason("protocol violation")
+	c.proxy.log.Info("client closed: protocol violation", "user", c.user, "err", err)
+	c.vanish()
+}
+
+// closeForShutdown closes a client between transactions during shutdown.
+func (c *clientConn) closeForShutdown() {
+	c.setEndReason("pooler shutdown")
+	c.send(fatal(codeAdminShutdown, "the pooler is shutting down"))
+	c.conn.Close()
+	c.proxy.idlePoll.wakeClient(c)
+}
+
+// vanish cleans up after a client that disconnected, sent Terminate or is
+// being closed, following onVanish, and waits for its pump to end.
+func (c *clientConn) vanish() {
+	if m := c.kill.Load(); m != nil && !c.vanished.Load() {
+		// Closed by the pooler (a timeout): the client learns why.
+		c.send(*m)
+		c.setEndReason(string(parseErrorFields((*m)[headerLen:])['M']))
+	}
+	c.vanished.Store(true)
+	c.mu.Lock()
+	c.waitVerifiedLocked()
+	c.gone = true
+	c.moveLocked(engine.Closing)
+	s := c.server
+	var srv *engine.Server
+	if c.tracked && s != nil {
+		srv = &s.eng
+	}
+	plan := c.eng.Vanish(s != nil, srv)
+	c.mu.Unlock()
+	act, queries := plan.Action, plan.Queries
+	switch act {
+	case engine.VanishNothing:
+		return
+	case engine.VanishCancelClose:
+		// The server is closed at once and its query cancelled aside:
+		// the cancel dials PostgreSQL, which must not hold up an event
+		// loop.
+		s.close()
+		go func() {
+			if err := s.sendCancel(); err != nil {
+				c.proxy.log.Warn("cancel of a vanished client's query failed", "user", c.user, "err", err)
+			}
+		}()
+	case engine.VanishClose:
+		s.close()
+	default:
+		s.wmu.Lock()
+		var err error
+		for _, q := range queries {
+			err = errors.Join(err, writeQuery(s.w, q))
+		}
+		if err == nil {
+			err = s.w.Flush()
+		}
+		s.wmu.Unlock()
+		if err != nil {
+			s.close()
+		}
+	}
+	c.proxy.log.Debug("client left with a server attached", "user", c.user, "action", int(act))
+	c.pumps.Wait()
+}
+
+var _ io.Reader = (*bufio.Reader)(nil)
+
+// recordFrontend shows a client message to the capture before it is
+// forwarded: body when the relay read it already, else as much of it as
+// the read buffer holds.
+func (c *clientConn) recordFrontend(typ byte, n int, body []byte, batched bool) {
+	if captureToggle && c.recOff.Load() {
+		return
+	}
+	if body == nil && n > 0 {
+		b, _ := c.r.Peek(min(headerLen+n, c.r.Size()))
+		if len(b) > headerLen {
+			body = b[headerLen:]
+		}
+	}
+	if batched {
+		c.rec.FrontendBatched(typ, body, n)
+	} else {
+		c.rec.Frontend(typ, body, n)
+	}
+}
+
+// recordBackend shows a server message to the capture before it is
+// relayed, when it fits in the read buffer (data rows are never shown).
+// Once the client has gone, what the server answers is the pooler's own
+// clean-up and not recorded.
+func (c *clientConn) recordBackend(s *serverConn, typ byte, n int) {
+	if captureToggle && c.recOff.Load() {
+		return
+	}
+	if headerLen+n > s.r.Size() || c.vanished.Load() {
+		return
+	}
+	if b, err := s.r.Peek(headerLen + n); err == nil {
+		c.rec.Backend(typ, b[headerLen:])
+	}
+}
