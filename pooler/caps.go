@@ -8,10 +8,11 @@ import (
 
 // connCap counts the server connections of one database or one user over
 // all its pools, against a cap (max_db_connections, max_user_connections).
-// Servers are counted always, with atomics, when a pool opens or closes
-// one (never when it lends or takes back one), so that a cap set by RELOAD
-// or SET starts from the true count; max 0 is no cap, and then nothing
-// else is done. A pool takes a slot of both its caps before it connects a
+// Servers are counted always, with atomics, when a pool opens one and when
+// the backend of one it closed has exited (never when it lends or takes
+// back one): a cap counts what PostgreSQL counts, and one set by RELOAD or
+// SET starts from the true count. max 0 is no cap, and then nothing else
+// is done. A pool takes a slot of both its caps before it connects a
 // server; a client that finds no slot waits in its pool's queue, and a
 // slot given back is offered to the waiting pools under the cap.
 type connCap struct {
@@ -22,6 +23,11 @@ type connCap struct {
 	// back with no client of its own pool waiting is closed rather than
 	// kept idle, so that the waiting pool gets its slot.
 	starved atomic.Bool
+	// onWay counts the servers closed to make room under the cap whose
+	// backends have not exited yet (pool.evict): while a slot is on its
+	// way to the waiting pools, a server given back is not closed for
+	// them too.
+	onWay atomic.Int64
 
 	mu    sync.Mutex
 	pools []*pool // the pools under the cap (under mu)
@@ -99,8 +105,33 @@ func (c *connCap) evictIdle(except *pool) bool {
 	if victim == nil {
 		return false
 	}
-	from.discard(victim)
+	from.evict(victim)
 	return true
+}
+
+// evict closes a server of the pool to give its slot to a client waiting
+// for a full cap. The slot is on its way (onWay) until the backend has
+// exited; when it lands, a cap still starved (its first waiting client
+// got the slot, others may wait still) has another idle server closed.
+func (p *pool) evict(s *serverConn) {
+	p.dbCap.onWay.Add(1)
+	p.userCap.onWay.Add(1)
+	s.terminate(func() {
+		p.dbCap.onWay.Add(-1)
+		p.userCap.onWay.Add(-1)
+		p.slotFreed()
+		for _, c := range []*connCap{p.dbCap, p.userCap} {
+			if c.starvedNow() && c.full() && c.evictIdle(nil) {
+				return
+			}
+		}
+	})
+}
+
+// starvedNow reports whether a client waits for a slot of the cap and no
+// slot is on its way to it.
+func (c *connCap) starvedNow() bool {
+	return c.max.Load() > 0 && c.starved.Load() && c.onWay.Load() == 0
 }
 
 func (c *connCap) add(pl *pool) {
@@ -157,11 +188,9 @@ func (p *pool) capped() {
 }
 
 // capStarved reports whether a client of another pool waits for a slot of
-// one of p's caps (a cheap check: two atomic loads when no cap is set).
-func (p *pool) capStarved() bool {
-	return p.dbCap.max.Load() > 0 && p.dbCap.starved.Load() ||
-		p.userCap.max.Load() > 0 && p.userCap.starved.Load()
-}
+// one of p's caps that no slot is on its way to (a cheap check: two
+// atomic loads when no cap is set).
+func (p *pool) capStarved() bool { return p.dbCap.starvedNow() || p.userCap.starvedNow() }
 
 // grantCapped gives a slot freed under a cap to the pool's first waiting
 // client, when it has one and room for a server.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -16,13 +17,21 @@ import (
 // fakeServer is a scripted PostgreSQL server for protocol edge cases the
 // real one does not produce: it logs anyone in and answers each simple
 // Query by its text: "ok" succeeds, "garbage" sends a message with a
-// negative length, "hangup" closes the connection.
+// negative length, "hangup" closes the connection. A session the client
+// ends (Terminate, or its end of the connection closed) runs atEnd, when
+// set, before the server closes its end, as a backend exits before its
+// socket closes. live counts the sessions, peak the most at once.
 type fakeServer struct {
-	ln   net.Listener
-	port int
+	ln         net.Listener
+	port       int
+	atEnd      func()
+	live, peak atomic.Int64
 }
 
-func startFakeServer(t *testing.T) *fakeServer {
+func startFakeServer(t *testing.T) *fakeServer { return startFakeServerEnd(t, nil) }
+
+// startFakeServerEnd starts a fake server with atEnd.
+func startFakeServerEnd(t *testing.T, atEnd func()) *fakeServer {
 	t.Helper()
 	for range 20 {
 		port := 21000 + rand.IntN(9000)
@@ -33,7 +42,7 @@ func startFakeServer(t *testing.T) *fakeServer {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := &fakeServer{ln: ln, port: port}
+		f := &fakeServer{ln: ln, port: port, atEnd: atEnd}
 		t.Cleanup(func() { ln.Close() })
 		go f.serve()
 		return f
@@ -54,6 +63,10 @@ func (f *fakeServer) serve() {
 
 func (f *fakeServer) session(c net.Conn) {
 	defer c.Close()
+	n := f.live.Add(1)
+	for p := f.peak.Load(); n > p && !f.peak.CompareAndSwap(p, n); p = f.peak.Load() {
+	}
+	defer f.live.Add(-1)
 	be := pgproto3.NewBackend(c, c)
 	if _, err := be.ReceiveStartupMessage(); err != nil {
 		return
@@ -67,7 +80,11 @@ func (f *fakeServer) session(c net.Conn) {
 	be.Flush()
 	for {
 		msg, err := be.Receive()
-		if err != nil {
+		_, terminate := msg.(*pgproto3.Terminate)
+		if err != nil || terminate {
+			if f.atEnd != nil {
+				f.atEnd()
+			}
 			return
 		}
 		q, ok := msg.(*pgproto3.Query)

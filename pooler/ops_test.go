@@ -570,6 +570,75 @@ func TestCapPerDatabase(t *testing.T) {
 	}
 }
 
+// TestCapEvictedServerExits: a server closed to make room under a cap
+// (max_db_connections 1: a client of a second pool of the database waits
+// while the first pool's server is idle) keeps its slot until its backend
+// has exited, which the pooler learns from the end of the stream after it
+// sent Terminate: while the fake server holds the ended session open, the
+// first pool still counts the server and the waiting client has not logged
+// a new one in; once the session is closed, the client is served, and the
+// server never had two sessions at once.
+func TestCapEvictedServerExits(t *testing.T) {
+	for _, relay := range opsRelays {
+		t.Run(string(relay), func(t *testing.T) {
+			ended, exit := make(chan struct{}, 1), make(chan struct{})
+			f := startFakeServerEnd(t, func() {
+				ended <- struct{}{}
+				<-exit
+			})
+			tp := startProxy(t, nil, Config{Relay: relay, PoolSize: 2, MaxDBConnections: 1,
+				Upstream: fmt.Sprintf("postgres://fake@127.0.0.1:%d/fake?sslmode=disable", f.port)})
+			tp.exitWait.Store(int64(time.Minute)) // no bound while the test holds the session
+			ctx := testCtx(t, 30*time.Second)
+			a := tp.connectAs(t, "cap_a", "capdb")
+			if _, err := a.Exec(ctx, "ok", pgx.QueryExecModeSimpleProtocol); err != nil {
+				t.Fatal(err)
+			}
+			// b's login needs a server of its own pool: the cap is full,
+			// and a's idle server is evicted.
+			type conn struct {
+				c   *pgx.Conn
+				err error
+			}
+			bc := make(chan conn, 1)
+			go func() {
+				c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://cap_b@127.0.0.1:%d/capdb?sslmode=disable", tp.port))
+				bc <- conn{c, err}
+			}()
+			select {
+			case <-ended:
+			case <-ctx.Done():
+				t.Fatal("a's server was not closed to make room for b")
+			}
+			tp.mu.Lock()
+			pa, pb := tp.pools[poolKey{"capdb", "cap_a"}], tp.pools[poolKey{"capdb", "cap_b"}]
+			tp.mu.Unlock()
+			pa.lock()
+			openA := pa.open
+			pa.unlock()
+			pb.lock()
+			openB, waitingB := pb.open, pb.waiters.Len()
+			pb.unlock()
+			if openA != 1 || openB != 0 || waitingB != 1 || pa.dbCap.n.Load() != 1 {
+				t.Errorf("while the evicted server's session is open: a's pool has %d servers, b's %d and %d waiting, the cap counts %d; want 1, 0, 1 waiting, 1",
+					openA, openB, waitingB, pa.dbCap.n.Load())
+			}
+			close(exit)
+			b := <-bc
+			if b.err != nil {
+				t.Fatalf("b's login after the evicted server's session closed: %v", b.err)
+			}
+			defer b.c.Close(context.Background())
+			if _, err := b.c.Exec(ctx, "ok", pgx.QueryExecModeSimpleProtocol); err != nil {
+				t.Fatal(err)
+			}
+			if n := f.peak.Load(); n != 1 {
+				t.Errorf("the server had %d sessions at once under max_db_connections 1", n)
+			}
+		})
+	}
+}
+
 // TestQueryTimeout: a query that runs longer than query_timeout ends with
 // FATAL "query timeout"; its backend's query is cancelled and the server
 // closed, and the pool (of one) serves the next client; a query shorter

@@ -523,7 +523,7 @@ func (p *pool) release(s *serverConn) {
 	if p.capStarved() {
 		// A client of another pool waits for a slot of a full cap.
 		p.unlock()
-		p.discard(s)
+		p.evict(s)
 		return
 	}
 	s.idleSince = time.Now()
@@ -543,11 +543,10 @@ func (p *pool) giveBack(s *serverConn, err error) {
 	}
 }
 
-// discard closes a server and frees its slot.
-func (p *pool) discard(s *serverConn) {
-	s.close()
-	p.slotFreed()
-}
+// discard closes a server and frees its slot once its backend has exited
+// (terminate): until then PostgreSQL counts the backend, so the pool's
+// size and the caps count it too.
+func (p *pool) discard(s *serverConn) { s.terminate(p.slotFreed) }
 
 // slotFreed gives up one slot: a waiter gets it, or it is freed.
 func (p *pool) slotFreed() {

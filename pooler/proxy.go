@@ -89,9 +89,10 @@ type Proxy struct {
 		// loginsRefused counts connections refused by MaxLoginClients.
 		loginsRefused atomic.Int64
 	}
-	// budget is relayBudget and nudgeAfter idleNudgeAfter (in
-	// nanoseconds), fields so that tests can change them.
-	budget, nudgeAfter atomic.Int64
+	// budget is relayBudget, nudgeAfter idleNudgeAfter and exitWait
+	// backendExitWait (in nanoseconds), fields so that tests can change
+	// them.
+	budget, nudgeAfter, exitWait atomic.Int64
 	// loops are the event loops (evloop.go), nil when the goroutine
 	// relay does all; nextLoop picks one for each client.
 	loops    []*evLoop
@@ -185,6 +186,7 @@ func New(cfg Config) (*Proxy, error) {
 	p.live.set(c)
 	p.budget.Store(relayBudget)
 	p.nudgeAfter.Store(int64(idleNudgeAfter))
+	p.exitWait.Store(int64(backendExitWait))
 	admins := append([]string(nil), c.AdminUsers...)
 	p.admins.Store(&admins)
 	if c.usesAuthQuery() {

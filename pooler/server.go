@@ -201,6 +201,53 @@ func connectServer(ctx context.Context, cfg *pgconn.Config, a *authenticator) (*
 // close closes the connection without a Terminate message.
 func (s *serverConn) close() { s.conn.Close() }
 
+// backendExitWait bounds how long terminate waits for a backend to exit
+// (Proxy.exitWait).
+const backendExitWait = time.Second
+
+// terminateMsg is the protocol's Terminate message.
+var terminateMsg = []byte{'X', 0, 0, 0, 4}
+
+// terminate ends the server's session and calls gone, on a goroutine of
+// its own, once PostgreSQL no longer counts the backend: it sends
+// Terminate and waits for the end of the stream before it closes the
+// socket. A backend leaves pg_stat_activity and the count of connections
+// before its process exits, and only the exit closes its socket
+// (PostgreSQL's socket_close leaves the socket open for that, so that a
+// client can close synchronously); a slot gone frees is therefore not
+// taken by a new server while PostgreSQL still counts the old one. The
+// wait is bounded by backendExitWait (a backend busy with a query reads
+// nothing), and a socket closed already is not waited on. The caller owns
+// s.
+func (s *serverConn) terminate(gone func()) {
+	if r := s.lrio(); r != nil {
+		r.mu.RLock()
+		closed := r.closed
+		r.mu.RUnlock()
+		if closed {
+			// Nothing to wait on (and the number of a closed raw
+			// descriptor is not to be taken out of an epoll set).
+			gone()
+			return
+		}
+		// The wait is the runtime poller's, not an event loop's.
+		s.leaveLoop()
+		if r.conn() == nil {
+			gone() // toRuntime failed, and closed the socket
+			return
+		}
+	}
+	wait := time.Duration(s.pool.proxy.exitWait.Load())
+	go func() {
+		s.conn.SetDeadline(time.Now().Add(wait))
+		if _, err := s.conn.Write(terminateMsg); err == nil {
+			io.Copy(io.Discard, s.conn)
+		}
+		s.close()
+		gone()
+	}()
+}
+
 // alive reports whether an idle server still looks usable: nothing
 // buffered and nothing readable on the socket (a terminated backend sends
 // a FATAL error and closes its end).

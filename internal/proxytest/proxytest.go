@@ -6,10 +6,14 @@
 package proxytest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,9 +49,13 @@ func Listen(t testing.TB, cfg pooler.Config) (*pooler.Proxy, int) {
 
 // Start is Listen, then serves until the test ends: the cleanup shuts the
 // proxy down (giving it stop to finish) and reports an error Serve
-// returned, or a proxy that did not stop within stop and 5 s more.
+// returned, a proxy that did not stop within stop and 5 s more, or client
+// moves the pooler's state machine refused, with the pooler's log records
+// of them (cfg.Logger still gets every record it takes).
 func Start(t testing.TB, cfg pooler.Config, stop time.Duration) (*pooler.Proxy, int) {
 	t.Helper()
+	moves := newMoveLog(cfg.Logger)
+	cfg.Logger = slog.New(moves)
 	p, port := Listen(t, cfg)
 	done := make(chan error, 1)
 	go func() { done <- p.Serve(context.Background()) }()
@@ -64,8 +72,86 @@ func Start(t testing.TB, cfg pooler.Config, stop time.Duration) (*pooler.Proxy, 
 			t.Error("the proxy did not stop")
 		}
 		if n := p.Snapshot().InvalidMoves; n != 0 {
-			t.Errorf("%d client moves refused by the pooler's state machine (see its log)", n)
+			t.Errorf("%d client moves refused by the pooler's state machine; its log of them:\n%s", n, moves.text())
 		}
 	})
 	return p, port
+}
+
+// invalidMove is in the message of the pooler's log record of a client
+// move its state machine refused.
+const invalidMove = "invalid move"
+
+// maxMoveLines bounds the records a moveLog keeps.
+const maxMoveLines = 20
+
+// moveLog is a slog handler that passes every record on to the test's
+// logger (the pooler's default, slog.Default(), when it has none) and
+// keeps the text of the records of refused client moves, whatever the
+// test's logger's level or destination (a file, io.Discard), for the
+// failure that reports them.
+type moveLog struct {
+	next slog.Handler
+	// rec writes the kept records into buf (shared by the handlers
+	// WithAttrs and WithGroup make).
+	rec   slog.Handler
+	state *moveText
+}
+
+type moveText struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	kept, n int
+}
+
+func newMoveLog(l *slog.Logger) *moveLog {
+	if l == nil {
+		l = slog.Default()
+	}
+	st := &moveText{}
+	return &moveLog{next: l.Handler(), rec: slog.NewTextHandler(&st.buf, nil), state: st}
+}
+
+func (h *moveLog) Enabled(ctx context.Context, level slog.Level) bool {
+	return level >= slog.LevelError || h.next.Enabled(ctx, level)
+}
+
+func (h *moveLog) Handle(ctx context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, invalidMove) {
+		st := h.state
+		st.mu.Lock()
+		st.n++
+		if st.kept < maxMoveLines {
+			st.kept++
+			h.rec.Handle(ctx, r)
+		}
+		st.mu.Unlock()
+	}
+	if !h.next.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.next.Handle(ctx, r)
+}
+
+func (h *moveLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return &moveLog{next: h.next.WithAttrs(as), rec: h.rec.WithAttrs(as), state: h.state}
+}
+
+func (h *moveLog) WithGroup(name string) slog.Handler {
+	return &moveLog{next: h.next.WithGroup(name), rec: h.rec.WithGroup(name), state: h.state}
+}
+
+// text returns the kept records, one a line, and how many were left out.
+func (h *moveLog) text() string {
+	st := h.state
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.n == 0 {
+		return "(no record of them)"
+	}
+	s := strings.TrimRight(st.buf.String(), "\n")
+	if st.n > st.kept {
+		s += fmt.Sprintf("\n(%d more)", st.n-st.kept)
+	}
+	return s
 }
