@@ -105,12 +105,12 @@ func (c *connCap) evictIdle(except *pool) bool {
 	if victim == nil {
 		return false
 	}
-	from.evict(victim)
+	from.putBack(victim, evictServer)
 	return true
 }
 
 // evict closes a server of the pool to give its slot to a client waiting
-// for a full cap. The slot is on its way (onWay) until the backend has
+// for a full cap (putBack with evictServer). The slot is on its way (onWay) until the backend has
 // exited; when it lands, a cap still starved (its first waiting client
 // got the slot, others may wait still) has another idle server closed.
 func (p *pool) evict(s *serverConn) {
@@ -162,9 +162,6 @@ func (p *pool) takeCaps() bool {
 	}
 	return true
 }
-
-// capsFull reports whether a new server of the pool would exceed a cap.
-func (p *pool) capsFull() bool { return p.dbCap.full() || p.userCap.full() }
 
 // freeCaps gives back the caps' slots of a server that closed (or was
 // never connected).

@@ -148,12 +148,12 @@ func (l *evLoop) post(m loopMsg) {
 		l.mu.Unlock()
 		// Shutdown is over: the client is closed on a goroutine.
 		if m.s != nil {
-			m.c.pool.discard(m.s)
+			m.c.pool.putBack(m.s, closeServer)
 		}
 		if m.c != nil {
 			m.c.inLoop.Store(false)
 			m.c.conn.Close()
-			l.release(m.c)
+			l.giveUp(m.c)
 		}
 		return
 	}
@@ -301,7 +301,7 @@ func (l *evLoop) stop(work []loopMsg) {
 		c.mu.Unlock()
 		if s != nil {
 			l.dropServer(s)
-			c.pool.discard(s)
+			c.pool.putBack(s, closeServer)
 		}
 		c.vanish()
 		c.done()

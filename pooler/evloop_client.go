@@ -289,7 +289,7 @@ func (l *evLoop) bind(c *clientConn, s *serverConn) bool {
 		rfd, err := rio.toRaw()
 		if err != nil {
 			l.p.stats.serversLost.Add(1)
-			c.pool.discard(s)
+			c.pool.putBack(s, closeServer)
 			return l.attach(c)
 		}
 		fd = int32(rfd)

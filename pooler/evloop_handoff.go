@@ -14,7 +14,7 @@ func (l *evLoop) adopt(c *clientConn) {
 	rfd, err := rio.toRaw()
 	if err != nil {
 		c.inLoop.Store(false)
-		l.release(c) // closed meanwhile
+		l.giveUp(c) // closed meanwhile
 		return
 	}
 	fd := int32(rfd)
@@ -27,7 +27,7 @@ func (l *evLoop) adopt(c *clientConn) {
 		l.clients.del(fd)
 		delete(l.own, c)
 		c.inLoop.Store(false)
-		l.release(c)
+		l.giveUp(c)
 		return
 	}
 	if l.p.closing.Load() {
@@ -40,9 +40,9 @@ func (l *evLoop) adopt(c *clientConn) {
 	l.clientReadable(c)
 }
 
-// release hands a client that closed before the loop took it to a
+// giveUp hands a client that closed before the loop took it to a
 // goroutine, which cleans up after it.
-func (l *evLoop) release(c *clientConn) {
+func (l *evLoop) giveUp(c *clientConn) {
 	c.rio.(*rawIO).toRuntime()
 	go c.resume(nil, noSlot)
 }

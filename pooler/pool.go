@@ -249,7 +249,7 @@ func (p *pool) admit(w *waiter, deadline time.Time) (admission, *serverConn, err
 		if s := p.popIdle(); s != nil {
 			p.unlock()
 			if !s.aliveAfterIdle() {
-				p.discard(s)
+				p.putBack(s, closeServer)
 				continue
 			}
 			return admitServer, s, nil
@@ -502,51 +502,83 @@ func (p *pool) popWaiter() *waiter {
 	return w
 }
 
-// release takes back a clean server: the first waiter gets it, otherwise
-// it goes idle. A server past its lifetime is closed instead.
-func (p *pool) release(s *serverConn) {
-	if time.Since(s.created) > p.proxy.live.lifetime() {
-		p.discard(s)
-		return
-	}
-	p.lock()
-	if p.closed || s.created.Before(p.reconnectBefore) {
-		p.unlock()
-		p.discard(s)
-		return
-	}
-	if w := p.popWaiter(); w != nil {
-		p.unlock()
-		w.give(s)
-		return
-	}
-	if p.capStarved() {
-		// A client of another pool waits for a slot of a full cap.
-		p.unlock()
-		p.evict(s)
-		return
-	}
-	s.idleSince = time.Now()
-	p.idle = append(p.idle, s)
-	p.unlock()
-}
+// fate is what a server going back to its pool asks for (putBack).
+type fate uint8
 
-// giveBack returns a server on which setting the client up failed: one
-// that only answered with an error is fine for others, one whose stream
-// failed is closed.
-func (p *pool) giveBack(s *serverConn, err error) {
+const (
+	// reuse: the server is clean and may serve another client: the first
+	// waiter gets it, else it goes idle; unless it is past its lifetime,
+	// was connected before a RECONNECT, the pool is closed, or a client
+	// of another pool waits for a slot of a full cap: then it is closed.
+	reuse fate = iota
+	// closeServer: closed; its slot is freed once its backend has exited
+	// (terminate): until then PostgreSQL counts the backend, so the
+	// pool's size and the caps count it too.
+	closeServer
+	// evictServer: closed to give its slot to a client of another pool
+	// waiting under a full cap (evict).
+	evictServer
+	// closeNow: closed and its slot freed at once (the pool is being shut
+	// down: nobody waits for the slot, and nothing is left running).
+	closeNow
+)
+
+// setupFate is the fate of a server on which setting a client up failed:
+// one that only answered with an error is fine for others, one whose
+// stream failed is closed.
+func setupFate(err error) fate {
 	var se *serverError
 	if errors.As(err, &se) {
-		p.release(s)
-	} else {
-		p.discard(s)
+		return reuse
 	}
+	return closeServer
 }
 
-// discard closes a server and frees its slot once its backend has exited
-// (terminate): until then PostgreSQL counts the backend, so the pool's
-// size and the caps count it too.
-func (p *pool) discard(s *serverConn) { s.terminate(p.slotFreed) }
+// putBack is the one place where a server leaves a client, a login or the
+// idle list for good, whatever the path: a release after a transaction
+// (after cleaning or verifying it), a client that left, a setup that
+// failed, a server lost or found dead, the caps, the lifetime and idle
+// timeouts, shutdown. The pool's invariants live here: a server put back
+// is either with exactly one waiter, or idle, or closed with its slot
+// freed once (the count of open servers and the caps go down by one).
+func (p *pool) putBack(s *serverConn, f fate) {
+	if f == reuse && time.Since(s.created) > p.proxy.live.lifetime() {
+		f = closeServer
+	}
+	if f == reuse {
+		p.lock()
+		switch {
+		case p.closed || s.created.Before(p.reconnectBefore):
+			f = closeServer
+		case p.waiters.front() != nil:
+			w := p.popWaiter()
+			p.unlock()
+			w.give(s)
+			return
+		case p.capStarved():
+			// A client of another pool waits for a slot of a full cap.
+			f = evictServer
+		default:
+			s.idleSince = time.Now()
+			p.idle = append(p.idle, s)
+			p.unlock()
+			return
+		}
+		p.unlock()
+	}
+	switch f {
+	case evictServer:
+		p.evict(s)
+	case closeNow:
+		s.close()
+		p.lock()
+		p.open--
+		p.unlock()
+		p.freeCaps()
+	default:
+		s.terminate(p.slotFreed)
+	}
+}
 
 // slotFreed gives up one slot: a waiter gets it, or it is freed.
 func (p *pool) slotFreed() {
@@ -581,7 +613,7 @@ func (p *pool) reap(now time.Time) {
 	p.idle = keep
 	p.unlock()
 	for _, s := range old {
-		p.discard(s)
+		p.putBack(s, closeServer)
 	}
 }
 
@@ -596,11 +628,7 @@ func (p *pool) closeIdle() {
 	}
 	p.unlock()
 	for _, s := range idle {
-		s.close()
-		p.lock()
-		p.open--
-		p.unlock()
-		p.freeCaps()
+		p.putBack(s, closeNow)
 	}
 }
 
@@ -617,7 +645,7 @@ func (p *pool) welcomeParams(ctx context.Context, deadline time.Time) (map[strin
 	if err != nil {
 		return nil, err
 	}
-	p.release(s)
+	p.putBack(s, reuse)
 	p.lock()
 	d = p.defaults
 	p.unlock()

@@ -209,7 +209,7 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 	c.mu.Unlock()
 	if sets := append(c.startupSets[:len(c.startupSets):len(c.startupSets)], settings...); len(sets) > 0 {
 		if _, err := s.runInternal(engine.RestoreSQL(sets)); err != nil {
-			c.pool.giveBack(s, err)
+			c.pool.putBack(s, setupFate(err))
 			return nil, err
 		}
 		// The server now carries the client's settings: they are read
@@ -230,7 +230,7 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 	if s.sig == c.sig {
 		// The server already has the client's settings.
 	} else if err := s.applyParams(c.params); err != nil {
-		c.pool.giveBack(s, err)
+		c.pool.putBack(s, setupFate(err))
 		return nil, err
 	}
 	c.mu.Lock()
@@ -439,9 +439,9 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 		s.loop.dropServer(s)
 	}
 	if c.eng.PolicyOn() && !c.cleanServer(s, gone) {
-		c.pool.discard(s)
+		c.pool.putBack(s, closeServer)
 	} else {
-		c.pool.release(s)
+		c.pool.putBack(s, reuse)
 	}
 	if !gone && c.proxy.closing.Load() {
 		c.closeForShutdown()
@@ -469,7 +469,7 @@ func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
 		}
 	}
 	c.mu.Unlock()
-	c.pool.discard(s)
+	c.pool.putBack(s, closeServer)
 	c.proxy.stats.serversLost.Add(1)
 	if gone {
 		return
