@@ -18,7 +18,12 @@
 //
 // Files:
 //   - proxy.go: listener, shutdown, the janitor (idle servers, parking
-//     quiet clients); config.go: Config and its defaults.
+//     quiet clients); config.go: Config; settings.go: the settings table
+//     (every setting's name, type, default, check, whether RELOAD or SET
+//     may change it, and its Config field), which drives the command
+//     line's flags, the config files, SHOW CONFIG, SET and RELOAD;
+//     running.go: the running configuration, one snapshot (Proxy.live)
+//     that RELOAD and SET replace as a whole.
 //   - client.go: a client's login (TLS negotiation, the allow-list of
 //     databases) and its life between the drivers (run, toLoop, parking);
 //     startup.go and wire.go: startup packets and message encoding.
@@ -45,7 +50,7 @@
 //     progress (startLogin, bounded by MaxLoginClients).
 //   - stats.go: counters and Proxy.Snapshot; admin.go: the admin console
 //     (SHOW, PAUSE/RESUME, RELOAD, SHUTDOWN; database pgpoolcheck or
-//     pgbouncer), adminops.go its SET, KILL, stats users and SHOW
+//     pgbouncer), adminops.go its SET command, KILL, stats users and SHOW
 //     MEM/SOCKETS/FDS; metricsserver.go: the HTTP server of package
 //     pooler/metrics.
 //   - caps.go: max_db_connections and max_user_connections, server
