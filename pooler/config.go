@@ -235,10 +235,12 @@ type Config struct {
 	// "pgpoolcheck" (admin.go); they authenticate like any client.
 	AdminUsers []string
 	// Reload, when set, is what the admin console's RELOAD runs: it is
-	// given a copy of the running configuration to update (from the
-	// config files the caller read it from); the proxy then applies the
-	// settings SHOW CONFIG marks changeable and logs the others as
-	// needing a restart.
+	// given a copy of the running configuration to update or replace
+	// (from the config files the caller read it from; proxyconfig.Load
+	// builds a new one); the proxy then applies the settings the table
+	// marks Reload or Live (settings.go), with the users and client
+	// certificates loaded from their files, and logs the others that
+	// changed as needing a restart.
 	Reload func(*Config) error
 	// PeerID, from 1 to MaxPeerID, makes the pooler one of several
 	// behind one address (cancel.go): the cancel keys it gives carry it,
@@ -410,19 +412,6 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	}
 	if c.AuthType == AuthTrust && !c.InsecureTrust && !isLoopback(c.Listen) {
 		return nil, fmt.Errorf("trust authentication on non-loopback address %s: use md5 or scram-sha-256, or --insecure-trust", c.Listen)
-	}
-	for name, db := range c.Databases {
-		if isAdminDatabase(name) {
-			return nil, fmt.Errorf("database %s: the name of the admin console cannot be a database entry", name)
-		}
-		if db.PoolSize < 0 || db.MaxDBConnections < 0 {
-			return nil, fmt.Errorf("database %s: negative pool size or max_db_connections", name)
-		}
-		if db.AuthDBName != "" {
-			if _, ok := c.Databases[db.AuthDBName]; !ok {
-				return nil, fmt.Errorf("database %s: auth dbname %s is not a database entry", name, db.AuthDBName)
-			}
-		}
 	}
 	if c.Upstream == "" {
 		return nil, errors.New("no upstream")

@@ -51,7 +51,7 @@ func (p *Proxy) set(key, value string) error {
 		return &adminError{code: "22023", msg: fmt.Sprintf("SET %s: %v", key, err)}
 	}
 	cur := p.live.Load()
-	next := *cur
+	next := cur.clone()
 	s.Put(&next, v)
 	return p.apply(cur, next, "SET")
 }
@@ -68,7 +68,7 @@ func (p *Proxy) reload() error {
 		return &adminError{code: "55000", msg: "RELOAD: no config file to reload (start the proxy with --config or --pgbouncer-ini)"}
 	}
 	cur := p.live.Load()
-	next := *cur
+	next := cur.clone()
 	if err := p.cfg.Reload(&next); err != nil {
 		return &adminError{code: "F0000", msg: "RELOAD failed: " + err.Error()}
 	}
@@ -176,4 +176,17 @@ func sessionStateText(cfg Config) string {
 		return string(PolicyOff)
 	}
 	return string(cfg.OnSessionState)
+}
+
+// clone returns a copy of c whose lists and maps are its own, so that
+// changing it leaves c, a snapshot others read, as it is.
+func (c *Config) clone() Config {
+	d := *c
+	d.AdminUsers = slices.Clone(c.AdminUsers)
+	d.StatsUsers = slices.Clone(c.StatsUsers)
+	d.TrustedRoutines = slices.Clone(c.TrustedRoutines)
+	d.Databases = maps.Clone(c.Databases)
+	d.Users = maps.Clone(c.Users)
+	d.Peers = maps.Clone(c.Peers)
+	return d
 }

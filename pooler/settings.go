@@ -1,6 +1,7 @@
 package pooler
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -328,7 +329,9 @@ func ParseDatabases(specs []string) ([]DatabaseEntry, error) {
 	return out, nil
 }
 
-// checkEntries refuses a name listed twice.
+// checkEntries checks the allow-list: each name once, not the admin
+// console's, no negative size or cap, an alias only on a named entry, and
+// an auth_dbname that is an entry.
 func checkEntries(dbs []DatabaseEntry) error {
 	seen := map[string]bool{}
 	for _, e := range dbs {
@@ -336,6 +339,20 @@ func checkEntries(dbs []DatabaseEntry) error {
 			return fmt.Errorf("%s is listed twice", e.Name)
 		}
 		seen[e.Name] = true
+	}
+	for _, e := range dbs {
+		switch {
+		case e.Name == "":
+			return errors.New("a database entry without a name")
+		case isAdminDatabase(e.Name):
+			return fmt.Errorf("database %s: the name of the admin console cannot be a database entry", e.Name)
+		case e.PoolSize < 0 || e.MaxDBConnections < 0:
+			return fmt.Errorf("database %s: negative pool size or max_db_connections", e.Name)
+		case e.Name == "*" && e.DBName != "":
+			return fmt.Errorf("database *: the entry * cannot name a server database (%s)", e.DBName)
+		case e.AuthDBName != "" && !seen[e.AuthDBName]:
+			return fmt.Errorf("database %s: auth dbname %s is not a database entry", e.Name, e.AuthDBName)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package proxyconfig
 
 import (
+	"reflect"
+
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 	"github.com/spf13/pflag"
 )
@@ -35,8 +37,8 @@ func (f *flagValue) String() string {
 	if text, ok := f.given[f.st.Name]; ok {
 		return text
 	}
-	if f.st.Default == nil {
-		return ""
+	if f.st.Default == nil || reflect.ValueOf(f.st.Default).IsZero() {
+		return "" // the help shows no default
 	}
 	return f.st.Format(f.st.Default)
 }

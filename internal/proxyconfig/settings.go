@@ -222,5 +222,3 @@ func Defaults() pooler.Config {
 	}
 	return c
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -16,13 +16,9 @@ import (
 // now, so a missing or unreadable one stops the start (and a RELOAD that
 // would apply it).
 func clientTLS(c *pooler.Config) (pooler.TLSMode, *tls.Config, error) {
-	mode := pooler.TLSMode(strings.ToLower(string(c.ClientTLSMode)))
-	switch mode {
-	case pooler.TLSDisable:
+	mode := c.ClientTLSMode // one of the table's values
+	if mode == pooler.TLSDisable {
 		return mode, nil, nil
-	case pooler.TLSAllow, pooler.TLSPrefer, pooler.TLSRequire, pooler.TLSVerifyCA, pooler.TLSVerifyFull:
-	default:
-		return "", nil, fmt.Errorf("--client-tls-sslmode: unknown mode %q (want disable, allow, prefer, require, verify-ca or verify-full)", c.ClientTLSMode)
 	}
 	if c.ClientTLSCertFile == "" || c.ClientTLSKeyFile == "" {
 		return "", nil, fmt.Errorf("--client-tls-sslmode %s needs --client-tls-cert-file and --client-tls-key-file", mode)

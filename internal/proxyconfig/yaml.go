@@ -220,12 +220,6 @@ func yamlDatabases(v *yaml.Node) ([]pooler.DatabaseEntry, error) {
 			if err := val.Decode(&fields); err != nil {
 				return nil, fmt.Errorf("line %d: database %s: %v", val.Line, k.Value, strings.TrimPrefix(err.Error(), "yaml: "))
 			}
-			if fields.PoolSize < 0 || fields.MaxDBConnections < 0 {
-				return nil, fmt.Errorf("line %d: database %s: negative pool_size or max_db_connections", val.Line, k.Value)
-			}
-			if k.Value == "*" && fields.DBName != "" {
-				return nil, fmt.Errorf("line %d: the entry * cannot name a server database", val.Line)
-			}
 			if fields.DBName != k.Value {
 				e.DBName = fields.DBName
 			}
