@@ -3,6 +3,7 @@ package pooler
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"reflect"
 	"slices"
@@ -60,8 +61,10 @@ type Setting struct {
 	// Enum lists the values a string setting accepts ("" too when the
 	// default is "").
 	Enum []string
-	// Min is the least value of an int setting.
+	// Min is the least value of an int setting; Max its greatest (0:
+	// 1<<31-1, MaxInt).
 	Min int
+	Max int64
 	// Change says whether RELOAD or SET may change it while running.
 	Change Change
 	// Path marks a file path: relative to the config file naming it.
@@ -119,6 +122,14 @@ func SettingNames() []string {
 	return out
 }
 
+// MaxInt is the greatest value of an int setting.
+func (s *Setting) MaxInt() int64 {
+	if s.Max != 0 {
+		return s.Max
+	}
+	return 1<<31 - 1
+}
+
 // FlagName is the setting's command-line flag: pool_size → pool-size.
 func (s *Setting) FlagName() string { return strings.ReplaceAll(s.Name, "_", "-") }
 
@@ -171,7 +182,7 @@ func (s *Setting) Parse(text string) (any, error) {
 			}
 		case KindInt:
 			n, err := strconv.ParseInt(strings.TrimSpace(text), 0, 64)
-			if err != nil || n < int64(s.Min) || n > 1<<31-1 {
+			if err != nil || n < int64(s.Min) || n > s.MaxInt() {
 				return nil, fmt.Errorf("%q is not a whole number from %d", text, s.Min)
 			}
 			v = int(n)
@@ -217,8 +228,8 @@ func (s *Setting) Check(v any) error {
 			return fmt.Errorf("unknown value %q (want %s)", x, OrList(s.Enum))
 		}
 	case int:
-		if x < s.Min {
-			return fmt.Errorf("%d is not a whole number from %d", x, s.Min)
+		if x < s.Min || int64(x) > s.MaxInt() {
+			return fmt.Errorf("%d is not a whole number from %d to %d", x, s.Min, s.MaxInt())
 		}
 	case time.Duration:
 		switch {
@@ -613,7 +624,7 @@ var settingTable = []*Setting{
 			}
 			return c.CaptureFile
 		}},
-	{Name: "capture_max_bytes", Kind: KindInt, Default: 0,
+	{Name: "capture_max_bytes", Kind: KindInt, Default: 0, Max: math.MaxInt,
 		Usage: "start a new capture part (FILE.2.jsonl, …) before one exceeds this size (0: never)",
 		ptr:   intField(func(c *Config) *int { return &c.CaptureMaxBytes })},
 	{Name: "redact", Kind: KindBool, Default: false,

@@ -77,6 +77,8 @@ func TestSettingParse(t *testing.T) {
 		{"peers", "2=b:1,1=a:1", map[int]string{1: "a:1", 2: "b:1"}, ""},
 		{"peer_id", "16384", nil, "peer id from 1 to"},
 		{"max_prepared_statements", "0", 0, ""},
+		{"capture_max_bytes", "10000000000", 10000000000, ""},
+		{"max_client_conn", "3000000000", nil, "whole number from 1"},
 	} {
 		v, err := LookupSetting(tc.key).Parse(tc.text)
 		switch {

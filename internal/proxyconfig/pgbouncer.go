@@ -313,7 +313,7 @@ func (s *Settings) iniSetting(l iniLine) error {
 	switch st.Kind {
 	case pooler.KindInt:
 		n, err := strconv.ParseInt(l.value, 0, 64)
-		if err != nil || n < 0 || n > 1<<31-1 {
+		if err != nil || n < 0 || n > st.MaxInt() {
 			return fail("invalid number %q", l.value)
 		}
 		if int(n) < st.Min {

@@ -153,7 +153,7 @@ func (s *Settings) setYAML(f *pooler.Setting, v *yaml.Node) error {
 				return fmt.Errorf("want a whole number, not %q", v.Value)
 			}
 			n, err := strconv.ParseInt(v.Value, 0, 64)
-			if err != nil || n < int64(f.Min) || n > 1<<31-1 {
+			if err != nil || n < int64(f.Min) || n > f.MaxInt() {
 				return fmt.Errorf("want a whole number from %d, not %s", f.Min, v.Value)
 			}
 			val = int(n)
