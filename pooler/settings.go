@@ -73,6 +73,8 @@ type Setting struct {
 	INI string
 	// ShowAs is SHOW CONFIG's key when it is not Name (PgBouncer's).
 	ShowAs string
+	// Hidden leaves the flag out of the command's help (a test knob).
+	Hidden bool
 
 	check func(v any) error      // beyond Kind, Enum and Min
 	ptr   func(c *Config) any    // the Config field, as a pointer of the kind's type

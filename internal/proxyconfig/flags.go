@@ -19,6 +19,7 @@ func Flags(fs *pflag.FlagSet) map[string]string {
 		if st.Kind == pooler.KindBool {
 			fl.NoOptDefVal = "true"
 		}
+		fl.Hidden = st.Hidden
 	}
 	return given
 }
