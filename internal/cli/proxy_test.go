@@ -490,3 +490,27 @@ func TestProxyEveryKeyHasAFlag(t *testing.T) {
 		t.Errorf("capture %q, capture-max-bytes %d", cfg.CaptureFile, cfg.CaptureMaxBytes)
 	}
 }
+
+// TestProxyReloadINIDatabases: RELOAD loads the ini's [databases] again,
+// as entries (a name with , or : included), with the command line's
+// settings still winning.
+func TestProxyReloadINIDatabases(t *testing.T) {
+	dir := t.TempDir()
+	ini := writeProxyFile(t, dir, "pgbouncer.ini", "[databases]\napp = host=db pool_size=3\n")
+	cfg, _, err := proxyConfigFor(t, nil, "--pgbouncer-ini", ini, "--max-client-conn", "9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]pooler.Database{"app": {PoolSize: 3}}; !maps.Equal(cfg.Databases, want) || cfg.Reload == nil {
+		t.Fatalf("databases %v, want %v", cfg.Databases, want)
+	}
+	writeProxyFile(t, dir, "pgbouncer.ini", "[databases]\napp = host=db pool_size=5\n\"a,b:c\" = host=db dbname=app max_db_connections=2\n[pgbouncer]\nmax_client_conn = 50\n")
+	next := cfg
+	if err := cfg.Reload(&next); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]pooler.Database{"app": {PoolSize: 5}, "a,b:c": {DBName: "app", MaxDBConnections: 2}}
+	if !maps.Equal(next.Databases, want) || next.MaxClientConn != 9 {
+		t.Errorf("after reload: databases %v, max_client_conn %d; want %v, 9", next.Databases, next.MaxClientConn, want)
+	}
+}
