@@ -192,14 +192,15 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			}
 			port, portLine = l.value, l
 		case "auth_type":
-			switch v := strings.ToLower(l.value); v {
-			case "trust", "md5", "scram-sha-256", "cert":
-				s.setString("auth_type", v)
-			case "plain":
+			st := pooler.LookupSetting("auth_type")
+			switch v := strings.ToLower(l.value); {
+			case v == "plain":
 				s.setString("auth_type", "md5")
 				ignore(l, "plain is not supported; clients log in with md5 against the same auth_file")
+			case st.Check(v) == nil:
+				s.setString("auth_type", v)
 			default:
-				return ignored, fail("auth_type %s is not supported by pgpoolcheck (trust, md5, scram-sha-256 or cert)", l.value)
+				return ignored, fail("auth_type %s is not supported by pgpoolcheck (%s)", l.value, pooler.OrList(st.Enum))
 			}
 		case "pool_mode":
 			switch v := strings.ToLower(l.value); v {
