@@ -76,14 +76,14 @@ type Setting struct {
 	// Hidden leaves the flag out of the command's help (a test knob).
 	Hidden bool
 
-	check func(v any) error      // beyond Kind, Enum and Min
-	ptr   func(c *Config) any    // the Config field, as a pointer of the kind's type
-	get   func(c *Config) any    // instead of ptr, for a field of another type
-	put   func(c *Config, v any) // instead of ptr
-	show  func(c *Config) string // SHOW CONFIG's value, when not the text of Get
-	zero  func(c *Config) bool   // the field is unset (withDefaults), when not its zero value
-	keep  bool                   // withDefaults leaves an unset field alone
-	neg   bool                   // a duration may be 0 (none)
+	check  func(v any) error      // beyond Kind, Enum and Min
+	ptr    func(c *Config) any    // the Config field, as a pointer of the kind's type
+	get    func(c *Config) any    // instead of ptr, for a field of another type
+	put    func(c *Config, v any) // instead of ptr
+	show   func(c *Config) string // SHOW CONFIG's value, when not the text of Get
+	zero   func(c *Config) bool   // the field is unset (withDefaults), when not its zero value
+	keep   bool                   // withDefaults leaves an unset field alone
+	zeroOK bool                   // a duration may be 0 (none)
 }
 
 // Settings returns the settings table, in the order of the flags.
@@ -175,46 +175,44 @@ func (s *Setting) unset(c *Config) bool {
 // and the config files write it, and checks it.
 func (s *Setting) Parse(text string) (any, error) {
 	var v any
-	{
-		switch s.Kind {
-		case KindString:
-			v = strings.TrimSpace(text)
-			if len(s.Enum) > 0 {
-				v = strings.ToLower(v.(string))
-			}
-		case KindInt:
-			n, err := strconv.ParseInt(strings.TrimSpace(text), 0, 64)
-			if err != nil || n < int64(s.Min) || n > s.MaxInt() {
-				return nil, fmt.Errorf("%q is not a whole number from %d", text, s.Min)
-			}
-			v = int(n)
-		case KindDuration:
-			d, err := ParseDuration(text)
-			if err != nil {
-				return nil, err
-			}
-			v = d
-		case KindBool:
-			b, err := strconv.ParseBool(strings.TrimSpace(text))
-			if err != nil {
-				return nil, fmt.Errorf("%q: want true or false", text)
-			}
-			v = b
-		case KindList:
-			v = SplitList(text)
-		case KindDatabases:
-			dbs, err := ParseDatabases(SplitList(text))
-			if err != nil {
-				return nil, err
-			}
-			v = dbs
-		case KindPeers:
-			peers, err := ParsePeers(SplitList(text))
-			if err != nil {
-				return nil, err
-			}
-			v = peers
+	switch s.Kind {
+	case KindString:
+		v = strings.TrimSpace(text)
+		if len(s.Enum) > 0 {
+			v = strings.ToLower(v.(string))
 		}
+	case KindInt:
+		n, err := strconv.ParseInt(strings.TrimSpace(text), 0, 64)
+		if err != nil || n < int64(s.Min) || n > s.MaxInt() {
+			return nil, fmt.Errorf("%q is not a whole number from %d", text, s.Min)
+		}
+		v = int(n)
+	case KindDuration:
+		d, err := ParseDuration(text)
+		if err != nil {
+			return nil, err
+		}
+		v = d
+	case KindBool:
+		b, err := strconv.ParseBool(strings.TrimSpace(text))
+		if err != nil {
+			return nil, fmt.Errorf("%q: want true or false", text)
+		}
+		v = b
+	case KindList:
+		v = SplitList(text)
+	case KindDatabases:
+		dbs, err := ParseDatabases(SplitList(text))
+		if err != nil {
+			return nil, err
+		}
+		v = dbs
+	case KindPeers:
+		peers, err := ParsePeers(SplitList(text))
+		if err != nil {
+			return nil, err
+		}
+		v = peers
 	}
 	if err := s.Check(v); err != nil {
 		return nil, err
@@ -237,7 +235,7 @@ func (s *Setting) Check(v any) error {
 		switch {
 		case x < 0:
 			return fmt.Errorf("negative duration %q", x)
-		case x == 0 && !s.neg:
+		case x == 0 && !s.zeroOK:
 			return fmt.Errorf("%q: want a positive duration", x)
 		}
 	}
@@ -522,16 +520,16 @@ var settingTable = []*Setting{
 	{Name: "max_login_clients", Kind: KindInt, Default: 512, Min: 1, Change: Live,
 		Usage: "most connections logging in at once (more are refused at once); not counted against --max-client-conn until they authenticate",
 		ptr:   intField(func(c *Config) *int { return &c.MaxLoginClients })},
-	{Name: "idle_transaction_timeout", Kind: KindDuration, Default: time.Duration(0), neg: true, Change: Live, INI: "idle_transaction_timeout",
+	{Name: "idle_transaction_timeout", Kind: KindDuration, Default: time.Duration(0), zeroOK: true, Change: Live, INI: "idle_transaction_timeout",
 		Usage: "close a client idle inside a transaction this long (its server is rolled back and freed; 0: never)",
 		ptr:   durField(func(c *Config) *time.Duration { return &c.IdleTransactionTimeout })},
-	{Name: "client_idle_timeout", Kind: KindDuration, Default: time.Duration(0), neg: true, Change: Live, INI: "client_idle_timeout",
+	{Name: "client_idle_timeout", Kind: KindDuration, Default: time.Duration(0), zeroOK: true, Change: Live, INI: "client_idle_timeout",
 		Usage: "close a client that sent nothing outside a transaction this long (0: never)",
 		ptr:   durField(func(c *Config) *time.Duration { return &c.ClientIdleTimeout })},
 	{Name: "query_wait_timeout", Kind: KindDuration, Default: 120 * time.Second, Change: Live, INI: "query_wait_timeout",
 		Usage: "how long a client may wait for a server",
 		ptr:   durField(func(c *Config) *time.Duration { return &c.QueryWaitTimeout })},
-	{Name: "query_timeout", Kind: KindDuration, Default: time.Duration(0), neg: true, Change: Live, INI: "query_timeout",
+	{Name: "query_timeout", Kind: KindDuration, Default: time.Duration(0), zeroOK: true, Change: Live, INI: "query_timeout",
 		Usage: "close a client whose query has run this long since its last message, with FATAL \"query timeout\" (the query is cancelled, the server closed; 0: never)",
 		ptr:   durField(func(c *Config) *time.Duration { return &c.QueryTimeout })},
 	{Name: "server_idle_timeout", Kind: KindDuration, Default: 600 * time.Second, Change: Live, INI: "server_idle_timeout",
