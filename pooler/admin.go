@@ -56,7 +56,7 @@ const (
 
 // isAdmin reports whether user may use the admin console.
 func (p *Proxy) isAdmin(user string) bool {
-	return slices.Contains(*p.admins.Load(), user)
+	return slices.Contains(p.live.Load().AdminUsers, user)
 }
 
 // adminLogin finishes the login of an authenticated client of the admin
@@ -409,14 +409,15 @@ func (p *Proxy) showUsers() *resultSet {
 	rs := columns("name:t", "pool_mode:t", "max_user_connections:i", "current_connections:i")
 	p.mu.Lock()
 	names := map[string]bool{}
-	for u := range p.cfg.Users {
+	live := p.live.Load()
+	for u := range live.Users {
 		names[u] = true
 	}
 	for k := range p.pools {
 		names[k.user] = true
 	}
 	mode := string(p.cfg.Mode)
-	max := strconv.Itoa(p.cfg.MaxUserConnections)
+	max := strconv.Itoa(live.MaxUserConnections)
 	conns := map[string]int64{}
 	for u, c := range p.userCaps {
 		conns[u] = c.n.Load()
@@ -692,215 +693,6 @@ func redactURL(s string) string {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
 	return u.String()
-}
-
-// showConfig lists the settings (key, value, default, changeable).
-func (p *Proxy) showConfig() *resultSet {
-	rs := columns("key:t", "value:t", "default:t", "changeable:t")
-	d := (&Config{}).withDefaults()
-	p.mu.Lock()
-	cfg := p.cfg
-	p.mu.Unlock()
-	dur := func(v time.Duration) string { return v.String() }
-	prepared := func(n int) string {
-		if n < 0 {
-			return "0"
-		}
-		return strconv.Itoa(n)
-	}
-	metrics := cfg.MetricsListen
-	if cfg.MetricsHandler == nil {
-		metrics = ""
-	}
-	rows := [][4]string{
-		{"listen", cfg.Listen, "", "no"},
-		{"upstream", redactURL(cfg.Upstream), "", "no"},
-		{"pool_mode", string(cfg.Mode), string(d.Mode), "no"},
-		{"pool_size", strconv.Itoa(cfg.PoolSize), strconv.Itoa(d.PoolSize), "yes"},
-		{"max_client_conn", itoa(p.live.maxClientConn.Load()), strconv.Itoa(d.MaxClientConn), "yes"},
-		{"query_wait_timeout", dur(p.live.queryWaitTimeout()), dur(d.QueryWaitTimeout), "yes"},
-		{"server_idle_timeout", dur(p.live.idleTimeout()), dur(d.ServerIdleTimeout), "yes"},
-		{"server_lifetime", dur(p.live.lifetime()), dur(d.ServerLifetime), "yes"},
-		{"server_connect_timeout", dur(p.live.connect()), dur(d.ServerConnectTimeout), "yes"},
-		{"server_login_retry", dur(p.live.retry()), dur(d.ServerLoginRetry), "yes"},
-		{"client_login_timeout", dur(p.live.login()), dur(d.ClientLoginTimeout), "yes"},
-		{"idle_transaction_timeout", dur(time.Duration(p.live.idleTx.Load())), dur(d.IdleTransactionTimeout), "yes"},
-		{"client_idle_timeout", dur(time.Duration(p.live.clientIdle.Load())), dur(d.ClientIdleTimeout), "yes"},
-		{"max_login_clients", itoa(p.live.maxLogins.Load()), strconv.Itoa(d.MaxLoginClients), "yes"},
-		{"max_db_connections", strconv.Itoa(cfg.MaxDBConnections), "0", "yes"},
-		{"max_user_connections", strconv.Itoa(cfg.MaxUserConnections), "0", "yes"},
-		{"query_timeout", dur(time.Duration(p.live.queryTimeout.Load())), dur(d.QueryTimeout), "yes"},
-		{"shutdown_timeout", dur(cfg.ShutdownTimeout), dur(d.ShutdownTimeout), "no"},
-		{"auth_type", string(cfg.AuthType), string(d.AuthType), "no"},
-		{"auth_user", cfg.AuthUser, "", "no"},
-		{"auth_query", cfg.AuthQuery, d.AuthQuery, "no"},
-		{"auth_dbname", cfg.AuthDBName, "", "no"},
-		{"insecure_trust", strconv.FormatBool(cfg.InsecureTrust), "false", "no"},
-		{"client_tls_sslmode", string(cfg.ClientTLSMode), string(d.ClientTLSMode), "no"},
-		{"max_message_size", strconv.Itoa(cfg.MaxMessageSize), strconv.Itoa(d.MaxMessageSize), "no"},
-		{"max_prepared_statements", prepared(cfg.MaxPreparedStatements), prepared(d.MaxPreparedStatements), "no"},
-		{"on_session_state", sessionStateText(cfg), string(d.OnSessionState), "no"},
-		{"trusted_routines", strings.Join(cfg.TrustedRoutines, ","), "", "no"},
-		{"admin_users", strings.Join(*p.admins.Load(), ","), "", "yes"},
-		{"stats_users", strings.Join(*p.statsUsers.Load(), ","), "", "yes"},
-		{"metrics_listen", metrics, "", "no"},
-		{"capture", yesNo(cfg.Capture != nil), "no", "no"},
-	}
-	for _, r := range rows {
-		rs.add(r[0], r[1], r[2], r[3])
-	}
-	return rs
-}
-
-func sessionStateText(cfg Config) string {
-	if cfg.Classifier == nil {
-		return "off"
-	}
-	return string(cfg.OnSessionState)
-}
-
-// Reload re-reads the configuration through Config.Reload (the admin
-// console's RELOAD; the command line calls it on SIGHUP) and applies what
-// can change while running (see apply).
-func (p *Proxy) Reload() error { return p.reload() }
-
-// reload runs Config.Reload and applies what can change while running:
-// pool sizes, the connection caps, admin and stats users, max_client_conn,
-// the timeouts, the auth file and the client certificates. Other changed
-// settings are logged as needing a restart.
-func (p *Proxy) reload() error {
-	if p.cfg.Reload == nil {
-		return &adminError{code: "55000", msg: "RELOAD: no config file to reload (start the proxy with --config or --pgbouncer-ini)"}
-	}
-	cur := p.running()
-	next := cur
-	if err := p.cfg.Reload(&next); err != nil {
-		return &adminError{code: "F0000", msg: "RELOAD failed: " + err.Error()}
-	}
-	return p.apply(cur, next.withDefaults(), "RELOAD")
-}
-
-// running returns a copy of the running configuration, with the admin
-// and stats users now in force.
-func (p *Proxy) running() Config {
-	p.mu.Lock()
-	cur := p.cfg
-	p.mu.Unlock()
-	cur.AdminUsers = append([]string(nil), *p.admins.Load()...)
-	cur.StatsUsers = append([]string(nil), *p.statsUsers.Load()...)
-	return cur
-}
-
-// apply puts into force what can change while running, from cur (the
-// running configuration) to next (RELOAD's or SET's), and logs the
-// changed settings that need a restart; what names the command in errors.
-func (p *Proxy) apply(cur, next Config, what string) error {
-	if next.PoolSize < 1 {
-		return &adminError{code: "22023", msg: what + ": pool_size must be at least 1"}
-	}
-	if next.MaxClientConn < 1 || next.MaxLoginClients < 1 || next.QueryWaitTimeout <= 0 || next.ServerIdleTimeout <= 0 ||
-		next.ServerLifetime <= 0 || next.ServerConnectTimeout <= 0 || next.ServerLoginRetry <= 0 || next.ClientLoginTimeout <= 0 {
-		return &adminError{code: "22023", msg: what + ": max_client_conn, max_login_clients and the timeouts must be positive"}
-	}
-	if next.MaxDBConnections < 0 || next.MaxUserConnections < 0 || next.QueryTimeout < 0 ||
-		next.IdleTransactionTimeout < 0 || next.ClientIdleTimeout < 0 {
-		return &adminError{code: "22023", msg: what + ": max_db_connections, max_user_connections and the optional timeouts cannot be negative (0: none)"}
-	}
-	admins := append([]string(nil), next.AdminUsers...)
-	p.admins.Store(&admins)
-	stats := append([]string(nil), next.StatsUsers...)
-	p.statsUsers.Store(&stats)
-	if next.MaxDBConnections != cur.MaxDBConnections || next.MaxUserConnections != cur.MaxUserConnections ||
-		!maps.Equal(next.Databases, cur.Databases) {
-		p.mu.Lock()
-		p.cfg.MaxDBConnections, p.cfg.MaxUserConnections = next.MaxDBConnections, next.MaxUserConnections
-		p.cfg.Databases = next.Databases
-		p.mu.Unlock()
-		p.applyCaps()
-		p.log.Info(strings.ToLower(what)+": connection caps applied", "max_db_connections", next.MaxDBConnections,
-			"max_user_connections", next.MaxUserConnections)
-	}
-	if next.PoolSize != cur.PoolSize || !maps.Equal(next.Databases, cur.Databases) {
-		type resize struct {
-			pl   *pool
-			size int
-		}
-		p.mu.Lock()
-		p.cfg.PoolSize, p.cfg.Databases = next.PoolSize, next.Databases
-		var todo []resize
-		for _, pl := range p.pools {
-			todo = append(todo, resize{pl, p.poolSize(pl.key.database)})
-		}
-		p.mu.Unlock()
-		for _, r := range todo {
-			r.pl.resize(r.size)
-		}
-		p.log.Info(strings.ToLower(what)+": pool sizes and databases applied", "pool_size", next.PoolSize, "databases", len(next.Databases))
-	}
-	var restart []string
-	if next.Listen != cur.Listen {
-		restart = append(restart, "listen")
-	}
-	if next.UnixSocketDir != cur.UnixSocketDir {
-		restart = append(restart, "unix_socket_dir")
-	}
-	if next.Upstream != cur.Upstream {
-		restart = append(restart, "upstream")
-	}
-	if next.Mode != cur.Mode {
-		restart = append(restart, "pool_mode")
-	}
-	p.live.set(next)
-	p.mu.Lock()
-	p.cfg.MaxClientConn, p.cfg.QueryWaitTimeout = next.MaxClientConn, next.QueryWaitTimeout
-	p.cfg.ServerIdleTimeout, p.cfg.ServerLifetime = next.ServerIdleTimeout, next.ServerLifetime
-	p.cfg.ServerConnectTimeout, p.cfg.ServerLoginRetry = next.ServerConnectTimeout, next.ServerLoginRetry
-	p.cfg.ClientLoginTimeout = next.ClientLoginTimeout
-	p.cfg.IdleTransactionTimeout, p.cfg.ClientIdleTimeout = next.IdleTransactionTimeout, next.ClientIdleTimeout
-	p.cfg.QueryTimeout = next.QueryTimeout
-	p.mu.Unlock()
-	p.log.Info(strings.ToLower(what)+": limits and timeouts applied", "max_client_conn", next.MaxClientConn,
-		"query_wait_timeout", next.QueryWaitTimeout, "server_idle_timeout", next.ServerIdleTimeout,
-		"server_lifetime", next.ServerLifetime, "server_connect_timeout", next.ServerConnectTimeout,
-		"server_login_retry", next.ServerLoginRetry, "query_timeout", next.QueryTimeout)
-	if next.AuthType != cur.AuthType {
-		restart = append(restart, "auth_type")
-	}
-	if next.AuthUser != cur.AuthUser || next.AuthQuery != cur.AuthQuery || next.AuthDBName != cur.AuthDBName ||
-		next.usesAuthQuery() != cur.usesAuthQuery() {
-		restart = append(restart, "auth_user,auth_query,auth_dbname")
-	}
-	if next.Users != nil && !maps.Equal(next.Users, cur.Users) {
-		p.auth.setUsers(next.Users)
-		p.mu.Lock()
-		p.cfg.Users = next.Users
-		for _, pl := range p.pools {
-			pw := p.serverPassword(pl.key.user)
-			pl.lock()
-			pl.password = pw
-			pl.unlock()
-		}
-		p.mu.Unlock()
-		p.log.Info(strings.ToLower(what)+": auth file applied", "users", len(next.Users))
-	}
-	if next.ClientTLSMode != cur.ClientTLSMode {
-		restart = append(restart, "client_tls_sslmode")
-	} else if next.ClientTLS != cur.ClientTLS {
-		// New certificates and CAs, for the clients that connect from now.
-		if err := next.checkClientTLS(); err != nil {
-			p.log.Warn(strings.ToLower(what)+": client TLS settings not applied", "err", err)
-		} else {
-			p.clientTLS.Store(serverTLS(next.ClientTLSMode, next.ClientTLS))
-			p.mu.Lock()
-			p.cfg.ClientTLS = next.ClientTLS
-			p.mu.Unlock()
-			p.log.Info(strings.ToLower(what) + ": client TLS certificates applied")
-		}
-	}
-	if len(restart) > 0 {
-		p.log.Warn(strings.ToLower(what)+": settings changed that need a restart", "settings", strings.Join(restart, ","))
-	}
-	return nil
 }
 
 // resize changes the pool size; waiters get the new slots.

@@ -20,7 +20,7 @@ import (
 
 // isStatsUser reports whether user may use the console's SHOW commands.
 func (p *Proxy) isStatsUser(user string) bool {
-	return slices.Contains(*p.statsUsers.Load(), user)
+	return slices.Contains(p.live.Load().StatsUsers, user)
 }
 
 // readOnlyVerbs are the console commands a stats user may run.
@@ -38,79 +38,6 @@ func (c *clientConn) checkConsoleRights(verb string) error {
 	}
 	return &adminError{code: adminInsufficientPrivilege,
 		msg: fmt.Sprintf("%s: admin access needed (user %q is a stats user: SHOW commands only)", verb, c.user)}
-}
-
-// settable are the settings SET changes while running, each applied to a
-// copy of the running configuration that then goes the way RELOAD's goes.
-var settable = map[string]func(c *Config, v string) error{
-	"pool_size":                intSetting(func(c *Config) *int { return &c.PoolSize }, 1),
-	"max_client_conn":          intSetting(func(c *Config) *int { return &c.MaxClientConn }, 1),
-	"max_login_clients":        intSetting(func(c *Config) *int { return &c.MaxLoginClients }, 1),
-	"max_db_connections":       intSetting(func(c *Config) *int { return &c.MaxDBConnections }, 0),
-	"max_user_connections":     intSetting(func(c *Config) *int { return &c.MaxUserConnections }, 0),
-	"query_wait_timeout":       durSetting(func(c *Config) *time.Duration { return &c.QueryWaitTimeout }, false),
-	"query_timeout":            durSetting(func(c *Config) *time.Duration { return &c.QueryTimeout }, true),
-	"server_idle_timeout":      durSetting(func(c *Config) *time.Duration { return &c.ServerIdleTimeout }, false),
-	"server_lifetime":          durSetting(func(c *Config) *time.Duration { return &c.ServerLifetime }, false),
-	"server_connect_timeout":   durSetting(func(c *Config) *time.Duration { return &c.ServerConnectTimeout }, false),
-	"server_login_retry":       durSetting(func(c *Config) *time.Duration { return &c.ServerLoginRetry }, false),
-	"client_login_timeout":     durSetting(func(c *Config) *time.Duration { return &c.ClientLoginTimeout }, false),
-	"idle_transaction_timeout": durSetting(func(c *Config) *time.Duration { return &c.IdleTransactionTimeout }, true),
-	"client_idle_timeout":      durSetting(func(c *Config) *time.Duration { return &c.ClientIdleTimeout }, true),
-	"admin_users":              listSetting(func(c *Config) *[]string { return &c.AdminUsers }),
-	"stats_users":              listSetting(func(c *Config) *[]string { return &c.StatsUsers }),
-}
-
-// SettableKeys returns the keys the console's SET changes while running.
-func SettableKeys() []string {
-	keys := make([]string, 0, len(settable))
-	for k := range settable {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func intSetting(field func(*Config) *int, min int) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < min {
-			return fmt.Errorf("%q is not a whole number from %d", v, min)
-		}
-		*field(c) = n
-		return nil
-	}
-}
-
-// durSetting reads a number of seconds (PgBouncer's unit) or a Go
-// duration; zero only where it means "never".
-func durSetting(field func(*Config) *time.Duration, zeroOK bool) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		var d time.Duration
-		if secs, err := strconv.ParseFloat(v, 64); err == nil {
-			d = time.Duration(secs * float64(time.Second))
-		} else if d, err = time.ParseDuration(v); err != nil {
-			return fmt.Errorf("%q is not a number of seconds or a duration such as 90s", v)
-		}
-		if d < 0 || d == 0 && !zeroOK {
-			return fmt.Errorf("%q: want a positive duration", v)
-		}
-		*field(c) = d
-		return nil
-	}
-}
-
-func listSetting(field func(*Config) *[]string) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		var out []string
-		for _, s := range strings.Split(v, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
-			}
-		}
-		*field(c) = out
-		return nil
-	}
 }
 
 // parseSet reads "SET key = value" (or TO); the value may be quoted.
@@ -138,27 +65,6 @@ func parseSet(cmd string) (key, value string, err error) {
 		return "", "", adminErrorf("SET %s: no value", key)
 	}
 	return key, value, nil
-}
-
-// set is the console's SET: the key's new value is put into force as a
-// RELOAD would (the next RELOAD reads the files again and wins). Keys that
-// only a restart changes, and unknown keys, are refused.
-func (p *Proxy) set(key, value string) error {
-	apply, ok := settable[key]
-	if !ok {
-		for _, r := range p.showConfig().rows {
-			if r[0] == key {
-				return &adminError{code: "55P02", msg: fmt.Sprintf("SET %s: cannot be changed while running; change it in the config and restart", key)}
-			}
-		}
-		return &adminError{code: "42704", msg: fmt.Sprintf("SET: unknown setting %q (changeable: %s)", key, strings.Join(SettableKeys(), ", "))}
-	}
-	cur := p.running()
-	next := cur
-	if err := apply(&next, value); err != nil {
-		return &adminError{code: "22023", msg: fmt.Sprintf("SET %s: %v", key, err)}
-	}
-	return p.apply(cur, next, "SET")
 }
 
 // kill is the console's KILL db: db is paused (until RESUME, as

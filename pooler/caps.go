@@ -221,7 +221,7 @@ func (p *Proxy) dbCapMax(name string) int {
 	if db, ok := p.database(name); ok && db.MaxDBConnections > 0 {
 		return db.MaxDBConnections
 	}
-	return p.cfg.MaxDBConnections
+	return p.live.Load().MaxDBConnections
 }
 
 // applyCaps sets every cap from the configuration (after RELOAD or SET)
@@ -234,7 +234,7 @@ func (p *Proxy) applyCaps() {
 		caps = append(caps, c)
 	}
 	for _, c := range p.userCaps {
-		c.max.Store(int64(p.cfg.MaxUserConnections))
+		c.max.Store(int64(p.live.Load().MaxUserConnections))
 		caps = append(caps, c)
 	}
 	p.mu.Unlock()

@@ -85,7 +85,7 @@ func TestProxyCommandUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"proxy"}, "needs --upstream"},
-		{[]string{"proxy", "--upstream", "postgres://x@h/d", "--mode", "bogus"}, "unknown mode"},
+		{[]string{"proxy", "--upstream", "postgres://x@h/d", "--mode", "bogus"}, `unknown value "bogus"`},
 		{[]string{"proxy", "--upstream", "postgres://x@h/d", "--listen", "0.0.0.0:6432"}, "--insecure-trust"},
 		{[]string{"proxy", "--upstream", "postgres://x@h/d", "--auth-type", "md5"}, "auth file"},
 		{[]string{"proxy", "--upstream", "postgres://x@h/d", "--log-level", "loud"}, "--log-level"},

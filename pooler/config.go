@@ -235,10 +235,12 @@ type Config struct {
 	// "pgpoolcheck" (admin.go); they authenticate like any client.
 	AdminUsers []string
 	// Reload, when set, is what the admin console's RELOAD runs: it is
-	// given a copy of the running configuration to update (from the
-	// config files the caller read it from); the proxy then applies the
-	// settings SHOW CONFIG marks changeable and logs the others as
-	// needing a restart.
+	// given a copy of the running configuration to update or replace
+	// (from the config files the caller read it from; proxyconfig.Load
+	// builds a new one); the proxy then applies the settings the table
+	// marks Reload or Live (settings.go), with the users and client
+	// certificates loaded from their files, and logs the others that
+	// changed as needing a restart.
 	Reload func(*Config) error
 	// PeerID, from 1 to MaxPeerID, makes the pooler one of several
 	// behind one address (cancel.go): the cancel keys it gives carry it,
@@ -259,6 +261,21 @@ type Config struct {
 	// MetricsHandler(proxy) on /metrics (see package pooler/metrics).
 	MetricsListen  string
 	MetricsHandler func(*Proxy) http.Handler
+
+	// The settings the caller turns into the fields above (the command
+	// line's loader: internal/proxyconfig): the auth file (Users), the
+	// client TLS files (ClientTLS), the server TLS settings (added to
+	// Upstream), logging (Logger) and the capture file (Capture). The
+	// pooler only shows them (SHOW CONFIG) and compares them at RELOAD.
+	AuthFile                                             string
+	ClientTLSCertFile, ClientTLSKeyFile, ClientTLSCAFile string
+	ClientTLSProtocols                                   string
+	ServerTLSMode                                        string
+	ServerTLSCAFile, ServerTLSCertFile, ServerTLSKeyFile string
+	LogLevel, LogFormat                                  string
+	CaptureFile                                          string
+	CaptureMaxBytes                                      int
+	Redact                                               bool
 
 	// dial, when set, connects to the server instead of pgconn's dialer
 	// (tests: a connection whose login write is slow).
@@ -351,96 +368,33 @@ func ParseDatabase(spec string) (string, Database, error) {
 	return name, d, nil
 }
 
+// withDefaults returns c with every setting it leaves unset at its
+// default (the settings table's).
 func (c *Config) withDefaults() Config {
 	d := *c
-	if d.Mode == "" {
-		d.Mode = ModeTransaction
-	}
-	if d.PoolSize == 0 {
-		d.PoolSize = 20
-	}
-	if d.MaxClientConn == 0 {
-		d.MaxClientConn = 1000
-	}
-	if d.QueryWaitTimeout == 0 {
-		d.QueryWaitTimeout = 120 * time.Second
-	}
-	if d.ServerIdleTimeout == 0 {
-		d.ServerIdleTimeout = 600 * time.Second
-	}
-	if d.ServerLifetime == 0 {
-		d.ServerLifetime = 3600 * time.Second
-	}
-	if d.MaxLoginClients == 0 {
-		d.MaxLoginClients = 512
-	}
-	if d.ClientLoginTimeout == 0 {
-		d.ClientLoginTimeout = 60 * time.Second
-	}
-	if d.ClientTLSMode == "" {
-		d.ClientTLSMode = TLSDisable
-	}
-	if d.ServerConnectTimeout == 0 {
-		d.ServerConnectTimeout = 15 * time.Second
-	}
-	if d.ServerLoginRetry == 0 {
-		d.ServerLoginRetry = 15 * time.Second
-	}
-	if d.ShutdownTimeout == 0 {
-		d.ShutdownTimeout = 30 * time.Second
-	}
-	if d.AuthType == "" {
-		d.AuthType = AuthTrust
-	}
-	if d.MaxMessageSize == 0 {
-		d.MaxMessageSize = DefaultMaxMessageSize
-	}
-	if d.MaxPreparedStatements == 0 {
-		d.MaxPreparedStatements = 200
-	}
-	if d.Relay == "" {
-		d.Relay = RelayLoop
-	}
-	if d.Loops == 0 {
-		d.Loops = 1
-	}
-	if d.OnSessionState == "" {
-		d.OnSessionState = PolicyPreserve
+	applyDefaults(&d)
+	if d.OnSessionState == PolicyOff {
+		d.Classifier = nil
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
-	}
-	if d.AuthQuery == "" {
-		d.AuthQuery = DefaultAuthQuery
 	}
 	return d
 }
 
 // validate checks the configuration and parses the upstream URL.
 func (c *Config) validate() (*pgconn.Config, error) {
-	switch c.Mode {
-	case ModeTransaction, ModeSession, ModeRecord:
-	default:
-		return nil, fmt.Errorf("unknown mode %q (want transaction, session or record)", c.Mode)
+	if err := c.checkClientTLS(); err != nil {
+		return nil, err
 	}
-	switch c.AuthType {
-	case AuthTrust, AuthMD5, AuthSCRAM:
-	case AuthCert:
-		if c.ClientTLSMode != TLSVerifyCA && c.ClientTLSMode != TLSVerifyFull {
-			return nil, errors.New("auth type cert needs client TLS mode verify-ca or verify-full (client certificates verified against a CA)")
-		}
-	default:
-		return nil, fmt.Errorf("unknown auth type %q (want trust, md5, scram-sha-256 or cert)", c.AuthType)
+	if err := c.checkPeers(); err != nil {
+		return nil, err
 	}
-	switch c.Relay {
-	case RelayLoop, RelayGoroutine:
-	default:
-		return nil, fmt.Errorf("unknown relay %q (want loop or goroutine)", c.Relay)
+	if err := checkSettings(c); err != nil {
+		return nil, err
 	}
-	switch c.OnSessionState {
-	case PolicyPreserve, PolicyReset, PolicyReject, PolicyAllow:
-	default:
-		return nil, fmt.Errorf("unknown session-state policy %q (want preserve, reset, reject or allow)", c.OnSessionState)
+	if c.AuthType == AuthCert && c.ClientTLSMode != TLSVerifyCA && c.ClientTLSMode != TLSVerifyFull {
+		return nil, errors.New("auth type cert needs client TLS mode verify-ca or verify-full (client certificates verified against a CA)")
 	}
 	if c.Mode == ModeRecord && c.Capture == nil {
 		return nil, errors.New("record mode needs a capture file")
@@ -458,31 +412,6 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	}
 	if c.AuthType == AuthTrust && !c.InsecureTrust && !isLoopback(c.Listen) {
 		return nil, fmt.Errorf("trust authentication on non-loopback address %s: use md5 or scram-sha-256, or --insecure-trust", c.Listen)
-	}
-	if c.PoolSize < 1 || c.MaxClientConn < 1 || c.MaxLoginClients < 1 || c.MaxMessageSize < 1024 {
-		return nil, errors.New("pool size and max client connections must be at least 1, max message size at least 1024")
-	}
-	if c.MaxDBConnections < 0 || c.MaxUserConnections < 0 || c.QueryTimeout < 0 {
-		return nil, errors.New("max_db_connections, max_user_connections and query_timeout cannot be negative (0: no limit)")
-	}
-	if err := c.checkClientTLS(); err != nil {
-		return nil, err
-	}
-	if err := c.checkPeers(); err != nil {
-		return nil, err
-	}
-	for name, db := range c.Databases {
-		if isAdminDatabase(name) {
-			return nil, fmt.Errorf("database %s: the name of the admin console cannot be a database entry", name)
-		}
-		if db.PoolSize < 0 || db.MaxDBConnections < 0 {
-			return nil, fmt.Errorf("database %s: negative pool size or max_db_connections", name)
-		}
-		if db.AuthDBName != "" {
-			if _, ok := c.Databases[db.AuthDBName]; !ok {
-				return nil, fmt.Errorf("database %s: auth dbname %s is not a database entry", name, db.AuthDBName)
-			}
-		}
 	}
 	if c.Upstream == "" {
 		return nil, errors.New("no upstream")

@@ -6,30 +6,42 @@
 // relays their messages to server connections taken from a pool per
 // (database, user). In transaction mode a server is attached when a
 // client's transaction starts and goes back to the pool at ReadyForQuery
-// 'I' once nothing is outstanding (engine.MayRelease); in session and
-// record mode a client keeps one server for its whole session.
+// 'I' once nothing is outstanding (engine.Client.Release); in session and
+// record mode a client keeps one server for its whole session. Every
+// server that leaves a client goes through one function, pool.putBack.
 //
-// Two drivers relay a logged-in client: the event loops (evloop.go, the
-// default in transaction mode) and the goroutine relay (relay.go). Both ask
-// the same code what each message means: package engine for framing and
-// the release decisions, and the functions of this package named below.
-// docs/design-event-loop.md describes the drivers, where a client can be,
-// and the hand-offs between them.
+// Two drivers relay a logged-in client: the event loops (evloop*.go, in
+// transaction mode) and the goroutine relay (relay.go). Both ask the same
+// code what each message means: the client's engine (package engine:
+// framing, the relay state and every release, verify, clean and vanish
+// decision, the policy from login) and the per-message steps of step.go.
+// A client has one owner at a time; a loop's own record (evLoop.own) says
+// which clients are its. docs/design-event-loop.md describes the drivers,
+// where a client can be, and the hand-offs between them.
 //
 // Files:
 //   - proxy.go: listener, shutdown, the janitor (idle servers, parking
-//     quiet clients); config.go: Config and its defaults.
-//   - client.go: a client's login (TLS negotiation, the allow-list of
-//     databases) and its life between the drivers (run, toLoop, parking);
-//     startup.go and wire.go: startup packets and message encoding.
+//     quiet clients); config.go: Config; settings.go: the settings table
+//     (every setting's name, type, default, check, whether RELOAD or SET
+//     may change it, and its Config field), which drives the command
+//     line's flags, the config files, SHOW CONFIG, SET and RELOAD;
+//     running.go: the running configuration, one snapshot (Proxy.live)
+//     that RELOAD and SET replace as a whole.
+//   - client.go: a client's life between the drivers (run, toLoop,
+//     parking); login.go: its login (the startup packet, the allow-list of
+//     databases, authentication, the parameters it carries); startup.go
+//     and wire.go: startup packets and message encoding.
 //   - auth.go, scram.go, userlist.go: client authentication;
 //     authquery.go: auth_user/auth_query lookups; passthrough.go: server
 //     logins with the md5 hash or SCRAM verifier the pooler holds.
-//   - relay.go: the goroutine relay (relay, pump) and what both drivers
-//     share: admit (the body the engine must see, the capture, the
-//     policy's verdict), forward, attach/setUp, serverMessage,
-//     readyForQuery, serverLost, vanish.
-//   - evloop.go (Linux): the event loops; evloop_other.go elsewhere;
+//   - step.go: what both drivers do per message: admit (the body the
+//     engine must see, the capture, the policy's verdict), forward,
+//     setUp, serverMessage, readyForQuery, serverLost, vanish.
+//   - relay.go: the goroutine relay (relay, pump, attach).
+//   - evloop.go (Linux): the event loops and their inbox;
+//     evloop_client.go and evloop_server.go: a loop's client and server
+//     sides; evloop_handoff.go: adopt, forget, eject, resume;
+//     evloop_sys.go: raw system calls; evloop_other.go elsewhere;
 //     rawio.go: sockets taken out of the runtime's poller; idlepoll.go:
 //     the poller of parked clients.
 //   - track.go: the driver of the engine's prepared-statement tracking
@@ -38,14 +50,15 @@
 //     preserve/reset/reject/allow policies, pinning, cleaning a server,
 //     reading a server's state after a DO block or a routine call);
 //     routines.go: what the pooler learns of the routines clients call.
-//   - pool.go: pools and their wait queue; server.go: server connections;
-//     cancel.go: cancel keys and forwarding.
+//   - pool.go: pools, their admission (admit, shared by both drivers),
+//     their wait queue and the one release site (putBack); server.go:
+//     server connections; cancel.go: cancel keys and forwarding.
 //   - proxy.go also holds the janitor's sweeps: idle servers, forgotten
 //     pools, the client timeouts (enforceClientTimeouts), logins in
 //     progress (startLogin, bounded by MaxLoginClients).
 //   - stats.go: counters and Proxy.Snapshot; admin.go: the admin console
 //     (SHOW, PAUSE/RESUME, RELOAD, SHUTDOWN; database pgpoolcheck or
-//     pgbouncer), adminops.go its SET, KILL, stats users and SHOW
+//     pgbouncer), adminops.go its SET command, KILL, stats users and SHOW
 //     MEM/SOCKETS/FDS; metricsserver.go: the HTTP server of package
 //     pooler/metrics.
 //   - caps.go: max_db_connections and max_user_connections, server

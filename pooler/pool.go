@@ -154,7 +154,7 @@ func newPool(p *Proxy, key poolKey, password string) *pool {
 		p.dbCaps, p.userCaps = map[string]*connCap{}, map[string]*connCap{}
 	}
 	pl.dbCap = capFor(p.dbCaps, key.database, p.dbCapMax(key.database))
-	pl.userCap = capFor(p.userCaps, key.user, p.cfg.MaxUserConnections)
+	pl.userCap = capFor(p.userCaps, key.user, p.live.Load().MaxUserConnections)
 	pl.dbCap.add(pl)
 	pl.userCap.add(pl)
 	return pl

@@ -63,9 +63,6 @@ type Proxy struct {
 	pause pauseState
 	// disabled are the databases DISABLE refused new logins to (under mu).
 	disabled map[string]bool
-	admins   atomic.Pointer[[]string]
-	// statsUsers may use the console's SHOW commands only.
-	statsUsers atomic.Pointer[[]string]
 	// started is when New made the proxy; samples are the counters at
 	// the last stats periods (stats.go).
 	started time.Time
@@ -97,8 +94,9 @@ type Proxy struct {
 	// relay does all; nextLoop picks one for each client.
 	loops    []*evLoop
 	nextLoop atomic.Uint32
-	// live are the settings RELOAD changes while clients run.
-	live liveSettings
+	// live is the running configuration, which RELOAD and SET replace;
+	// cfg is the one the proxy started with.
+	live liveConfig
 	// unixLn listens on Config.UnixSocketDir (nil: not configured).
 	unixLn net.Listener
 	// logins are the connections still logging in (under mu);
@@ -111,45 +109,27 @@ type Proxy struct {
 	dbCaps, userCaps map[string]*connCap
 }
 
-// liveSettings are the limits and timeouts RELOAD may change; the relay
-// reads them without a lock.
-type liveSettings struct {
-	maxClientConn, maxLogins atomic.Int64
-	// Durations, in nanoseconds.
-	queryWait, serverIdle, serverLifetime, connectTimeout, loginRetry, clientLogin atomic.Int64
-	idleTx, clientIdle, queryTimeout                                               atomic.Int64
-}
+// liveConfig is the running configuration: one snapshot, never changed
+// in place, that RELOAD and SET replace as a whole (apply). Everything a
+// RELOAD or SET may change is read from it, without a lock.
+type liveConfig struct{ atomic.Pointer[Config] }
 
-func (l *liveSettings) set(c Config) {
-	l.maxClientConn.Store(int64(c.MaxClientConn))
-	l.maxLogins.Store(int64(c.MaxLoginClients))
-	l.queryWait.Store(int64(c.QueryWaitTimeout))
-	l.serverIdle.Store(int64(c.ServerIdleTimeout))
-	l.serverLifetime.Store(int64(c.ServerLifetime))
-	l.connectTimeout.Store(int64(c.ServerConnectTimeout))
-	l.loginRetry.Store(int64(c.ServerLoginRetry))
-	l.clientLogin.Store(int64(c.ClientLoginTimeout))
-	l.idleTx.Store(int64(c.IdleTransactionTimeout))
-	l.clientIdle.Store(int64(c.ClientIdleTimeout))
-	l.queryTimeout.Store(int64(c.QueryTimeout))
-}
-
-func (l *liveSettings) queryWaitTimeout() time.Duration { return time.Duration(l.queryWait.Load()) }
-func (l *liveSettings) idleTimeout() time.Duration      { return time.Duration(l.serverIdle.Load()) }
-func (l *liveSettings) lifetime() time.Duration         { return time.Duration(l.serverLifetime.Load()) }
-func (l *liveSettings) connect() time.Duration          { return time.Duration(l.connectTimeout.Load()) }
-func (l *liveSettings) retry() time.Duration            { return time.Duration(l.loginRetry.Load()) }
-func (l *liveSettings) login() time.Duration            { return time.Duration(l.clientLogin.Load()) }
+func (l *liveConfig) queryWaitTimeout() time.Duration { return l.Load().QueryWaitTimeout }
+func (l *liveConfig) idleTimeout() time.Duration      { return l.Load().ServerIdleTimeout }
+func (l *liveConfig) lifetime() time.Duration         { return l.Load().ServerLifetime }
+func (l *liveConfig) connect() time.Duration          { return l.Load().ServerConnectTimeout }
+func (l *liveConfig) retry() time.Duration            { return l.Load().ServerLoginRetry }
+func (l *liveConfig) login() time.Duration            { return l.Load().ClientLoginTimeout }
 
 // waitLimit is how long a client may wait for a server: the query wait
 // timeout, or the query timeout when it is set and shorter (as
 // PgBouncer's query_timeout also ends a wait).
-func (l *liveSettings) waitLimit() time.Duration {
-	w := time.Duration(l.queryWait.Load())
-	if q := time.Duration(l.queryTimeout.Load()); q > 0 && q < w {
+func (l *liveConfig) waitLimit() time.Duration {
+	c := l.Load()
+	if q := c.QueryTimeout; q > 0 && q < c.QueryWaitTimeout {
 		return q
 	}
-	return w
+	return c.QueryWaitTimeout
 }
 
 // New checks cfg and returns a Proxy that is not listening yet.
@@ -183,17 +163,14 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p.started = time.Now()
 	p.clientTLS.Store(serverTLS(c.ClientTLSMode, c.ClientTLS))
-	p.live.set(c)
+	live := c
+	p.live.Store(&live)
 	p.budget.Store(relayBudget)
 	p.nudgeAfter.Store(int64(idleNudgeAfter))
 	p.exitWait.Store(int64(backendExitWait))
-	admins := append([]string(nil), c.AdminUsers...)
-	p.admins.Store(&admins)
 	if c.usesAuthQuery() {
 		p.auth.lookup = p.authQuery
 	}
-	stats := append([]string(nil), c.StatsUsers...)
-	p.statsUsers.Store(&stats)
 	return p, nil
 }
 
@@ -330,7 +307,7 @@ func (p *Proxy) accept(ln net.Listener) error {
 // until the login timeout, and must not be able to take all of them.
 func (p *Proxy) startLogin(nc net.Conn) bool {
 	p.mu.Lock()
-	if int64(len(p.logins)) >= p.live.maxLogins.Load() || p.closing.Load() {
+	if int64(len(p.logins)) >= int64(p.live.Load().MaxLoginClients) || p.closing.Load() {
 		p.mu.Unlock()
 		p.stats.loginsRefused.Add(1)
 		nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
@@ -338,7 +315,7 @@ func (p *Proxy) startLogin(nc net.Conn) bool {
 		nc.Close()
 		if now := time.Now().UnixNano(); now-p.loginWarned.Load() > int64(10*time.Second) {
 			p.loginWarned.Store(now)
-			p.log.Warn("connections refused: max_login_clients connections are logging in", "max_login_clients", p.live.maxLogins.Load())
+			p.log.Warn("connections refused: max_login_clients connections are logging in", "max_login_clients", int64(p.live.Load().MaxLoginClients))
 		}
 		return false
 	}
@@ -446,7 +423,7 @@ func (p *Proxy) clientCount() int {
 func (p *Proxy) addClient(c *clientConn, admin bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	limit := p.live.maxClientConn.Load()
+	limit := int64(p.live.Load().MaxClientConn)
 	if admin {
 		limit++
 	}
@@ -498,8 +475,8 @@ func (p *Proxy) poolFor(c *clientConn) *pool {
 // nothing (its received bytes did not change) since the janitor first saw
 // it in that state; the granularity is the janitor's second.
 func (p *Proxy) enforceClientTimeouts(now time.Time) {
-	itx, idle := time.Duration(p.live.idleTx.Load()), time.Duration(p.live.clientIdle.Load())
-	qt := time.Duration(p.live.queryTimeout.Load())
+	live := p.live.Load()
+	itx, idle, qt := live.IdleTransactionTimeout, live.ClientIdleTimeout, live.QueryTimeout
 	if itx <= 0 && idle <= 0 && qt <= 0 {
 		return
 	}
@@ -580,7 +557,7 @@ func (p *Proxy) serverPassword(user string) string {
 	if user == p.upstream.User {
 		return p.upstream.Password
 	}
-	if s, ok := p.cfg.Users[user]; ok && !isMD5Secret(s) && !isSCRAMSecret(s) {
+	if s, ok := p.live.Load().Users[user]; ok && !isMD5Secret(s) && !isSCRAMSecret(s) {
 		return s
 	}
 	return ""
@@ -590,13 +567,14 @@ func (p *Proxy) serverPassword(user string) string {
 // name: its own, else "*". Without an allow-list every name is admitted
 // as itself. p.mu is held.
 func (p *Proxy) database(name string) (Database, bool) {
-	if len(p.cfg.Databases) == 0 {
+	dbs := p.live.Load().Databases
+	if len(dbs) == 0 {
 		return Database{}, true
 	}
-	if db, ok := p.cfg.Databases[name]; ok {
+	if db, ok := dbs[name]; ok {
 		return db, true
 	}
-	db, ok := p.cfg.Databases["*"]
+	db, ok := dbs["*"]
 	return db, ok
 }
 
@@ -624,7 +602,7 @@ func (p *Proxy) poolSize(name string) int {
 	if db, ok := p.database(name); ok && db.PoolSize > 0 {
 		return db.PoolSize
 	}
-	return p.cfg.PoolSize
+	return p.live.Load().PoolSize
 }
 
 func isSCRAMSecret(s string) bool { return len(s) > 14 && s[:14] == "SCRAM-SHA-256$" }

@@ -307,7 +307,7 @@ func (d *demo) pooled(ctx context.Context, up *pgconn.Config, args []string) ([]
 	}
 	fmt.Fprintf(d.log, "--- pgpoolcheck proxy %s\n", strings.Join(args, " "))
 	logEnv := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: d.log, getenv: d.e.getenv}
-	p, _, closeCapture, err := startProxy(logEnv, fs, &f)
+	p, _, closeCapture, err := startProxy(logEnv, &f)
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting the pooler: %w", err)
 	}

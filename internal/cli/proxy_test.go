@@ -39,7 +39,7 @@ func proxyConfigFor(t *testing.T, environ map[string]string, args ...string) (po
 	var stderr bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr,
 		getenv: func(k string) string { return environ[k] }}
-	cfg, err := proxyConfig(e, fs, &f)
+	cfg, err := proxyConfig(e, &f)
 	return cfg, stderr.String(), err
 }
 
@@ -395,34 +395,12 @@ client_tls_protocols = tlsv1.3
 		{[]string{"--client-tls-sslmode", "verify-full", "--client-tls-cert-file", certFile, "--client-tls-key-file", keyFile}, "needs --client-tls-ca-file"},
 		{[]string{"--client-tls-sslmode", "require", "--client-tls-cert-file", certFile, "--client-tls-key-file", keyFile, "--client-tls-protocols", "tlsv1.0,tlsv1.3"}, "--client-tls-protocols: the versions must be a contiguous range"},
 		{[]string{"--client-tls-sslmode", "require", "--client-tls-cert-file", certFile, "--client-tls-key-file", keyFile, "--client-tls-ca-file", ini}, "holds no PEM certificate"},
-		{[]string{"--client-tls-sslmode", "on"}, `unknown mode "on"`},
+		{[]string{"--client-tls-sslmode", "on"}, `unknown value "on"`},
 	} {
 		args := append([]string{"proxy", "--upstream", "postgres://u@h/d"}, tc.args...)
 		_, stderr, code := runCLI(t, "", args...)
 		if code != ExitError || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
-		}
-	}
-}
-
-func TestTLSVersions(t *testing.T) {
-	for _, tc := range []struct {
-		spec     string
-		min, max uint16
-		err      bool
-	}{
-		{"", tls.VersionTLS12, tls.VersionTLS13, false},
-		{"secure", tls.VersionTLS12, tls.VersionTLS13, false},
-		{"TLSv1.2", tls.VersionTLS12, tls.VersionTLS12, false},
-		{"tlsv1.3,tlsv1.2", tls.VersionTLS12, tls.VersionTLS13, false},
-		{"all", tls.VersionTLS10, tls.VersionTLS13, false},
-		{"tlsv1.1, tlsv1.2", tls.VersionTLS11, tls.VersionTLS12, false},
-		{"tlsv1.1,tlsv1.3", 0, 0, true},
-		{"sslv3", 0, 0, true},
-	} {
-		lo, hi, err := tlsVersions(tc.spec)
-		if (err != nil) != tc.err || lo != tc.min || hi != tc.max {
-			t.Errorf("tlsVersions(%q) = %x, %x, %v", tc.spec, lo, hi, err)
 		}
 	}
 }
@@ -491,8 +469,9 @@ func TestAnalyzeCaptureParts(t *testing.T) {
 	}
 }
 
-// TestProxyEveryKeyHasAFlag: every key of the proxy's YAML sets a flag of
-// the real command (capture_max_bytes was missing), through Apply.
+// TestProxyEveryKeyHasAFlag: every key of the proxy's YAML has a flag of
+// the real command (capture_max_bytes was missing), and reaches the
+// configuration from the file.
 func TestProxyEveryKeyHasAFlag(t *testing.T) {
 	var f proxyFlags
 	fs := pflag.NewFlagSet("proxy", pflag.ContinueOnError)
@@ -502,14 +481,36 @@ func TestProxyEveryKeyHasAFlag(t *testing.T) {
 			t.Errorf("key %s has no flag --%s", k, proxyconfig.FlagName(k))
 		}
 	}
-	s, err := proxyconfig.ParseYAML([]byte("capture: x.jsonl\ncapture_max_bytes: 2000\n"))
+	yml := writeProxyFile(t, t.TempDir(), "proxy.yaml", "upstream: postgres://u@h/d\ncapture: /x.jsonl\ncapture_max_bytes: 2000\n")
+	cfg, _, err := proxyConfigFor(t, nil, "--config", yml)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if noFlag, err := s.Apply(fs); err != nil || len(noFlag) != 0 {
-		t.Fatalf("Apply: %v, keys without a flag %v", err, noFlag)
+	if cfg.CaptureMaxBytes != 2000 || cfg.CaptureFile != "/x.jsonl" {
+		t.Errorf("capture %q, capture-max-bytes %d", cfg.CaptureFile, cfg.CaptureMaxBytes)
 	}
-	if f.captureMaxBytes != 2000 || f.capture != "x.jsonl" {
-		t.Errorf("capture %q, capture-max-bytes %d", f.capture, f.captureMaxBytes)
+}
+
+// TestProxyReloadINIDatabases: RELOAD loads the ini's [databases] again,
+// as entries (a name with , or : included), with the command line's
+// settings still winning.
+func TestProxyReloadINIDatabases(t *testing.T) {
+	dir := t.TempDir()
+	ini := writeProxyFile(t, dir, "pgbouncer.ini", "[databases]\napp = host=db pool_size=3\n")
+	cfg, _, err := proxyConfigFor(t, nil, "--pgbouncer-ini", ini, "--max-client-conn", "9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]pooler.Database{"app": {PoolSize: 3}}; !maps.Equal(cfg.Databases, want) || cfg.Reload == nil {
+		t.Fatalf("databases %v, want %v", cfg.Databases, want)
+	}
+	writeProxyFile(t, dir, "pgbouncer.ini", "[databases]\napp = host=db pool_size=5\n\"a,b:c\" = host=db dbname=app max_db_connections=2\n[pgbouncer]\nmax_client_conn = 50\n")
+	next := cfg
+	if err := cfg.Reload(&next); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]pooler.Database{"app": {PoolSize: 5}, "a,b:c": {DBName: "app", MaxDBConnections: 2}}
+	if !maps.Equal(next.Databases, want) || next.MaxClientConn != 9 {
+		t.Errorf("after reload: databases %v, max_client_conn %d; want %v, 9", next.Databases, next.MaxClientConn, want)
 	}
 }

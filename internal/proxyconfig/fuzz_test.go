@@ -3,7 +3,6 @@ package proxyconfig
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
@@ -37,16 +36,16 @@ func FuzzParsePgBouncerINI(f *testing.F) {
 				t.Fatalf("key %s set but not readable", k)
 			}
 		}
-		// Every [databases] entry, its auth settings included, is a spec
-		// the pooler reads back to what the file said.
-		if s.Databases != nil {
-			for _, spec := range *s.Databases {
-				name, db, err := pooler.ParseDatabase(spec)
-				if err != nil {
-					t.Fatalf("databases entry %q: %v", spec, err)
-				}
-				if name == "" || strings.ContainsAny(name, ",=:?") || db.PoolSize < 0 {
-					t.Fatalf("databases entry %q read as %q, %+v", spec, name, db)
+		// Every [databases] entry, its auth settings included, is an
+		// entry the pooler takes as it is (no text in between).
+		if v, ok := s.Value("databases"); ok {
+			dbs := v.([]pooler.DatabaseEntry)
+			if err := pooler.LookupSetting("databases").Check(dbs); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range dbs {
+				if e.Name == "" || e.PoolSize < 0 || e.MaxDBConnections < 0 || e.Name == "*" && e.DBName != "" {
+					t.Fatalf("databases entry %+v", e)
 				}
 			}
 		}

@@ -3,17 +3,17 @@ package proxyconfig
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 )
 
 // Ignored is a pgbouncer.ini setting that pgpoolcheck does not honour, or
@@ -130,10 +130,14 @@ func ParsePgBouncerINI(b []byte) (*Settings, []Ignored, error) {
 // peersSection maps [peers]: "ID = host=HOST port=PORT", as PgBouncer
 // writes it (a host starting with / is a Unix socket directory).
 func (s *Settings) peersSection(lines []iniLine) error {
-	var peers []string
+	peers := map[int]string{}
 	for _, l := range lines {
-		if id, err := strconv.Atoi(l.key); err != nil || id < 1 || id > 16383 {
-			return fmt.Errorf("line %d: [peers] %s: want a peer id from 1 to 16383", l.line, l.key)
+		id, err := strconv.Atoi(l.key)
+		if err != nil || id < 1 || id > pooler.MaxPeerID {
+			return fmt.Errorf("line %d: [peers] %s: want a peer id from 1 to %d", l.line, l.key, pooler.MaxPeerID)
+		}
+		if _, dup := peers[id]; dup {
+			return fmt.Errorf("line %d: [peers] %s: peer %d is listed twice", l.line, l.key, id)
 		}
 		params, err := parseConnString(l.value)
 		if err != nil {
@@ -160,9 +164,9 @@ func (s *Settings) peersSection(lines []iniLine) error {
 		if strings.HasPrefix(host, "/") {
 			addr = host + "/.s.PGSQL." + port
 		}
-		peers = append(peers, l.key+"="+addr)
+		peers[id] = addr
 	}
-	s.Peers = &peers
+	s.put(pooler.LookupSetting("peers"), peers)
 	return nil
 }
 
@@ -188,128 +192,37 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			}
 			port, portLine = l.value, l
 		case "auth_type":
-			switch v := strings.ToLower(l.value); v {
-			case "trust", "md5", "scram-sha-256", "cert":
-				s.AuthType = &v
-			case "plain":
-				s.AuthType = ptrTo("md5")
+			st := pooler.LookupSetting("auth_type")
+			switch v := strings.ToLower(l.value); {
+			case v == "plain":
+				s.setString("auth_type", "md5")
 				ignore(l, "plain is not supported; clients log in with md5 against the same auth_file")
+			case st.Check(v) == nil:
+				s.setString("auth_type", v)
 			default:
-				return ignored, fail("auth_type %s is not supported by pgpoolcheck (trust, md5, scram-sha-256 or cert)", l.value)
+				return ignored, fail("auth_type %s is not supported by pgpoolcheck (%s)", l.value, pooler.OrList(st.Enum))
 			}
-		case "auth_file":
-			s.AuthFile = ptrTo(l.value)
-		case "auth_user":
-			s.AuthUser = ptrTo(l.value)
-		case "auth_query":
-			s.AuthQuery = ptrTo(l.value)
-		case "auth_dbname":
-			s.AuthDBName = ptrTo(l.value)
-		case "admin_users":
-			s.AdminUsers = ptrTo(splitList(l.value))
 		case "pool_mode":
 			switch v := strings.ToLower(l.value); v {
 			case "session", "transaction":
-				s.Mode = &v
+				s.setString("mode", v)
 			case "statement":
-				s.Mode = ptrTo("transaction")
+				s.setString("mode", "transaction")
 				ignore(l, "statement mode is not supported; using transaction mode, which runs every statement-mode client")
 			default:
 				return ignored, fail("unknown pool_mode %q (want session, transaction or statement)", l.value)
 			}
-		case "peer_id":
-			n, err := strconv.Atoi(l.value)
-			if err != nil || n < 0 || n > 16383 {
-				return ignored, fail("want a peer id from 1 to 16383 (0: no peering), not %q", l.value)
-			}
-			s.PeerID = &n
-		case "default_pool_size", "max_client_conn", "max_prepared_statements", "max_packet_size", "max_db_connections", "max_user_connections":
-			n, err := strconv.ParseInt(l.value, 0, 64)
-			if err != nil || n < 0 || n > 1<<31-1 {
-				return ignored, fail("invalid number %q", l.value)
-			}
-			v := int(n)
-			switch l.key {
-			case "default_pool_size":
-				if v < 1 {
-					return ignored, fail("must be at least 1")
-				}
-				s.PoolSize = &v
-			case "max_client_conn":
-				if v < 1 {
-					return ignored, fail("must be at least 1")
-				}
-				s.MaxClientConn = &v
-			case "max_prepared_statements":
-				s.MaxPreparedStatements = &v
-			case "max_db_connections":
-				s.MaxDBConnections = &v
-			case "max_user_connections":
-				s.MaxUserConnections = &v
-			case "max_packet_size":
-				if v < 1024 {
-					return ignored, fail("pgpoolcheck needs at least 1024")
-				}
-				s.MaxMessageSize = &v
-			}
-		case "query_wait_timeout", "server_idle_timeout", "server_lifetime", "server_connect_timeout", "server_login_retry":
-			d, err := parseDuration(l.value)
-			if err != nil {
-				return ignored, fail("%v", err)
-			}
-			if d == 0 {
-				ignore(l, "0 (no limit) has no equivalent; pgpoolcheck's default applies")
-				continue
-			}
-			switch l.key {
-			case "query_wait_timeout":
-				s.QueryWaitTimeout = &d
-			case "server_idle_timeout":
-				s.ServerIdleTimeout = &d
-			case "server_lifetime":
-				s.ServerLifetime = &d
-			case "server_connect_timeout":
-				s.ServerConnectTimeout = &d
-			case "server_login_retry":
-				s.ServerLoginRetry = &d
-			}
 		case "client_login_timeout":
-			d, err := parseDuration(l.value)
-			if err != nil {
-				return ignored, fail("%v", err)
-			}
-			if d == 0 {
+			if d, err := pooler.ParseDuration(l.value); err == nil && d == 0 {
 				return ignored, fail("0 (no limit) is not supported: a login that never ends holds a connection slot; give a number of seconds")
 			}
-			s.ClientLoginTimeout = &d
-		case "server_tls_sslmode", "client_tls_sslmode":
-			v := strings.ToLower(l.value)
-			if !slices.Contains(sslModes, v) {
-				return ignored, fail("unknown value %q (want %s)", l.value, orList(sslModes))
+			if err := s.iniSetting(l); err != nil {
+				return ignored, err
 			}
-			if l.key == "server_tls_sslmode" {
-				s.ServerTLSSSLMode = &v
-			} else {
-				s.ClientTLSSSLMode = &v
-			}
-		case "server_tls_ca_file":
-			s.ServerTLSCAFile = ptrTo(l.value)
-		case "server_tls_cert_file":
-			s.ServerTLSCertFile = ptrTo(l.value)
-		case "server_tls_key_file":
-			s.ServerTLSKeyFile = ptrTo(l.value)
 		case "server_tls_protocols", "server_tls_ciphers", "server_tls13_ciphers":
 			if !defaultTLSValue(l.key, l.value) {
 				return ignored, fail("%q is not supported: pgpoolcheck connects to PostgreSQL with Go's TLS defaults (TLS 1.2 and 1.3, Go's cipher suites); remove the key or set %s", l.value, tlsDefaults[l.key])
 			}
-		case "client_tls_cert_file":
-			s.ClientTLSCertFile = ptrTo(l.value)
-		case "client_tls_key_file":
-			s.ClientTLSKeyFile = ptrTo(l.value)
-		case "client_tls_ca_file":
-			s.ClientTLSCAFile = ptrTo(l.value)
-		case "client_tls_protocols":
-			s.ClientTLSProtocols = ptrTo(l.value)
 		case "client_tls_ciphers", "client_tls13_ciphers":
 			if !defaultTLSValue(l.key, l.value) {
 				return ignored, fail("%q is not supported: pgpoolcheck offers clients Go's TLS cipher suites; remove the key or set %s", l.value, tlsDefaults[l.key])
@@ -318,30 +231,8 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			if v := strings.ToLower(l.value); v != "auto" && v != "none" {
 				return ignored, fail("%q is not supported: pgpoolcheck uses Go's key exchanges (ECDHE with X25519 and the NIST curves, no finite-field DHE); remove the key or set auto", l.value)
 			}
-		case "so_reuseport":
-			v := l.value == "1" || strings.EqualFold(l.value, "true") || strings.EqualFold(l.value, "yes") || strings.EqualFold(l.value, "on")
-			s.SoReusePort = &v
-		case "unix_socket_dir":
-			if l.value != "" {
-				s.UnixSocketDir = ptrTo(l.value)
-			}
-		case "stats_users":
-			s.StatsUsers = ptrTo(splitList(l.value))
 		case "auth_hba_file", "auth_ident_file", "auth_ldap_options":
 			return ignored, fail("not supported by pgpoolcheck: clients are authenticated against auth_file and auth_query only; remove the key")
-		case "idle_transaction_timeout", "client_idle_timeout", "query_timeout":
-			d, err := parseDuration(l.value)
-			if err != nil {
-				return ignored, fail("%v", err)
-			}
-			switch l.key {
-			case "idle_transaction_timeout":
-				s.IdleTransactionTimeout = &d
-			case "client_idle_timeout":
-				s.ClientIdleTimeout = &d
-			default:
-				s.QueryTimeout = &d
-			}
 		case "unix_socket_mode", "unix_socket_group", "disable_pqexec", "scram_iterations":
 			// They protect something: accepted at PgBouncer's default
 			// (what pgpoolcheck does), refused otherwise.
@@ -357,13 +248,26 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			}
 			return ignored, fail("this limit is not supported by pgpoolcheck yet; remove it or set 0 (no limit)")
 		default:
-			ignore(l, "not used by pgpoolcheck")
+			st := iniSettings[l.key]
+			if st == nil {
+				ignore(l, "not used by pgpoolcheck")
+				continue
+			}
+			if st.Kind == pooler.KindDuration {
+				if d, err := pooler.ParseDuration(l.value); err == nil && d == 0 && st.Check(d) != nil {
+					ignore(l, "0 (no limit) has no equivalent; pgpoolcheck's default applies")
+					continue
+				}
+			}
+			if err := s.iniSetting(l); err != nil {
+				return ignored, err
+			}
 		}
 	}
 	if addr != "" || port != "" {
 		host := "127.0.0.1"
 		if addr != "" {
-			hosts := splitList(addr)
+			hosts := pooler.SplitList(addr)
 			switch {
 			case len(hosts) == 0:
 				ignore(addrLine, "empty (Unix sockets only): pgpoolcheck listens on TCP, here on 127.0.0.1")
@@ -381,10 +285,70 @@ func (s *Settings) pgbouncerSection(lines []iniLine, ignored []Ignored) ([]Ignor
 		if port == "" {
 			port = "6432"
 		}
-		s.Listen = ptrTo(net.JoinHostPort(host, port))
+		s.setString("listen", net.JoinHostPort(host, port))
 	}
 	return ignored, nil
 }
+
+// iniSettings are the settings a [pgbouncer] key sets as it is, by key
+// (the table's INI names).
+var iniSettings = func() map[string]*pooler.Setting {
+	m := map[string]*pooler.Setting{}
+	for _, st := range pooler.Settings() {
+		if st.INI != "" {
+			m[st.INI] = st
+		}
+	}
+	return m
+}()
+
+// iniSetting sets the setting of a [pgbouncer] key from its value,
+// through the table: a number, a duration in seconds (or a Go duration),
+// a boolean (1, yes, on, true), a comma-separated list or text.
+func (s *Settings) iniSetting(l iniLine) error {
+	st := iniSettings[l.key]
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("line %d: %s: %s", l.line, l.key, fmt.Sprintf(format, a...))
+	}
+	var v any
+	switch st.Kind {
+	case pooler.KindInt:
+		n, err := strconv.ParseInt(l.value, 0, 64)
+		if err != nil || n < 0 || n > st.MaxInt() {
+			return fail("invalid number %q", l.value)
+		}
+		if int(n) < st.Min {
+			return fail("must be at least %d", st.Min)
+		}
+		v = int(n)
+	case pooler.KindDuration:
+		d, err := pooler.ParseDuration(l.value)
+		if err != nil {
+			return fail("%v", err)
+		}
+		v = d
+	case pooler.KindBool:
+		v = l.value == "1" || strings.EqualFold(l.value, "true") || strings.EqualFold(l.value, "yes") || strings.EqualFold(l.value, "on")
+	case pooler.KindList:
+		v = pooler.SplitList(l.value)
+	default:
+		if l.value == "" && st.Path {
+			return nil // PgBouncer's "none"
+		}
+		v = l.value
+		if len(st.Enum) > 0 {
+			v = strings.ToLower(l.value)
+		}
+	}
+	if err := st.Check(v); err != nil {
+		return fail("%v", err)
+	}
+	s.put(st, v)
+	return nil
+}
+
+// setString sets a string setting the reader checked itself.
+func (s *Settings) setString(key, v string) { s.put(pooler.LookupSetting(key), v) }
 
 // upstreamEntry is one [databases] entry.
 type upstreamEntry struct {
@@ -393,10 +357,8 @@ type upstreamEntry struct {
 	host, port, dbname, user string
 	password                 string
 	hasPassword              bool
-	poolSize                 string
-	// auth are the entry's auth_user, auth_dbname and auth_query.
-	auth             url.Values
-	maxDBConnections string
+	// db is the entry as the allow-list has it.
+	db pooler.Database
 }
 
 // databasesSection turns [databases] into the upstream URL. pgpoolcheck
@@ -430,20 +392,23 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 			case "password":
 				e.password, e.hasPassword = p.value, true
 			case "pool_size":
-				if n, err := strconv.Atoi(p.value); err != nil || n < 1 {
+				n, err := strconv.Atoi(p.value)
+				if err != nil || n < 1 {
 					return ignored, fmt.Errorf("line %d: database %s: pool_size %q is not a whole number from 1", l.line, l.key, p.value)
 				}
-				e.poolSize = p.value
-			case "auth_user", "auth_dbname", "auth_query":
-				if e.auth == nil {
-					e.auth = url.Values{}
-				}
-				e.auth.Set(p.key, p.value)
+				e.db.PoolSize = n
+			case "auth_user":
+				e.db.AuthUser = p.value
+			case "auth_dbname":
+				e.db.AuthDBName = p.value
+			case "auth_query":
+				e.db.AuthQuery = p.value
 			case "max_db_connections":
-				if n, err := strconv.Atoi(p.value); err != nil || n < 0 {
+				n, err := strconv.Atoi(p.value)
+				if err != nil || n < 0 {
 					return ignored, fmt.Errorf("line %d: database %s: max_db_connections %q is not a whole number from 0", l.line, l.key, p.value)
 				}
-				e.maxDBConnections = p.value
+				e.db.MaxDBConnections = n
 			case "pool_mode":
 				return ignored, fmt.Errorf("line %d: database %s: %s is not supported by pgpoolcheck per database; remove it", l.line, l.key, p.key)
 			default:
@@ -489,33 +454,20 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 	var user, password string
 	hasPassword := false
 	// The allow-list: every entry is a database clients may ask for.
-	dbs := make([]string, 0, len(entries))
+	dbs := make([]pooler.DatabaseEntry, 0, len(entries))
 	for _, e := range entries {
-		if strings.ContainsAny(e.name, ",=:?") {
-			return ignored, fmt.Errorf("line %d: database name %q: pgpoolcheck does not support , = : or ? in database names", e.line, e.name)
-		}
-		spec := e.name
+		entry := pooler.DatabaseEntry{Name: e.name, Database: e.db}
 		if e.dbname != "" && e.dbname != e.name {
 			if e.name == "*" {
 				return ignored, fmt.Errorf("line %d: database *: dbname=%s would send every client to one database; pgpoolcheck supports dbname only on named entries", e.line, e.dbname)
 			}
-			if strings.ContainsAny(e.dbname, ",:") {
-				return ignored, fmt.Errorf("line %d: database %s: pgpoolcheck does not support , or : in dbname %q", e.line, e.name, e.dbname)
-			}
-			spec += "=" + e.dbname
+			entry.DBName = e.dbname
 		}
-		switch {
-		case e.maxDBConnections != "" && e.maxDBConnections != "0":
-			spec += ":" + cmp.Or(e.poolSize, "0") + ":" + e.maxDBConnections
-		case e.poolSize != "":
-			spec += ":" + e.poolSize
-		}
-		if e.auth != nil {
-			spec += "?" + e.auth.Encode()
-		}
-		dbs = append(dbs, spec)
+		dbs = append(dbs, entry)
 	}
-	s.Databases = &dbs
+	if err := s.Put("databases", dbs); err != nil {
+		return ignored, err
+	}
 	for _, e := range entries {
 		if e.user == "" {
 			continue
@@ -542,7 +494,7 @@ func (s *Settings) databasesSection(lines []iniLine, ignored []Ignored) ([]Ignor
 		u.Path = "/" + db
 	}
 	u.RawQuery = q.Encode()
-	s.Upstream = ptrTo(u.String())
+	s.setString("upstream", u.String())
 	return ignored, nil
 }
 

@@ -1,11 +1,13 @@
 package proxyconfig
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 	"github.com/spf13/pflag"
 )
 
@@ -218,9 +220,9 @@ line 5: [pgbouncer] listen_port: no listen_addr (Unix sockets only in PgBouncer)
 		if got := renderIgnored(ignored); got != tc.ignored {
 			t.Errorf("%s: ignored\n%s\nwant\n%s", tc.file, got, tc.ignored)
 		}
-		if s.Upstream != nil {
-			if _, err := pgconn.ParseConfig(*s.Upstream); err != nil {
-				t.Errorf("%s: upstream %s does not parse: %v", tc.file, *s.Upstream, err)
+		if up, ok := s.Get("upstream"); ok {
+			if _, err := pgconn.ParseConfig(up); err != nil {
+				t.Errorf("%s: upstream %s does not parse: %v", tc.file, up, err)
 			}
 		}
 	}
@@ -276,14 +278,48 @@ func TestPgBouncerINIErrors(t *testing.T) {
 		{"[pgbouncer]\nserver_tls_sslmode = sometimes\n", `server_tls_sslmode: unknown value "sometimes"`},
 		{"[pgbouncer]\nclient_login_timeout = 0\n", "client_login_timeout: 0 (no limit) is not supported"},
 		{"[databases]\na = host=x pool_mode=session\n", "line 2: database a: pool_mode is not supported by pgpoolcheck per database"},
-		{"[databases]\n\"a?b\" = host=x\n", `database name "a?b"`},
 		{"[databases]\na = host=x pool_size=0\n", `database a: pool_size "0" is not a whole number from 1`},
 		{"[databases]\n* = host=x dbname=y\n", "database *: dbname=y would send every client to one database"},
-		{"[databases]\n\"a,b\" = host=x\n", `database name "a,b"`},
 	} {
 		_, _, err := ParsePgBouncerINI([]byte(tc.text))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParsePgBouncerINI(%q) error = %v, want it to contain %q", tc.text, err, tc.want)
+		}
+	}
+}
+
+// TestPgBouncerDatabaseNames: [databases] entries reach the pooler as
+// entries, not as text read back, so a name or dbname may hold any of
+// , = : and ?.
+func TestPgBouncerDatabaseNames(t *testing.T) {
+	s, _, err := ParsePgBouncerINI([]byte("[databases]\n\"a,b:c\" = host=x pool_size=3 dbname=x:y\n\"q?\" = host=x max_db_connections=2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.Value("databases")
+	want := []pooler.DatabaseEntry{
+		{Name: "a,b:c", Database: pooler.Database{DBName: "x:y", PoolSize: 3}},
+		{Name: "q?", Database: pooler.Database{MaxDBConnections: 2}},
+	}
+	if got := v.([]pooler.DatabaseEntry); !slices.Equal(got, want) {
+		t.Errorf("databases %+v, want %+v", got, want)
+	}
+	y, err := ParseYAML([]byte("databases:\n  \"a,b:c\": {dbname: \"x:y\", pool_size: 3}\n  app:\n  \"*\": {auth_user: pgb}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ = y.Value("databases")
+	want = []pooler.DatabaseEntry{
+		{Name: "a,b:c", Database: pooler.Database{DBName: "x:y", PoolSize: 3}},
+		{Name: "app"},
+		{Name: "*", Database: pooler.Database{AuthUser: "pgb"}},
+	}
+	if got := v.([]pooler.DatabaseEntry); !slices.Equal(got, want) {
+		t.Errorf("YAML databases %+v, want %+v", got, want)
+	}
+	for _, text := range []string{"databases: {app: {pool: 3}}\n", "databases: {a: {pool_size: -1}}\n", "databases: {\"*\": {dbname: x}}\n", "databases: {a: {}, a: {}}\n"} {
+		if _, err := ParseYAML([]byte(text)); err == nil {
+			t.Errorf("ParseYAML(%q): no error", text)
 		}
 	}
 }
@@ -349,7 +385,8 @@ func TestConnString(t *testing.T) {
 	}
 }
 
-// proxyFlagSet mirrors the flags of pgpoolcheck proxy (internal/cli).
+// proxyFlagSet is the flags pgpoolcheck proxy had before the settings
+// table defined them.
 func proxyFlagSet() *pflag.FlagSet {
 	fs := pflag.NewFlagSet("proxy", pflag.ContinueOnError)
 	fs.String("listen", "127.0.0.1:6432", "")
@@ -379,7 +416,7 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs.String("auth-type", "trust", "")
 	fs.String("auth-file", "", "")
 	fs.String("auth-user", "", "")
-	fs.String("auth-query", "", "")
+	fs.String("auth-query", "", "") // pooler.DefaultAuthQuery
 	fs.String("auth-dbname", "", "")
 	fs.Bool("insecure-trust", false, "")
 	fs.Int("max-message-size", 64<<20, "")
@@ -407,53 +444,66 @@ func proxyFlagSet() *pflag.FlagSet {
 	return fs
 }
 
+// TestApply: a file's settings reach the configuration, except those
+// given on the command line, which win.
 func TestApply(t *testing.T) {
 	s, err := LoadYAML("testdata/full.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := proxyFlagSet()
-	if err := fs.Parse([]string{"--pool-size", "7", "--log-level=warn"}); err != nil {
-		t.Fatal(err)
+	cmdline := &Settings{}
+	for k, v := range map[string]string{"pool_size": "7", "log_level": "warn"} {
+		if err := cmdline.Parse(k, v); err != nil {
+			t.Fatal(err)
+		}
 	}
-	noFlag, err := s.Apply(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(noFlag) != 0 {
-		t.Errorf("keys without a flag: %s", strings.Join(noFlag, ","))
-	}
-	for name, want := range map[string]string{
-		"pool-size":               "7",    // given on the command line
-		"log-level":               "warn", // given on the command line
-		"listen":                  "0.0.0.0:6432",
-		"query-wait-timeout":      "2m0s",
-		"server-lifetime":         "1.5s",
-		"max-prepared-statements": "0",
-		"insecure-trust":          "false",
-		"admin-users":             "[postgres,ops]",
-		"trusted-routines":        "[extension:postgis,app.audit]",
-		"auth-file":               "testdata/userlist.txt",
-		"databases":               "[app,reports=analytics:5:8,*]",
-		"max-db-connections":      "50",
-		"query-timeout":           "1m30s",
-		"stats-users":             "[monitor]",
-		"server-tls-ca-file":      "testdata/ca.pem",
+	cfg := Defaults()
+	s.ApplyTo(&cfg)
+	cmdline.ApplyTo(&cfg)
+	for _, c := range []struct {
+		name      string
+		got, want any
+	}{
+		{"pool_size", cfg.PoolSize, 7},      // given on the command line
+		{"log_level", cfg.LogLevel, "warn"}, // given on the command line
+		{"shutdown_timeout", cfg.ShutdownTimeout, 30 * time.Second},
+		{"listen", cfg.Listen, "0.0.0.0:6432"},
+		{"query_wait_timeout", cfg.QueryWaitTimeout, 2 * time.Minute},
+		{"server_lifetime", cfg.ServerLifetime, 1500 * time.Millisecond},
+		{"max_prepared_statements", cfg.MaxPreparedStatements, -1}, // 0 turns it off
+		{"insecure_trust", cfg.InsecureTrust, false},
+		{"admin_users", strings.Join(cfg.AdminUsers, ","), "postgres,ops"},
+		{"trusted_routines", strings.Join(cfg.TrustedRoutines, ","), "extension:postgis,app.audit"},
+		{"auth_file", cfg.AuthFile, "testdata/userlist.txt"},
+		{"databases", len(cfg.Databases), 3},
+		{"databases reports", cfg.Databases["reports"], pooler.Database{DBName: "analytics", PoolSize: 5, MaxDBConnections: 8}},
+		{"max_db_connections", cfg.MaxDBConnections, 50},
+		{"query_timeout", cfg.QueryTimeout, 90 * time.Second},
+		{"stats_users", strings.Join(cfg.StatsUsers, ","), "monitor"},
+		{"server_tls_ca_file", cfg.ServerTLSCAFile, "testdata/ca.pem"},
+		{"peers", cfg.Peers[2], "pooler-1.pooler:6432"},
 	} {
-		if got := fs.Lookup(name).Value.String(); got != want {
-			t.Errorf("--%s = %s, want %s", name, got, want)
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
 }
 
+// TestApplyInvalid: a value a setting does not take is an error naming
+// the key, whichever way it comes.
 func TestApplyInvalid(t *testing.T) {
-	fs := pflag.NewFlagSet("proxy", pflag.ContinueOnError)
-	fs.Int("pool-size", 20, "")
-	fs.Int("metrics-listen", 0, "") // a flag whose type does not fit
-	s := &Settings{PoolSize: ptrTo(3)}
-	s.MetricsListen = ptrTo("localhost:9127")
-	if _, err := s.Apply(fs); err == nil || !strings.Contains(err.Error(), "metrics_listen:") {
-		t.Errorf("error = %v", err)
+	s := &Settings{}
+	if err := s.Put("pool_size", 0); err == nil || !strings.Contains(err.Error(), "pool_size:") {
+		t.Errorf("Put: error = %v", err)
+	}
+	if err := s.Parse("max_message_size", "10"); err == nil || !strings.Contains(err.Error(), "max_message_size:") {
+		t.Errorf("Parse: error = %v", err)
+	}
+	if err := s.Parse("databases", "a,a=b"); err == nil || !strings.Contains(err.Error(), "databases: a is listed twice") {
+		t.Errorf("Parse: error = %v", err)
+	}
+	if len(s.Set()) != 0 {
+		t.Errorf("invalid values were set: %v", s.Set())
 	}
 }
 
@@ -473,13 +523,31 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// TestFlagNames: every key has its flag, and the flags the table defines
+// are those the command had, with the same defaults.
 func TestFlagNames(t *testing.T) {
-	fs := proxyFlagSet()
+	fs := pflag.NewFlagSet("proxy", pflag.ContinueOnError)
+	Flags(fs)
 	for _, k := range Keys() {
 		if fs.Lookup(FlagName(k)) == nil {
 			t.Errorf("key %s has no flag --%s", k, FlagName(k))
 		}
 	}
+	proxyFlagSet().VisitAll(func(old *pflag.Flag) {
+		fl := fs.Lookup(old.Name)
+		switch {
+		case fl == nil:
+			t.Errorf("no flag --%s", old.Name)
+		case old.Value.Type() == "stringSlice" || old.DefValue == "":
+			// The mirror leaves out long defaults (auth_query's).
+		case old.DefValue == "0" || old.DefValue == "0s" || old.DefValue == "false":
+			if fl.DefValue != "" {
+				t.Errorf("--%s: default %q, want none shown", old.Name, fl.DefValue)
+			}
+		case fl.DefValue != old.DefValue:
+			t.Errorf("--%s: default %q, want %q", old.Name, fl.DefValue, old.DefValue)
+		}
+	})
 }
 
 func TestPgBouncerPeers(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/suggest"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -61,16 +61,16 @@ func ParseYAML(b []byte) (*Settings, error) {
 	seen := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
-		f, ok := lookupField(k.Value)
-		if !ok {
+		f := pooler.LookupSetting(k.Value)
+		if f == nil {
 			return nil, fmt.Errorf("line %d: unknown key %q%s (known keys: %s)", k.Line, k.Value, suggest.Hint(k.Value, Keys()), strings.Join(Keys(), ", "))
 		}
-		if prev, dup := seen[f.key]; dup {
+		if prev, dup := seen[f.Name]; dup {
 			return nil, fmt.Errorf("line %d: %s is already set on line %d", k.Line, k.Value, prev)
 		}
-		seen[f.key] = k.Line
-		if k.Value != f.key {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("line %d: %s is deprecated: write %s (config keys are snake_case, as in pgbouncer.ini)", k.Line, k.Value, f.key))
+		seen[f.Name] = k.Line
+		if k.Value != f.Name {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("line %d: %s is deprecated: write %s (config keys are snake_case, as in pgbouncer.ini)", k.Line, k.Value, f.Name))
 		}
 		if err := s.setYAML(f, v); err != nil {
 			return nil, fmt.Errorf("line %d: %s: %w", v.Line, k.Value, err)
@@ -79,9 +79,19 @@ func ParseYAML(b []byte) (*Settings, error) {
 	return s, nil
 }
 
-// setYAML sets field f from YAML node v.
-func (s *Settings) setYAML(f field, v *yaml.Node) error {
-	if f.kind == kindList {
+// setYAML sets setting f from YAML node v, through the table.
+func (s *Settings) setYAML(f *pooler.Setting, v *yaml.Node) error {
+	var val any
+	switch f.Kind {
+	case pooler.KindList, pooler.KindDatabases, pooler.KindPeers:
+		if f.Kind == pooler.KindDatabases && v.Kind == yaml.MappingNode {
+			dbs, err := yamlDatabases(v)
+			if err != nil {
+				return err
+			}
+			val = dbs
+			break
+		}
 		var list []string
 		switch {
 		case v.Kind == yaml.SequenceNode:
@@ -91,7 +101,7 @@ func (s *Settings) setYAML(f field, v *yaml.Node) error {
 				}
 				list = append(list, item.Value)
 			}
-		case v.Kind == yaml.MappingNode && f.key == "peers":
+		case v.Kind == yaml.MappingNode && f.Kind == pooler.KindPeers:
 			// peers: {1: host:port, …}: the list's ID=HOST:PORT entries.
 			for i := 0; i+1 < len(v.Content); i += 2 {
 				k, val := v.Content[i], v.Content[i+1]
@@ -101,80 +111,124 @@ func (s *Settings) setYAML(f field, v *yaml.Node) error {
 				list = append(list, k.Value+"="+val.Value)
 			}
 		case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
-			list = splitList(v.Value) // "a, b", as in pgbouncer.ini
+			list = pooler.SplitList(v.Value) // "a, b", as in pgbouncer.ini
 		default:
 			return errors.New("want a list of names")
 		}
-		*f.ptr(s).(**[]string) = &list
-		return nil
+		switch f.Kind {
+		case pooler.KindDatabases:
+			dbs, err := pooler.ParseDatabases(list)
+			if err != nil {
+				return err
+			}
+			val = dbs
+		case pooler.KindPeers:
+			peers, err := pooler.ParsePeers(list)
+			if err != nil {
+				return err
+			}
+			val = peers
+		default:
+			if list == nil {
+				list = []string{}
+			}
+			val = list
+		}
+	default:
+		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+			return errors.New("want a single value")
+		}
+		switch f.Kind {
+		case pooler.KindString:
+			if v.Tag != "!!str" {
+				return fmt.Errorf("want a string, not %s", v.Value)
+			}
+			str := v.Value
+			if len(f.Enum) > 0 {
+				str = strings.ToLower(str)
+			}
+			val = str
+		case pooler.KindInt:
+			if v.Tag != "!!int" {
+				return fmt.Errorf("want a whole number, not %q", v.Value)
+			}
+			n, err := strconv.ParseInt(v.Value, 0, 64)
+			if err != nil || n < int64(f.Min) || n > f.MaxInt() {
+				return fmt.Errorf("want a whole number from %d, not %s", f.Min, v.Value)
+			}
+			val = int(n)
+		case pooler.KindDuration:
+			if v.Tag != "!!int" && v.Tag != "!!float" && v.Tag != "!!str" {
+				return fmt.Errorf("want a duration, not %q", v.Value)
+			}
+			d, err := pooler.ParseDuration(v.Value)
+			if err != nil {
+				return err
+			}
+			val = d
+		case pooler.KindBool:
+			if v.Tag != "!!bool" {
+				return fmt.Errorf("want true or false, not %q", v.Value)
+			}
+			var b bool
+			if err := v.Decode(&b); err != nil {
+				return err
+			}
+			val = b
+		}
 	}
-	if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
-		return errors.New("want a single value")
+	if err := f.Check(val); err != nil {
+		return err
 	}
-	switch p := f.ptr(s).(type) {
-	case **string:
-		if v.Tag != "!!str" {
-			return fmt.Errorf("want a string, not %s", v.Value)
-		}
-		if err := f.checkEnum(v.Value); err != nil {
-			return err
-		}
-		val := v.Value
-		if len(f.enum) > 0 {
-			val = strings.ToLower(val)
-		}
-		*p = &val
-	case **int:
-		if v.Tag != "!!int" {
-			return fmt.Errorf("want a whole number, not %q", v.Value)
-		}
-		n, err := strconv.ParseInt(v.Value, 0, 64)
-		if err != nil || n < int64(f.min) || n > 1<<31-1 {
-			return fmt.Errorf("want a whole number from %d, not %s", f.min, v.Value)
-		}
-		*p = ptrTo(int(n))
-	case **time.Duration:
-		if v.Tag != "!!int" && v.Tag != "!!float" && v.Tag != "!!str" {
-			return fmt.Errorf("want a duration, not %q", v.Value)
-		}
-		d, err := parseDuration(v.Value)
-		if err != nil {
-			return err
-		}
-		*p = &d
-	case **bool:
-		if v.Tag != "!!bool" {
-			return fmt.Errorf("want true or false, not %q", v.Value)
-		}
-		var b bool
-		if err := v.Decode(&b); err != nil {
-			return err
-		}
-		*p = &b
-	}
+	s.put(f, val)
 	return nil
 }
 
-// resolvePaths makes relative file paths relative to dir.
-func (s *Settings) resolvePaths(dir string) {
-	for _, f := range fields {
-		if !f.isPath {
-			continue
+// yamlDatabases reads the mapping form of databases, one entry per name
+// (any name, "," and ":" included):
+//
+//	databases:
+//	  app: {}
+//	  reports: {dbname: analytics, pool_size: 5, max_db_connections: 8}
+//	  "*": {auth_user: pgbouncer}
+func yamlDatabases(v *yaml.Node) ([]pooler.DatabaseEntry, error) {
+	var dbs []pooler.DatabaseEntry
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Value == "" {
+			return nil, fmt.Errorf("line %d: want a database name", k.Line)
 		}
-		p := f.ptr(s).(**string)
-		if *p != nil && **p != "" && !filepath.IsAbs(**p) {
-			*p = ptrTo(filepath.Join(dir, **p))
+		e := pooler.DatabaseEntry{Name: k.Value}
+		switch {
+		case val.Kind == yaml.ScalarNode && (val.Tag == "!!null" || val.Value == ""):
+		case val.Kind == yaml.MappingNode:
+			var fields struct {
+				DBName           string `yaml:"dbname"`
+				PoolSize         int    `yaml:"pool_size"`
+				MaxDBConnections int    `yaml:"max_db_connections"`
+				AuthUser         string `yaml:"auth_user"`
+				AuthDBName       string `yaml:"auth_dbname"`
+				AuthQuery        string `yaml:"auth_query"`
+			}
+			for j := 0; j+1 < len(val.Content); j += 2 {
+				switch key := val.Content[j].Value; key {
+				case "dbname", "pool_size", "max_db_connections", "auth_user", "auth_dbname", "auth_query":
+				default:
+					return nil, fmt.Errorf("line %d: database %s: unknown key %q (want dbname, pool_size, max_db_connections, auth_user, auth_dbname or auth_query)", val.Content[j].Line, k.Value, key)
+				}
+			}
+			if err := val.Decode(&fields); err != nil {
+				return nil, fmt.Errorf("line %d: database %s: %v", val.Line, k.Value, strings.TrimPrefix(err.Error(), "yaml: "))
+			}
+			if fields.DBName != k.Value {
+				e.DBName = fields.DBName
+			}
+			e.PoolSize, e.MaxDBConnections = fields.PoolSize, fields.MaxDBConnections
+			e.AuthUser, e.AuthDBName, e.AuthQuery = fields.AuthUser, fields.AuthDBName, fields.AuthQuery
+		default:
+			return nil, fmt.Errorf("line %d: database %s: want a mapping of dbname, pool_size, …", val.Line, k.Value)
 		}
+		dbs = append(dbs, e)
 	}
-}
-
-// splitList splits a comma-separated list of names, dropping blanks.
-func splitList(v string) []string {
-	list := []string{}
-	for _, item := range strings.Split(v, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			list = append(list, item)
-		}
-	}
-	return list
+	return dbs, nil
 }

@@ -1,4 +1,4 @@
-package cli
+package proxyconfig
 
 import (
 	"crypto/tls"
@@ -12,37 +12,33 @@ import (
 )
 
 // clientTLS builds the pooler's TLS configuration towards clients from the
-// --client-tls-* flags: nil with mode disable. Every file is read now, so
-// a missing or unreadable one stops the start (and a RELOAD that would
-// apply it).
-func clientTLS(f *proxyFlags) (pooler.TLSMode, *tls.Config, error) {
-	mode := pooler.TLSMode(strings.ToLower(f.clientTLSMode))
-	switch mode {
-	case pooler.TLSDisable:
+// client_tls_* settings of c: nil with mode disable. Every file is read
+// now, so a missing or unreadable one stops the start (and a RELOAD that
+// would apply it).
+func clientTLS(c *pooler.Config) (pooler.TLSMode, *tls.Config, error) {
+	mode := c.ClientTLSMode // one of the table's values
+	if mode == pooler.TLSDisable {
 		return mode, nil, nil
-	case pooler.TLSAllow, pooler.TLSPrefer, pooler.TLSRequire, pooler.TLSVerifyCA, pooler.TLSVerifyFull:
-	default:
-		return "", nil, fmt.Errorf("--client-tls-sslmode: unknown mode %q (want disable, allow, prefer, require, verify-ca or verify-full)", f.clientTLSMode)
 	}
-	if f.clientTLSCert == "" || f.clientTLSKey == "" {
+	if c.ClientTLSCertFile == "" || c.ClientTLSKeyFile == "" {
 		return "", nil, fmt.Errorf("--client-tls-sslmode %s needs --client-tls-cert-file and --client-tls-key-file", mode)
 	}
-	cert, err := tls.LoadX509KeyPair(f.clientTLSCert, f.clientTLSKey)
+	cert, err := tls.LoadX509KeyPair(c.ClientTLSCertFile, c.ClientTLSKeyFile)
 	if err != nil {
 		return "", nil, fmt.Errorf("--client-tls-cert-file/--client-tls-key-file: %w", err)
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
-	if cfg.MinVersion, cfg.MaxVersion, err = tlsVersions(f.clientTLSProtocols); err != nil {
+	if cfg.MinVersion, cfg.MaxVersion, err = tlsVersions(c.ClientTLSProtocols); err != nil {
 		return "", nil, fmt.Errorf("--client-tls-protocols: %w", err)
 	}
-	if f.clientTLSCA != "" {
-		pem, err := os.ReadFile(f.clientTLSCA)
+	if c.ClientTLSCAFile != "" {
+		pem, err := os.ReadFile(c.ClientTLSCAFile)
 		if err != nil {
 			return "", nil, fmt.Errorf("--client-tls-ca-file: %w", err)
 		}
 		cfg.ClientCAs = x509.NewCertPool()
 		if !cfg.ClientCAs.AppendCertsFromPEM(pem) {
-			return "", nil, fmt.Errorf("--client-tls-ca-file: %s holds no PEM certificate", f.clientTLSCA)
+			return "", nil, fmt.Errorf("--client-tls-ca-file: %s holds no PEM certificate", c.ClientTLSCAFile)
 		}
 	} else if mode == pooler.TLSVerifyCA || mode == pooler.TLSVerifyFull {
 		return "", nil, fmt.Errorf("--client-tls-sslmode %s needs --client-tls-ca-file to verify client certificates", mode)
