@@ -57,10 +57,11 @@
 //     pools, the client timeouts (enforceClientTimeouts), logins in
 //     progress (startLogin, bounded by MaxLoginClients).
 //   - stats.go: counters and Proxy.Snapshot; admin.go: the admin console
-//     (SHOW, PAUSE/RESUME, RELOAD, SHUTDOWN; database pgpoolcheck or
-//     pgbouncer), adminops.go its SET command, KILL, stats users and SHOW
-//     MEM/SOCKETS/FDS; metricsserver.go: the HTTP server of package
-//     pooler/metrics.
+//     (login, commands; database pgpoolcheck or pgbouncer), admin_show.go
+//     its SHOW result sets, admin_pause.go PAUSE/RESUME, DISABLE,
+//     RECONNECT and WAIT_CLOSE, adminops.go its SET command, KILL, stats
+//     users and SHOW MEM/SOCKETS/FDS; metricsserver.go: the HTTP server of
+//     package pooler/metrics.
 //   - caps.go: max_db_connections and max_user_connections, server
 //     connections counted per database and per user across pools.
 //   - capturetoggle.go: a build tag for measuring the capture's cost.
