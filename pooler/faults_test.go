@@ -3,6 +3,7 @@ package pooler
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
 )
 
@@ -336,5 +338,52 @@ func TestUpstreamDown(t *testing.T) {
 	tp.Shutdown(sctx)
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("shutdown with the server down took %v", d)
+	}
+}
+
+// TestServerLostWhileClientSends ends a client's server while the client
+// keeps sending queries: the goroutine that reads the client may hold the
+// next query just as the pump, having lost the server, is closing the
+// client. That client must not be given a new server (its state machine
+// would refuse the moves from closing to waiting and attached, which the
+// test's proxy counts as a failure), and the next client is served.
+func TestServerLostWhileClientSends(t *testing.T) {
+	srv := pgtest.Shared(t)
+	for _, mode := range []Mode{ModeSession, ModeTransaction} {
+		t.Run(string(mode), func(t *testing.T) {
+			tp := startProxy(t, srv, Config{PoolSize: 2, Mode: mode})
+			query := func(sql string) []byte {
+				b, _ := (&pgproto3.Query{String: sql}).Encode(nil)
+				return b
+			}
+			kill := query("SELECT pg_terminate_backend(pg_backend_pid())")
+			one := query("SELECT 1")
+			for range 30 {
+				_, conn := rawLogin(t, tp, nil)
+				var burst []byte
+				burst = append(burst, kill...)
+				for range 200 {
+					burst = append(burst, one...)
+				}
+				// Write until the pooler closes the client; what it
+				// answers is drained and not looked at.
+				go io.Copy(io.Discard, conn)
+				for range 50 {
+					if _, err := conn.Write(burst); err != nil {
+						break
+					}
+				}
+				conn.Close()
+			}
+			if n := tp.Snapshot().InvalidMoves; n != 0 {
+				t.Fatalf("%d client moves refused by the state machine", n)
+			}
+			ctx := testCtx(t, 10*time.Second)
+			c := tp.connect(t, pgx.QueryExecModeExec)
+			var n int
+			if err := c.QueryRow(ctx, "SELECT 8").Scan(&n); err != nil || n != 8 {
+				t.Fatalf("after the lost servers: %d, %v", n, err)
+			}
+		})
 	}
 }

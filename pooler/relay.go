@@ -130,8 +130,10 @@ func (c *clientConn) relay() bool {
 				continue
 			}
 			if s, err = c.attach(); err != nil {
-				c.send(c.failure(err))
-				p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
+				if err != errClientClosing {
+					c.send(c.failure(err))
+					p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
+				}
 				c.vanish()
 				return true
 			}
@@ -194,13 +196,25 @@ func (c *clientConn) attach() (*serverConn, error) {
 	// The last pump may still be cleaning its server and reading the
 	// client's settings back (preserve): wait for it.
 	c.pumps.Wait()
-	c.move(engine.Waiting)
+	c.mu.Lock()
+	if c.place == engine.Closing {
+		// The pump lost the client's server (serverLost) and is closing
+		// the client, while this goroutine had its next message: no new
+		// server for a client that is closing.
+		c.mu.Unlock()
+		return nil, errClientClosing
+	}
+	c.moveLocked(engine.Waiting)
+	c.mu.Unlock()
 	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.waitLimit()), c.params, &c.waiter)
 	if err != nil {
 		return nil, err
 	}
 	return c.setUp(s, true)
 }
+
+// errClientClosing is an attach for a client that is being closed.
+var errClientClosing = errors.New("client is closing")
 
 // pump relays the server's messages to the client while s is attached,
 // and releases s when mayRelease says so. fatalSeen carries over from an

@@ -218,7 +218,7 @@ var terminateMsg = []byte{'X', 0, 0, 0, 4}
 // taken by a new server while PostgreSQL still counts the old one. The
 // wait is bounded by backendExitWait (a backend busy with a query reads
 // nothing), and a socket closed already is not waited on. The caller owns
-// s.
+// s, but for writes its client's goroutine may still be making (wmu).
 func (s *serverConn) terminate(gone func()) {
 	if r := s.lrio(); r != nil {
 		r.mu.RLock()
@@ -240,7 +240,12 @@ func (s *serverConn) terminate(gone func()) {
 	wait := time.Duration(s.pool.proxy.exitWait.Load())
 	go func() {
 		s.conn.SetDeadline(time.Now().Add(wait))
-		if _, err := s.conn.Write(terminateMsg); err == nil {
+		// A server lost while attached (serverLost, on the pump) may
+		// still be written to by its client's goroutine, under wmu.
+		s.wmu.Lock()
+		_, err := s.conn.Write(terminateMsg)
+		s.wmu.Unlock()
+		if err == nil {
 			io.Copy(io.Discard, s.conn)
 		}
 		s.close()
