@@ -60,7 +60,7 @@
 //	log_level: info                # debug, info, warn or error
 //	log_format: text               # text or json
 //	on_session_state: preserve     # preserve, reset, reject, allow or off
-//	trusted_routines: [extension:postgis, app.audit]  # calls not read after (see README)
+//	trusted_routines: [extension:postgis, app.audit]  # calls not read after (see docs/proxy.md)
 //	admin_users: [postgres, ops]
 //	stats_users: [monitoring]      # the console's SHOW commands only
 //	metrics_listen: 127.0.0.1:9127

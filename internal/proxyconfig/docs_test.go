@@ -36,25 +36,25 @@ var pgbouncerKeys = []string{
 	"verbose",
 }
 
-// TestREADMEKeyTable: the README's pgbouncer.ini table says what
+// TestDocsKeyTable: the pgbouncer.ini table of docs/proxy.md says what
 // pgpoolcheck does with every key of PgBouncer's file.
-func TestREADMEKeyTable(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+func TestDocsKeyTable(t *testing.T) {
+	b, err := os.ReadFile("../../docs/proxy.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	start := strings.Index(readme, "### pgbouncer.ini keys")
+	start := strings.Index(readme, "## pgbouncer.ini keys")
 	if start < 0 {
-		t.Fatal("README has no pgbouncer.ini key table")
+		t.Fatal("docs/proxy.md has no pgbouncer.ini key table")
 	}
 	table := readme[start:]
-	if end := strings.Index(table[4:], "\n## "); end >= 0 {
-		table = table[:end+4]
+	if end := strings.Index(table[3:], "\n## "); end >= 0 {
+		table = table[:end+3]
 	}
 	for _, k := range pgbouncerKeys {
 		if !strings.Contains(table, "`"+k+"`") {
-			t.Errorf("README's pgbouncer.ini table does not name %s", k)
+			t.Errorf("docs/proxy.md's pgbouncer.ini table does not name %s", k)
 		}
 	}
 }
