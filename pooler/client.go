@@ -247,7 +247,7 @@ func (p *Proxy) serveClient(nc net.Conn) {
 	ok := c.handshake()
 	p.endLogin(nc)
 	if !ok {
-		if c.attached() {
+		if !c.detached() {
 			c.vanish() // session mode: the server attached at login goes back
 		}
 		if c.rec != nil {

@@ -314,7 +314,7 @@ func (l *evLoop) stop(work []loopMsg) {
 // (Proxy.Shutdown); the others are closed at their release.
 func (l *evLoop) shutdownIdle() {
 	for _, c := range l.clients.v {
-		if c == nil || c.lwait || c.attached() {
+		if c == nil || c.lwait || !c.detached() {
 			continue
 		}
 		c.closeForShutdown()

@@ -77,16 +77,9 @@ func readMore(r *bufio.Reader) (got int, short bool, err error) {
 // dropIdleReader gives back the read buffer of a client with nothing
 // buffered and no server: it may wait long for its next message.
 func (l *evLoop) dropIdleReader(c *clientConn) {
-	if c.r.Buffered() == 0 && !c.attached() {
+	if c.r.Buffered() == 0 && !!c.detached() {
 		c.putReader()
 	}
-}
-
-// attached reports whether a server is attached (loop goroutine).
-func (c *clientConn) attached() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.server != nil
 }
 
 // frontend relays the client's complete buffered messages. It reports
