@@ -54,6 +54,12 @@
 #                                    runs for hours; each is warmed up by an unmeasured run of
 #                                    WARMUP (3) seconds first, and the capture's trailer is read
 #                                    once per cell
+#   BASE_REV (unset)                 also pgpoolcheck-base: pgpoolcheck built from this git
+#                                    revision, with the same flags (a change beside its base)
+#   APPS (1)                         application names the clients are split over: APPS pgbench
+#                                    processes with CLIENTS/APPS clients each, application_name
+#                                    app1..appN, their results summed (servers must be set up for
+#                                    their next client's name)
 #   GOROUTINE_RELAY (0)              1: also pgpoolcheck-goroutine, the same binary with
 #                                    --relay goroutine (the relay before the event loops)
 #   EVLOOP (0)                       1: also scripts/evloop, the event-loop experiment (not a
@@ -93,6 +99,8 @@ RECORD_WARM=${RECORD_WARM:-0}
 WARMUP=${WARMUP:-3}
 EVLOOP=${EVLOOP:-0}
 GOROUTINE_RELAY=${GOROUTINE_RELAY:-0}
+BASE_REV=${BASE_REV-}
+APPS=${APPS:-1}
 EVLOOP_LOOPS=${EVLOOP_LOOPS:-2}
 read -ra EVLOOP_EXTRA <<<"${EVLOOP_ARGS-}"
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
@@ -157,6 +165,12 @@ fi
 echo "# building pgpoolcheck ($POOLER_DESC) and idleclients"
 (cd "$POOLER_SRC" && go build -o "$WORK/pgpoolcheck" ./cmd/pgpoolcheck)
 go build -o "$WORK/idleclients" ./scripts/idleclients
+if [ -n "$BASE_REV" ]; then
+  echo "# building pgpoolcheck-base ($(git rev-parse --short "$BASE_REV") ($BASE_REV))"
+  mkdir -p "$WORK/base-src"
+  git archive "$BASE_REV" | tar -x -C "$WORK/base-src"
+  (cd "$WORK/base-src" && go build -o "$WORK/pgpoolcheck-base" ./cmd/pgpoolcheck)
+fi
 if [ "$EVLOOP" = 1 ]; then go build -o "$WORK/evloop" ./scripts/evloop; fi
 
 # --- targets ---------------------------------------------------------------
@@ -192,6 +206,10 @@ if [ "$GOROUTINE_RELAY" = 1 ]; then
   PORT[pgpoolcheck-goroutine]=$((BASE_PORT + n))
   n=$((n + 1))
 fi
+if [ -n "$BASE_REV" ]; then
+  PORT[pgpoolcheck-base]=$((BASE_PORT + n))
+  n=$((n + 1))
+fi
 per_run() { [[ " ${PER_RUN[*]} " == *" $1 "* ]]; }
 for t in "${!PORT[@]}"; do
   port_free "${PORT[$t]}" || { echo "port ${PORT[$t]} ($t) is in use: set BASE_PORT" >&2; exit 1; }
@@ -214,9 +232,14 @@ CAPTURE="$WORK/capture.jsonl"
 # start_pgpoolcheck [TARGET]: pgpoolcheck (transaction mode), or with
 # RECORD=1 pgpoolcheck-session or pgpoolcheck-record (a fresh capture).
 start_pgpoolcheck() {
-  local t=${1:-pgpoolcheck} flags
+  local t=${1:-pgpoolcheck} flags bin="$WORK/pgpoolcheck"
   case $t in
     pgpoolcheck) flags=("${PPC_FLAGS[@]}") ;;
+    pgpoolcheck-base)
+      flags=("${PPC_FLAGS[@]}")
+      flags[1]="127.0.0.1:${PORT[$t]}"
+      bin="$WORK/pgpoolcheck-base"
+      ;;
     pgpoolcheck-goroutine)
       flags=("${PPC_FLAGS[@]}" --relay goroutine)
       flags[1]="127.0.0.1:${PORT[$t]}"
@@ -233,7 +256,7 @@ start_pgpoolcheck() {
       fi
       ;;
   esac
-  ${POOLER_GOMAXPROCS:+env GOMAXPROCS=$POOLER_GOMAXPROCS} setsid "$WORK/pgpoolcheck" proxy \
+  ${POOLER_GOMAXPROCS:+env GOMAXPROCS=$POOLER_GOMAXPROCS} setsid "$bin" proxy \
     "${flags[@]}" "${EXTRA_ARGS[@]}" >>"$WORK/$t.log" 2>&1 &
   SID[$t]=$!
   SIDS+=("$!")
@@ -294,7 +317,7 @@ stop_target() { stop_session "${SID[$1]}"; }
 echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on port ${PORT[direct]}"
 "${RUNAS[@]}" "$PGBIN/initdb" -D "$WORK/data" -U postgres -A trust -E UTF8 --locale=C --no-sync >/dev/null
 setsid "${RUNAS[@]}" "$PGBIN/postgres" -D "$WORK/data" -k "$WORK" -p "${PORT[direct]}" \
-  -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS * (RECORD == 1 ? 3 : 1) + POOL_SIZE * (${#BOUNCERS[@]} + 1 + EVLOOP + GOROUTINE_RELAY) + 20)) \
+  -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS * (RECORD == 1 ? 3 : 1) + POOL_SIZE * (${#BOUNCERS[@]} + 1 + EVLOOP + GOROUTINE_RELAY + (${#BASE_REV} > 0)) + 20)) \
   -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off >"$WORK/postgres.log" 2>&1 &
 SIDS+=("$!")
 PG_SID=$!
@@ -316,6 +339,11 @@ for t in "${BOUNCERS[@]}"; do
   fi
 done
 POOLERS+=(pgpoolcheck)
+if [ -n "$BASE_REV" ]; then
+  start_pgpoolcheck pgpoolcheck-base
+  echo "# pgpoolcheck-base on port ${PORT[pgpoolcheck-base]}: built from $BASE_REV, the same flags"
+  POOLERS+=(pgpoolcheck-base)
+fi
 if [ "$GOROUTINE_RELAY" = 1 ]; then
   start_pgpoolcheck pgpoolcheck-goroutine
   echo "# pgpoolcheck-goroutine on port ${PORT[pgpoolcheck-goroutine]}: the same flags and --relay goroutine"
@@ -338,9 +366,33 @@ if [ "$RECORD" = 1 ]; then
     "$([ "$RECORD_WARM" = 1 ] && echo "both started once per protocol and client count and kept over its rounds" || echo "each started for its run and stopped after it")"
 fi
 echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ); ulimit -n $NOFILE"
-echo "# each run: $PGBENCH -n -S -M PROTOCOL -T $DURATION -j 2 -c CLIENTS postgresql://postgres@127.0.0.1:PORT/postgres"
+echo "# each run: $PGBENCH -n -S -M PROTOCOL -T $DURATION -j 2 -c CLIENTS postgresql://postgres@127.0.0.1:PORT/postgres" \
+  "$([ "$APPS" -gt 1 ] && echo "(split over $APPS pgbench processes, application_name app1..app$APPS)")"
 
 # --- pgbench runs --------------------------------------------------------------
+# pgbench_run PROTO CLIENTS URL: pgbench -S for DURATION s. With APPS > 1
+# the clients are split over APPS pgbench processes, each with an
+# application_name of its own, and their reports are summed into one of
+# the same form (TPS and transactions added, latency from clients ÷ TPS).
+pgbench_run() {
+  local proto=$1 c=$2 url=$3 i n dir
+  if [ "$APPS" -le 1 ]; then
+    "$PGBENCH" -n -S -M "$proto" -T "$DURATION" -j $((c < 2 ? c : 2)) -c "$c" "$url"
+    return
+  fi
+  dir=$(mktemp -d "$WORK/apps.XXXXXX")
+  for i in $(seq "$APPS"); do
+    n=$((c / APPS + (i <= c % APPS ? 1 : 0)))
+    "$PGBENCH" -n -S -M "$proto" -T "$DURATION" -j 1 -c "$n" "$url?application_name=app$i" >"$dir/$i" 2>&1 &
+  done
+  wait
+  grep -hv '^tps = \|^latency average\|number of transactions actually processed\|number of failed transactions' "$dir"/* || true
+  awk -v c="$c" '/^tps = / {tps += $3} /number of transactions actually processed/ {n += $6} /number of failed transactions/ {f += $5}
+    END {printf "number of transactions actually processed: %d\nnumber of failed transactions: %d\nlatency average = %.3f ms\ntps = %.1f (%s processes summed)\n", n, f, (tps > 0 ? c / tps * 1000 : 0), tps, ENVIRON["APPS"]}' "$dir"/*
+  rm -rf "$dir"
+}
+export -f pgbench_run
+export PGBENCH DURATION APPS WORK
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 hwm_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
@@ -446,7 +498,7 @@ for proto in $PROTOCOLS; do
         pid=${PID[$t]:-}
         if [ -n "$pid" ]; then echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true; c0=$(cpu_ticks "$pid"); fi
         g0=$(pg_ticks)
-        out=$( { TIMEFORMAT='%U %S'; time timeout "$((DURATION + 60))" "$PGBENCH" -n -S -M "$proto" -T "$DURATION" -j $((c < 2 ? c : 2)) -c "$c" "$(url_for "$t")" 2>&1; echo "pgbench-exit $?"; } 2>"$WORK/time" || true)
+        out=$( { TIMEFORMAT='%U %S'; time timeout "$((DURATION + 60))" bash -c 'pgbench_run "$@"' _ "$proto" "$c" "$(url_for "$t")" 2>&1; echo "pgbench-exit $?"; } 2>"$WORK/time" || true)
         if grep -q '^pgbench-exit 124$' <<<"$out"; then
           overstayed "$proto" "$t" "$c" "$r"
           out="$out"$'\n'"ERROR: pgbench overstayed by 60 s: killed (diagnostics in $OVERSTAY_DIR)"
