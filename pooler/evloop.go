@@ -70,12 +70,14 @@ const (
 	msgClosed                      // a waiting client's pool closed
 	msgShutdown                    // close the clients between transactions
 	msgStop                        // shut down: close every client
+	msgLoggedIn                    // a server logged in aside for a waiting client (s), or err
 )
 
 type loopMsg struct {
 	kind loopMsgKind
 	c    *clientConn
 	s    *serverConn
+	err  error
 }
 
 // epollIn is what the loop watches a socket for: edge-triggered input.
@@ -253,11 +255,17 @@ func (l *evLoop) handle(m loopMsg) {
 	case msgServer:
 		c.lwait = false
 		c.pool.ctr.observeWait(time.Since(c.waiter.since))
-		l.bind(c, m.s)
+		l.bind(c, m.s, true)
 	case msgGrant:
-		c.lwait = false
 		c.pool.ctr.observeWait(time.Since(c.waiter.since))
-		l.eject(c, nil, slotGiven)
+		l.loginAside(c, true)
+	case msgLoggedIn:
+		c.lwait = false
+		if m.err != nil {
+			l.noServer(c, m.err)
+			return
+		}
+		l.bind(c, m.s, true)
 	case msgShutdown:
 		l.shutdownIdle()
 	case msgExpired, msgClosed:
@@ -283,6 +291,15 @@ func (l *evLoop) stop(work []loopMsg) {
 	for _, m := range rest {
 		if m.kind != msgStop && m.kind != msgShutdown {
 			l.post(m) // closes the client
+		}
+	}
+	for _, s := range l.servers.v {
+		if s != nil && (s.lsetup || s.lclean != nil) {
+			// Running a client's setup query or a clean: nothing
+			// waits for it any more.
+			s.lsetup, s.lclean = false, nil
+			l.dropServer(s)
+			s.pool.putBack(s, closeServer)
 		}
 	}
 	for _, c := range l.clients.v {

@@ -5,6 +5,7 @@ package pooler
 import (
 	"bufio"
 	"errors"
+	"maps"
 	"syscall"
 	"time"
 
@@ -122,7 +123,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 		if total > c.r.Size() {
 			// Streamed through the goroutine relay.
 			l.flushLocked(c, &locked)
-			l.eject(c, nil, noSlot)
+			l.eject(c, nil, handoffLargeMessage)
 			return false
 		}
 		if c.r.Buffered() < total {
@@ -235,7 +236,7 @@ func (l *evLoop) attach(c *clientConn) bool {
 		return false
 	}
 	if p.pause.on.Load() {
-		l.eject(c, nil, noSlot)
+		l.eject(c, nil, handoffPause)
 		return false
 	}
 	c.move(engine.Waiting)
@@ -247,10 +248,10 @@ func (l *evLoop) attach(c *clientConn) bool {
 	}
 	switch a {
 	case admitServer:
-		return l.bind(c, s)
+		return l.bind(c, s, false)
 	case admitSlot:
-		// A new server: its login blocks.
-		l.eject(c, nil, slotAdmitted)
+		// A new server: it logs in aside while the client waits here.
+		l.loginAside(c, false)
 	case admitRefused:
 		l.noServer(c, err)
 	case admitQueued:
@@ -259,18 +260,37 @@ func (l *evLoop) attach(c *clientConn) bool {
 	return false
 }
 
-// bind attaches s to the client on the loop, or hands both to a goroutine
-// when s needs setting up first; it reports whether s is attached on the
-// loop. After a wait, the client's messages are relayed here.
-func (l *evLoop) bind(c *clientConn, s *serverConn) bool {
-	waited := c.waiter.loop != nil
+// loginAside logs a server in for the client on a goroutine of its own,
+// in the slot the pool admitted it to, or (granted) gave it after a wait;
+// the client waits on the loop (lwait) for the msgLoggedIn that brings
+// the server or the failure. The goroutine holds the server, never the
+// client.
+func (l *evLoop) loginAside(c *clientConn, granted bool) {
+	c.lwait = true
+	p, pl := l.p, c.pool
+	params := maps.Clone(c.params)
+	go func() {
+		var s *serverConn
+		var err error
+		if granted {
+			s, err = pl.connectGranted(p.ctx, params)
+		} else {
+			s, err = pl.connectSlot(p.ctx, params)
+		}
+		l.post(loopMsg{kind: msgLoggedIn, c: c, s: s, err: err})
+	}()
+}
+
+// bind attaches s to the client on the loop; when s must be set up for
+// the client first, the client waits (lwait) while s runs the setup query
+// (setUpAnswer). It reports whether s is attached now; async says that
+// the client's message that asked for the server waits in its buffer
+// (bind runs for an inbox message), and it is then relayed here.
+func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
 	c.waiter.loop, c.waiter.c = nil, nil
 	rio := s.lrio()
-	c.mu.Lock()
-	simple := rio != nil && s.sig == c.sig && len(c.startupSets) == 0 && len(c.eng.Session.Settings) == 0
-	c.mu.Unlock()
-	if !simple {
-		l.eject(c, s, noSlot)
+	if rio == nil {
+		l.eject(c, s, handoffTLSServer)
 		return false
 	}
 	fd := s.lfd
@@ -283,25 +303,97 @@ func (l *evLoop) bind(c *clientConn, s *serverConn) bool {
 		if err != nil {
 			l.p.stats.serversLost.Add(1)
 			c.pool.putBack(s, closeServer)
-			return l.attach(c)
+			ok := l.attach(c)
+			if ok && async {
+				l.relayClient(c, !c.lmore)
+				return false
+			}
+			return ok
 		}
 		fd = int32(rfd)
 		ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
 		if err := epollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
-			l.eject(c, s, noSlot)
+			l.eject(c, s, handoffEpoll)
 			return false
 		}
 		s.loop, s.lfd, s.lout = l, fd, false
 	}
 	s.lclient, s.lfatal, s.lblocked = c, false, false
 	l.servers.set(fd, s)
-	c.setUp(s, false)
-	if waited {
+	if q, restored := c.setupSQL(s); q != "" {
+		c.lwait = true
+		s.lsetup, s.lrestored, s.lsetupErr = true, restored, nil
+		s.eng.SimpleQuery()
+		s.wmu.Lock()
+		if err := writeQuery(s.w, q); err != nil {
+			s.wmu.Unlock()
+			l.setUpFailed(c, s, err)
+			return false
+		}
+		l.flushServer(c, s)
+		return false
+	}
+	c.setUpDone(s, false, false)
+	if async {
 		// The message that asked for the server is still buffered.
 		l.relayClient(c, !c.lmore)
 		return false
 	}
 	return true
+}
+
+// setUpAnswer reads the answer to the setup query of s (bind): at its
+// ReadyForQuery s is the waiting client's, whose buffered messages are
+// relayed then.
+func (l *evLoop) setUpAnswer(c *clientConn, s *serverConn) {
+	for {
+		for s.r.Buffered() >= headerLen {
+			h, _ := s.r.Peek(headerLen)
+			typ, n, ok := engine.ServerHeader(h)
+			if !ok || headerLen+n > s.r.Size() {
+				l.setUpFailed(c, s, errBadInternalAnswer)
+				return
+			}
+			b, err := s.r.Peek(headerLen + n)
+			if err != nil {
+				break // the rest is still on its way
+			}
+			done := s.internalAnswer(typ, b[headerLen:], nil, &s.lsetupErr)
+			s.r.Discard(headerLen + n)
+			if !done {
+				continue
+			}
+			if s.lsetupErr != nil {
+				l.setUpFailed(c, s, s.lsetupErr)
+				return
+			}
+			s.lsetup = false
+			c.lwait = false
+			c.setUpDone(s, false, s.lrestored)
+			l.relayClient(c, !c.lmore)
+			return
+		}
+		got, _, err := readMore(s.r)
+		if got > 0 {
+			continue
+		}
+		if errors.Is(err, errAgain) {
+			return
+		}
+		l.setUpFailed(c, s, err)
+		return
+	}
+}
+
+// setUpFailed gives back a server whose setup for the waiting client c
+// failed (setupFate) and closes the client, as a goroutine's failed
+// setUp does.
+func (l *evLoop) setUpFailed(c *clientConn, s *serverConn, err error) {
+	s.lsetup, s.lsetupErr = false, nil
+	c.lwait = false
+	l.dropServer(s)
+	c.pool.putBack(s, setupFate(err))
+	l.noServer(c, err)
 }
 
 // noServer closes a client that gets no server.

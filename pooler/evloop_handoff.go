@@ -4,7 +4,6 @@ package pooler
 
 import (
 	"syscall"
-	"time"
 )
 
 // adopt takes a client between transactions (nothing attached) from its
@@ -44,7 +43,7 @@ func (l *evLoop) adopt(c *clientConn) {
 // goroutine, which cleans up after it.
 func (l *evLoop) giveUp(c *clientConn) {
 	c.rio.(*rawIO).toRuntime()
-	go c.resume(nil, noSlot)
+	go c.resume(nil)
 }
 
 // owns reports whether the loop owns c (loop goroutine only).
@@ -76,9 +75,10 @@ func (l *evLoop) finish(c *clientConn) {
 }
 
 // eject hands the client to the goroutine relay, with s (attached on the
-// loop, or acquired for it and not set up yet) or a slot to connect a
-// server in (slot).
-func (l *evLoop) eject(c *clientConn, s *serverConn, slot slotKind) {
+// loop, or acquired for it and not set up yet), for what the loop does
+// not do itself (why: counted in Snapshot.Handoffs).
+func (l *evLoop) eject(c *clientConn, s *serverConn, why handoff) {
+	l.p.stats.handoffs[why].Add(1)
 	if s == nil {
 		c.mu.Lock()
 		s = c.server
@@ -105,23 +105,12 @@ func (l *evLoop) eject(c *clientConn, s *serverConn, slot slotKind) {
 		go c.pump(s, fatal)
 		s = nil
 	}
-	go c.resume(s, slot)
+	go c.resume(s)
 }
 
-// slotKind is the slot in which a client handed to a goroutine logs a
-// server in.
-type slotKind uint8
-
-const (
-	noSlot       slotKind = iota
-	slotAdmitted          // admitted (pool.admit): logins were not held back
-	slotGiven             // given to the waiting client by a freed slot (connectGranted)
-)
-
-// resume runs the goroutine relay for a client the loop handed over:
-// first it sets up the server acquired for it (s) or connects one
-// (slot).
-func (c *clientConn) resume(s *serverConn, slot slotKind) {
+// resume runs the goroutine relay for a client the loop handed over,
+// first setting up the server acquired for it (s, when not nil).
+func (c *clientConn) resume(s *serverConn) {
 	c.wmu.Lock()
 	if rio, ok := c.rio.(*rawIO); ok {
 		rio.flushBlocking()
@@ -129,22 +118,6 @@ func (c *clientConn) resume(s *serverConn, slot slotKind) {
 	c.wmu.Unlock()
 	if c.r == nil {
 		c.getReader()
-	}
-	if slot != noSlot {
-		p := c.proxy
-		var err error
-		if slot == slotAdmitted {
-			s, err = c.pool.connectSlot(p.ctx, c.params)
-		} else {
-			s, err = c.pool.connectGranted(p.ctx, time.Now().Add(p.live.waitLimit()), c.params, &c.waiter)
-		}
-		if err != nil {
-			c.send(c.failure(err))
-			p.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
-			c.vanish()
-			c.done()
-			return
-		}
 	}
 	if s != nil {
 		if _, err := c.setUp(s, true); err != nil {

@@ -16,19 +16,24 @@ const (
 	msgClosed
 	msgShutdown
 	msgStop
+	msgLoggedIn
 )
 
 type loopMsg struct {
 	kind loopMsgKind
 	c    *clientConn
 	s    *serverConn
+	err  error
 }
 
-func (p *Proxy) startLoops(int)          {}
-func (l *evLoop) post(loopMsg)           {}
-func (p *Proxy) pickLoop() *evLoop       { return nil }
-func (s *serverConn) leaveLoop()         {}
-func (s *serverConn) lrio() *rawIO       { r, _ := s.rio.(*rawIO); return r }
-func (r *rawIO) flushBlocking()          {}
-func (l *evLoop) dropServer(*serverConn) {}
-func (p *Proxy) loopsStarted() []*evLoop { return nil }
+type loopClean struct{}
+
+func (l *evLoop) clean(*clientConn, *serverConn, bool) bool { return false }
+func (p *Proxy) startLoops(int)                             {}
+func (l *evLoop) post(loopMsg)                              {}
+func (p *Proxy) pickLoop() *evLoop                          { return nil }
+func (s *serverConn) leaveLoop()                            {}
+func (s *serverConn) lrio() *rawIO                          { r, _ := s.rio.(*rawIO); return r }
+func (r *rawIO) flushBlocking()                             {}
+func (l *evLoop) dropServer(*serverConn)                    {}
+func (p *Proxy) loopsStarted() []*evLoop                    { return nil }

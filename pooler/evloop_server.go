@@ -3,6 +3,7 @@
 package pooler
 
 import (
+	"bufio"
 	"errors"
 	"syscall"
 
@@ -33,10 +34,18 @@ func (l *evLoop) serverReadable(s *serverConn) {
 	if c == nil {
 		return
 	}
+	switch {
+	case s.lsetup:
+		l.setUpAnswer(c, s)
+		return
+	case s.lclean != nil:
+		l.cleanAnswer(c, s)
+		return
+	}
 	drained := false
 	for {
 		switch l.backend(c, s) {
-		case smReleased, smLost:
+		case smReleased, smCleaning, smLost:
 			return
 		}
 		if s.lblocked {
@@ -79,15 +88,16 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 		}
 		total := headerLen + n
 		if total > s.r.Size() {
-			l.eject(c, s, noSlot)
+			l.eject(c, s, handoffLargeAnswer)
 			return smLost
 		}
 		if s.r.Buffered() < total {
 			return smNext
 		}
-		if typ == 'Z' && c.mustClean() {
-			// Cleaning the server at its release takes round trips.
-			l.eject(c, s, noSlot)
+		if typ == 'Z' && n == 1 && c.blocksAtReady(s.r) {
+			// Reading what the client's routines left on the server
+			// takes round trips (verify).
+			l.eject(c, s, handoffVerify)
 			return smLost
 		}
 		if rio, _ := c.rio.(*rawIO); len(rio.pend) > loopOut {
@@ -96,7 +106,10 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 		}
 		switch r := c.serverMessage(s, typ, n, &s.lfatal); r {
 		case smReleased:
-			l.released(c, s)
+			// s is no longer this client's, nor perhaps this loop's.
+			l.afterRelease(c)
+			return r
+		case smCleaning:
 			return r
 		case smLost:
 			l.dropServer(s)
@@ -107,15 +120,28 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 }
 
 // mustClean reports whether the client's server carries session state
-// that cleanServer must take off at its release (engine.Client.MustClean).
+// that must be taken off at its release (engine.Client.MustClean).
 func (c *clientConn) mustClean() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.eng.MustClean()
 }
 
-// released runs after serverMessage gave s back to the pool.
-func (l *evLoop) released(c *clientConn, s *serverConn) {
+// blocksAtReady reports whether the ReadyForQuery whose whole message is
+// next in r makes the pooler read the server's session state before it
+// goes on (engine.Client.BlocksAtReady).
+func (c *clientConn) blocksAtReady(r *bufio.Reader) bool {
+	b, err := r.Peek(headerLen + 1)
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.eng.BlocksAtReady(b[headerLen], c.gone)
+}
+
+// afterRelease goes on with a client whose server went back to its pool.
+func (l *evLoop) afterRelease(c *clientConn) {
 	c.mu.Lock()
 	gone := c.gone
 	c.mu.Unlock()
@@ -125,8 +151,9 @@ func (l *evLoop) released(c *clientConn, s *serverConn) {
 	case l.p.closing.Load():
 		// readyForQuery closed the client.
 		l.finish(c)
-	case c.r != nil && c.r.Buffered() > 0:
-		// The client's next transaction is buffered already.
+	case c.lmore || c.r != nil && c.r.Buffered() > 0:
+		// The client's next transaction is buffered already, or came
+		// while it waited for a clean (lwait: not read yet).
 		l.relayClient(c, !c.lmore)
 	default:
 		if c.r != nil {
@@ -134,6 +161,137 @@ func (l *evLoop) released(c *clientConn, s *serverConn) {
 		}
 	}
 }
+
+// loopClean is a clean the loop runs on a server its client released
+// (evLoop.clean): the plan, the answers still due, what they brought.
+type loopClean struct {
+	plan cleanPlan
+	gone bool
+	// due counts the ReadyForQuery still to come; readback is set while
+	// the answer under way is the readback's, whose row is row.
+	due      int
+	readback bool
+	row      []string
+	err      error
+}
+
+// clean cleans s, which its client c released, of c's session state
+// without blocking, with the plan a goroutine's cleanServer follows: the
+// readback and the cleanup leave together and their answers are read as
+// they come (cleanAnswer), and cleanDone gives s back. Meanwhile the
+// client waits (lwait), so that its next server gets the settings read
+// back. It reports whether the clean is under way; otherwise s was given
+// back already.
+func (l *evLoop) clean(c *clientConn, s *serverConn, gone bool) bool {
+	pl, ok := c.cleanPlan(gone)
+	l.dropServer(s)
+	switch {
+	case !ok:
+		c.pool.putBack(s, closeServer)
+		return false
+	case pl.readback == "" && pl.cleanup == "":
+		c.cleanFinish(nil, nil)
+		c.pool.putBack(s, reuse)
+		return false
+	}
+	lc := &loopClean{plan: pl, gone: gone, readback: pl.readback != ""}
+	s.eng.SimpleQuery()
+	s.wmu.Lock()
+	var err error
+	for _, q := range []string{pl.readback, pl.cleanup} {
+		if q != "" {
+			lc.due++
+			err = errors.Join(err, writeQuery(s.w, q))
+		}
+	}
+	err = errors.Join(err, s.w.Flush())
+	pend := len(s.lrio().pend) > 0
+	s.wmu.Unlock()
+	if err != nil {
+		s.close()
+		c.cleanFailed("could not clean a server of session state; server closed", err)
+		c.pool.putBack(s, closeServer)
+		return false
+	}
+	s.lclient, s.lclean = c, lc
+	l.servers.set(s.lfd, s)
+	if pend && !s.lout {
+		s.lout = true
+		l.modify(s.lfd, true)
+	}
+	if !gone {
+		c.lwait = true
+	}
+	return true
+}
+
+// cleanAnswer reads the answers to the clean of s (clean).
+func (l *evLoop) cleanAnswer(c *clientConn, s *serverConn) {
+	lc := s.lclean
+	for {
+		for s.r.Buffered() >= headerLen {
+			h, _ := s.r.Peek(headerLen)
+			typ, n, ok := engine.ServerHeader(h)
+			if !ok || headerLen+n > s.r.Size() {
+				l.cleanDone(c, s, errBadInternalAnswer)
+				return
+			}
+			b, err := s.r.Peek(headerLen + n)
+			if err != nil {
+				break // the rest is still on its way
+			}
+			var row *[]string
+			if lc.readback {
+				row = &lc.row
+			}
+			done := s.internalAnswer(typ, b[headerLen:], row, &lc.err)
+			s.r.Discard(headerLen + n)
+			if !done {
+				continue
+			}
+			if lc.readback && lc.err == nil && len(lc.row) != len(lc.plan.names) {
+				lc.err = errBadInternalAnswer
+			}
+			lc.readback = false
+			if lc.due--; lc.due == 0 {
+				l.cleanDone(c, s, lc.err)
+				return
+			}
+		}
+		got, _, err := readMore(s.r)
+		if got > 0 {
+			continue
+		}
+		if errors.Is(err, errAgain) {
+			return
+		}
+		l.cleanDone(c, s, err)
+		return
+	}
+}
+
+// cleanDone ends the clean of s: s goes back to its pool (closed when the
+// clean failed, err) and its client goes on (afterRelease).
+func (l *evLoop) cleanDone(c *clientConn, s *serverConn, err error) {
+	lc := s.lclean
+	s.lclean = nil
+	l.dropServer(s)
+	if err != nil {
+		c.cleanFailed("could not clean a server of session state; server closed", err)
+		c.pool.putBack(s, closeServer)
+	} else {
+		c.cleanFinish(lc.plan.names, lc.row)
+		c.pool.putBack(s, reuse)
+	}
+	if !lc.gone {
+		c.lwait = false
+	}
+	l.afterRelease(c)
+}
+
+// errBadInternalAnswer is a malformed answer to a query of the pooler's
+// own.
+var errBadInternalAnswer = errors.New("malformed answer to a query of the pooler's own")
 
 // dropServer forgets a server that is no longer attached on this loop
 // (its descriptor stays in the epoll set: see leaveLoop).
@@ -147,6 +305,14 @@ func (l *evLoop) dropServer(s *serverConn) {
 
 // serverGone handles a server whose stream ended or broke.
 func (l *evLoop) serverGone(c *clientConn, s *serverConn) {
+	switch {
+	case s.lsetup:
+		l.setUpFailed(c, s, errServerGone)
+		return
+	case s.lclean != nil:
+		l.cleanDone(c, s, errServerGone)
+		return
+	}
 	c.serverLost(s, s.lfatal)
 	l.dropServer(s)
 	l.afterServerLost(c)
@@ -200,6 +366,9 @@ func (l *evLoop) afterVanish(c *clientConn) {
 	}
 	l.serverReadable(s)
 }
+
+// errServerGone is a server whose stream ended or broke.
+var errServerGone = errors.New("server connection lost")
 
 // serverWritable writes what the server's socket did not take before.
 func (l *evLoop) serverWritable(s *serverConn) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 )
 
@@ -128,5 +129,109 @@ func TestLargeStatementClassified(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// A server that must be set up for its client (another application_name,
+// the settings that follow the client under preserve) is set up by the
+// event loop itself, a server logged in for a loop's client logs in aside
+// while the client stays on its loop, and a server released with session
+// state on it is cleaned (its settings read back) by the loop: none of
+// them hands the client to a goroutine.
+func TestSetUpOnLoop(t *testing.T) {
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
+			qp := startWith(t, pooler.Config{Relay: pooler.RelayLoop, PoolSize: 1, OnSessionState: pooler.PolicyPreserve})
+			a := qp.connApp(t, "a", mode)
+			b := qp.connApp(t, "b", mode)
+			for range 5 {
+				answered(t, a, "SELECT current_setting('application_name')", "a")
+				answered(t, b, "SELECT current_setting('application_name')", "b")
+			}
+			noHandoffs(t, qp, "")
+			exec(t, a, "SET soak.owner = 'a'") // follows a: read back and reset at the release, on the loop
+			answered(t, b, "SELECT coalesce(current_setting('soak.owner', true), '')", "")
+			for range 3 {
+				waitOnLoops(t, qp, 2)
+				// The server must be given a's setting and name again.
+				answered(t, a, "SELECT current_setting('soak.owner') || current_setting('application_name')", "aa")
+				waitOnLoops(t, qp, 2)
+				answered(t, b, "SELECT coalesce(current_setting('soak.owner', true), '') || current_setting('application_name')", "b")
+			}
+			noHandoffs(t, qp, "")
+			qp.settled(t)
+		})
+	}
+}
+
+// A setup query that fails on the server (a setting that follows the
+// client names a role dropped meanwhile) closes that client with the
+// server's error, and the server serves the next client.
+func TestSetUpFails(t *testing.T) {
+	for _, relay := range quietRelays {
+		t.Run(string(relay), func(t *testing.T) {
+			t.Parallel()
+			qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, OnSessionState: pooler.PolicyPreserve})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			role := fmt.Sprintf("setup_fails_%d", qp.key)
+			direct, err := pgx.Connect(ctx, qp.srv.SocketURL(pgtest.SuperUser))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer direct.Close(ctx)
+			if _, err := direct.Exec(ctx, "CREATE ROLE "+role); err != nil {
+				t.Fatal(err)
+			}
+			a := qp.connApp(t, "a", pgx.QueryExecModeSimpleProtocol)
+			exec(t, a, "SET ROLE "+role) // follows a: read back at the release
+			b := qp.connApp(t, "b", pgx.QueryExecModeSimpleProtocol)
+			answered(t, b, "SELECT current_user::text", pgtest.SuperUser)
+			if _, err := direct.Exec(ctx, "DROP ROLE "+role); err != nil {
+				t.Fatal(err)
+			}
+			if relay == pooler.RelayLoop {
+				waitOnLoops(t, qp, 2)
+			}
+			var got string
+			err = a.QueryRow(ctx, "SELECT current_user::text").Scan(&got)
+			if err == nil || !strings.Contains(err.Error(), role) {
+				t.Fatalf("a's query after its role was dropped: %q, %v; want the server's error naming the role", got, err)
+			}
+			if err := a.Ping(ctx); err == nil {
+				t.Error("a is still open after its setup failed")
+			}
+			answered(t, b, "SELECT current_user::text", pgtest.SuperUser)
+			c := qp.connApp(t, "c", pgx.QueryExecModeSimpleProtocol)
+			answered(t, c, "SELECT current_user::text || current_setting('application_name')", pgtest.SuperUser+"c")
+			if relay == pooler.RelayLoop {
+				noHandoffs(t, qp, "")
+			}
+			qp.settled(t)
+		})
+	}
+}
+
+// noHandoffs fails the test when a loop handed a client to a goroutine
+// for any reason but except.
+func noHandoffs(t *testing.T, qp *quietProxy, except string) {
+	t.Helper()
+	for why, n := range qp.Snapshot().Handoffs {
+		if n != 0 && why != except {
+			t.Errorf("%d clients handed from a loop to a goroutine for %q", n, why)
+		}
+	}
+}
+
+// waitOnLoops waits until n clients are on an event loop.
+func waitOnLoops(t *testing.T, qp *quietProxy, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for pooler.ClientsOnLoops(qp.Proxy) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d clients on the event loops, want %d", pooler.ClientsOnLoops(qp.Proxy), n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -213,7 +213,7 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 		return s, nil
 	}
 	// A slot was freed for this client.
-	return p.connectGranted(ctx, deadline, params, w)
+	return p.connectGranted(ctx, params)
 }
 
 // admission is a pool's answer to a client that asks for a server
@@ -461,9 +461,8 @@ func (p *pool) connectAside(ctx context.Context, params map[string]string) (*ser
 }
 
 // connectGranted connects a server in a slot the pool granted a waiting
-// client of an event loop (waiter.give(nil)); when that fails and time is
-// left, the client acquires as usual.
-func (p *pool) connectGranted(ctx context.Context, deadline time.Time, params map[string]string, w *waiter) (*serverConn, error) {
+// client (waiter.give(nil)), unless logins are held back after a failure.
+func (p *pool) connectGranted(ctx context.Context, params map[string]string) (*serverConn, error) {
 	p.lock()
 	blocked := p.loginBlocked(time.Now())
 	p.unlock()

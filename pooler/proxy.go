@@ -85,6 +85,9 @@ type Proxy struct {
 		relaying atomic.Int64
 		// loginsRefused counts connections refused by MaxLoginClients.
 		loginsRefused atomic.Int64
+		// handoffs counts the clients an event loop handed to the
+		// goroutine relay, by why (evLoop.eject).
+		handoffs [numHandoffs]atomic.Int64
 	}
 	// budget is relayBudget, nudgeAfter idleNudgeAfter and exitWait
 	// backendExitWait (in nanoseconds), fields so that tests can change

@@ -101,6 +101,14 @@ type serverConn struct {
 	lfd                    int32
 	lclient                *clientConn
 	lfatal, lblocked, lout bool
+	// lsetup is set while s runs the setup query of its client, which
+	// waits for it (evLoop.bind); lrestored says that query restores
+	// the client's settings, lsetupErr is the first error it got.
+	lsetup, lrestored bool
+	lsetupErr         error
+	// lclean is the clean the loop runs on s after its client released
+	// it (evLoop.clean), nil when none.
+	lclean *loopClean
 }
 
 // serverBufSize is the read and write buffer size of a server connection.
@@ -321,47 +329,24 @@ func (s *serverConn) sendCancel() error {
 	return nil
 }
 
-// applyParams makes the server's tracked parameters equal to want, with
-// one simple Query of SET commands when they differ. It consumes the
-// responses itself. The server must be idle and owned by the caller.
-func (s *serverConn) applyParams(want map[string]string) error {
-	var q strings.Builder
+// paramsSQL appends to q the SET commands that make the server's tracked
+// parameters equal to want: those the server has otherwise, and those
+// that sets (run before them in the same query) name, so that the
+// client's value is the one in force after them.
+func (s *serverConn) paramsSQL(q *strings.Builder, want map[string]string, sets []engine.Setting) {
 	for _, k := range trackedParams {
 		v, ok := want[k]
-		if !ok || s.params[k] == v {
+		if !ok {
 			continue
 		}
-		fmt.Fprintf(&q, "SET %s TO %s;", k, engine.QuoteLiteral(v))
-	}
-	if q.Len() == 0 {
-		return nil
-	}
-	s.eng.SimpleQuery()
-	if err := writeQuery(s.w, q.String()); err != nil {
-		return err
-	}
-	if err := s.w.Flush(); err != nil {
-		return err
-	}
-	var firstErr error
-	for {
-		typ, body, err := readSmallMessage(s.r)
-		if err != nil {
-			return err
+		named := false
+		for _, st := range sets {
+			named = named || strings.EqualFold(st.Name, k)
 		}
-		switch typ {
-		case 'S':
-			if name, value, ok := parseParameterStatus(body); ok {
-				s.params[name] = value
-			}
-		case 'E':
-			if firstErr == nil {
-				firstErr = &serverError{body: append([]byte(nil), body...)}
-			}
-		case 'Z':
-			s.sig = paramsSig(s.params)
-			return firstErr
+		if s.params[k] == v && !named {
+			continue
 		}
+		fmt.Fprintf(q, "SET %s TO %s;", k, engine.QuoteLiteral(v))
 	}
 }
 
@@ -384,24 +369,36 @@ func (s *serverConn) runInternal(sql string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch typ {
-		case 'S':
-			if name, value, ok := parseParameterStatus(body); ok {
-				s.params[name] = value
-			}
-		case 'D':
-			if row == nil {
-				row = parseDataRow(body)
-			}
-		case 'E':
-			if firstErr == nil {
-				firstErr = &serverError{body: append([]byte(nil), body...)}
-			}
-		case 'Z':
-			s.sig = paramsSig(s.params)
+		if s.internalAnswer(typ, body, &row, &firstErr) {
 			return row, firstErr
 		}
 	}
+}
+
+// internalAnswer takes one message of the answer to a query of the
+// pooler's own: it keeps the server's parameters, the first data row (row
+// may be nil) and the first error; it reports the ReadyForQuery that ends
+// the answer. Both drivers read the answers with it (runInternal, and an
+// event loop's setUpAnswer).
+func (s *serverConn) internalAnswer(typ byte, body []byte, row *[]string, firstErr *error) bool {
+	switch typ {
+	case 'S':
+		if name, value, ok := parseParameterStatus(body); ok {
+			s.params[name] = value
+		}
+	case 'D':
+		if row != nil && *row == nil {
+			*row = parseDataRow(body)
+		}
+	case 'E':
+		if *firstErr == nil {
+			*firstErr = &serverError{body: append([]byte(nil), body...)}
+		}
+	case 'Z':
+		s.sig = paramsSig(s.params)
+		return true
+	}
+	return false
 }
 
 // parseDataRow decodes a DataRow body into text values.

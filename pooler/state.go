@@ -286,7 +286,8 @@ func (c *clientConn) classifyMessage(typ byte, n int, body []byte) []StateEffect
 // ended, or the client left): under preserve it first reads back the
 // settings the client left on s, so that they follow the client; then it
 // resets what the client changed. It reports false when the server must
-// be closed instead (it failed, or a library was LOADed into it).
+// be closed instead (it failed, or a library was LOADed into it). An
+// event loop cleans without blocking, with the same plan (evLoop.clean).
 func (c *clientConn) cleanServer(s *serverConn, gone bool) bool {
 	c.mu.Lock()
 	st := &c.eng.Session
@@ -294,53 +295,89 @@ func (c *clientConn) cleanServer(s *serverConn, gone bool) bool {
 		c.mu.Unlock()
 		return true
 	}
-	if st.Unverified() {
+	unverified := st.Unverified()
+	c.mu.Unlock()
+	if unverified {
 		// What the client's routines left is read first, then cleaned
 		// (and read back, under preserve) with the rest.
-		c.mu.Unlock()
 		if !c.verify(s) {
 			c.proxy.log.Warn("could not read a server's session state; server closed", "user", c.user)
 			c.dropServerState()
 			return false
 		}
-		c.mu.Lock()
 	}
-	if st.Loaded {
-		st.Loaded = false
-		*st = st.Cleaned(st.Settings)
-		c.mu.Unlock()
+	pl, ok := c.cleanPlan(gone)
+	if !ok {
 		return false
 	}
-	preserve := c.eng.Policy() == PolicyPreserve && !gone
-	var names []string
-	if preserve {
-		for n := range st.Touched {
-			names = append(names, n)
+	var vals []string
+	if pl.readback != "" {
+		var err error
+		if vals, err = s.runInternal(pl.readback); err != nil || len(vals) != len(pl.names) {
+			c.cleanFailed("could not read a client's settings back; server closed", err)
+			return false
 		}
-		sort.Strings(names)
+	}
+	if pl.cleanup != "" {
+		if _, err := s.runInternal(pl.cleanup); err != nil {
+			c.cleanFailed("could not clean a server of session state; server closed", err)
+			return false
+		}
+	}
+	c.cleanFinish(pl.names, vals)
+	return true
+}
+
+// cleanPlan is what cleaning a server of the client's session state takes:
+// the settings read back first (names, by the query readback; under
+// preserve, for a client still there), then the query that resets the
+// rest (cleanup); either may be empty.
+type cleanPlan struct {
+	names             []string
+	readback, cleanup string
+}
+
+// cleanPlan plans the clean of the client's server. ok is false when the
+// server must be closed instead: a library was LOADed into it, or what
+// the client's routines left on it was not read (verify), so that no
+// clean can be sure to take it all off.
+func (c *clientConn) cleanPlan(gone bool) (pl cleanPlan, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := &c.eng.Session
+	if st.Loaded || st.Unverified() {
+		*st = st.Cleaned(st.Settings)
+		return pl, false
+	}
+	if c.eng.Policy() == PolicyPreserve && !gone {
+		for n := range st.Touched {
+			pl.names = append(pl.names, n)
+		}
+		sort.Strings(pl.names)
 		if st.ResetAll {
 			st.Settings = nil
 		}
 	}
-	cleanup := engine.CleanupSQL(st)
-	c.mu.Unlock()
-	var vals []string
-	if len(names) > 0 {
-		var err error
-		if vals, err = s.runInternal(engine.ReadbackSQL(names)); err != nil || len(vals) != len(names) {
-			c.proxy.log.Warn("could not read a client's settings back; server closed", "user", c.user, "err", err)
-			c.dropServerState()
-			return false
-		}
+	if len(pl.names) > 0 {
+		pl.readback = engine.ReadbackSQL(pl.names)
 	}
-	if cleanup != "" {
-		if _, err := s.runInternal(cleanup); err != nil {
-			c.proxy.log.Warn("could not clean a server of session state; server closed", "user", c.user, "err", err)
-			c.dropServerState()
-			return false
-		}
-	}
+	pl.cleanup = engine.CleanupSQL(st)
+	return pl, true
+}
+
+// cleanFailed logs a clean that failed and forgets the state that goes
+// with the server, which is closed.
+func (c *clientConn) cleanFailed(msg string, err error) {
+	c.proxy.log.Warn(msg, "user", c.user, "err", err)
+	c.dropServerState()
+}
+
+// cleanFinish ends a clean that worked: the settings read back (vals, for
+// names) follow the client, the rest of its session state is gone.
+func (c *clientConn) cleanFinish(names, vals []string) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := &c.eng.Session
 	settings := st.Settings
 	for i, n := range names {
 		found := false
@@ -354,8 +391,6 @@ func (c *clientConn) cleanServer(s *serverConn, gone bool) bool {
 		}
 	}
 	*st = st.Cleaned(settings)
-	c.mu.Unlock()
-	return true
 }
 
 // dropServerState forgets the session state the client made on a server

@@ -159,6 +159,9 @@ type Snapshot struct {
 	LoginsRefused int64
 	// AdminClients counts clients of the admin console.
 	AdminClients int
+	// Handoffs counts, by why, the clients an event loop handed to the
+	// goroutine relay for what a loop does not do itself.
+	Handoffs map[string]int64
 	// InvalidMoves counts moves of a client between places that the
 	// engine's state machine refused (engine.Move): pooler bugs, logged.
 	InvalidMoves int64
@@ -395,6 +398,10 @@ func (p *Proxy) Snapshot() Snapshot {
 	snap.LoggingIn = len(p.logins)
 	p.mu.Unlock()
 	snap.InvalidMoves = p.stats.invalidMoves.Load()
+	snap.Handoffs = make(map[string]int64, numHandoffs)
+	for i := range p.stats.handoffs {
+		snap.Handoffs[handoff(i).String()] = p.stats.handoffs[i].Load()
+	}
 	snap.Verifications = p.stats.verifications.Load()
 	return snap
 }
@@ -527,3 +534,20 @@ func (p *Proxy) statsWindow(now map[string]PoolTotals) (from, to map[string]Pool
 	}
 	return nil, now, time.Since(p.started)
 }
+
+// handoff is why an event loop hands a client to the goroutine relay.
+type handoff uint8
+
+const (
+	handoffLargeMessage handoff = iota // a client message larger than the read buffer
+	handoffLargeAnswer                 // a server message larger than the read buffer
+	handoffVerify                      // the server's session state is read (round trips)
+	handoffPause                       // the database is paused (PAUSE)
+	handoffTLSServer                   // a server behind TLS
+	handoffEpoll                       // the server's socket could not join the epoll set
+	numHandoffs
+)
+
+var handoffNames = [numHandoffs]string{"large-message", "large-answer", "verify", "pause", "tls-server", "epoll"}
+
+func (h handoff) String() string { return handoffNames[h] }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
@@ -194,28 +195,56 @@ func copyMessage(w *bufio.Writer, r *bufio.Reader, total int) error {
 
 // setUp makes an acquired server the client's: it applies the client's
 // settings and parameters when the server lacks them and, with pump,
-// starts the pump (the event loop relays the server's messages itself).
-// On failure the server is given back.
+// starts the pump (the event loop relays the server's messages itself and
+// runs the setup query without blocking: evLoop.bind). On failure the
+// server is given back.
 func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
-	p := c.proxy
 	if pump {
 		s.leaveLoop()
 	}
-	// What the server must carry for this client: in session and record
-	// mode its startup parameters beyond the tracked ones, in transaction
-	// mode the settings that follow it (preserve); one query either way.
-	c.mu.Lock()
-	settings := c.eng.Session.Settings
-	c.mu.Unlock()
-	if sets := append(c.startupSets[:len(c.startupSets):len(c.startupSets)], settings...); len(sets) > 0 {
-		if _, err := s.runInternal(engine.RestoreSQL(sets)); err != nil {
+	q, restored := c.setupSQL(s)
+	if q != "" {
+		if _, err := s.runInternal(q); err != nil {
 			c.pool.putBack(s, setupFate(err))
 			return nil, err
 		}
+	}
+	c.setUpDone(s, pump, restored)
+	return s, nil
+}
+
+// setupSQL returns the query that makes s fit for the client, "" when
+// it is fit already: what the server must carry for this client (in
+// session and record mode its startup parameters beyond the tracked
+// ones, in transaction mode the settings that follow it under preserve),
+// then the tracked parameters it lacks. restored says that the query
+// restores settings.
+func (c *clientConn) setupSQL(s *serverConn) (q string, restored bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sets := append(c.startupSets[:len(c.startupSets):len(c.startupSets)], c.eng.Session.Settings...)
+	if len(sets) == 0 && s.sig == c.sig {
+		return "", false
+	}
+	var b strings.Builder
+	if len(sets) > 0 {
+		b.WriteString(engine.RestoreSQL(sets))
+		b.WriteByte(';')
+	}
+	s.paramsSQL(&b, c.params, sets)
+	return b.String(), len(sets) > 0
+}
+
+// setUpDone attaches s, which ran the client's setup query (restored:
+// with its settings) or needed none, to the client, and with pump starts
+// the pump.
+func (c *clientConn) setUpDone(s *serverConn, pump, restored bool) {
+	p := c.proxy
+	c.mu.Lock()
+	if restored {
 		// The server now carries the client's settings: they are read
 		// back and reset when it goes back to the pool.
-		c.mu.Lock()
-		for _, st := range settings {
+		for _, st := range c.eng.Session.Settings {
 			engine.SetAdd(&c.eng.Session.Touched, st.Name)
 		}
 		if p.cfg.Mode == ModeTransaction {
@@ -225,15 +254,7 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 				engine.SetAdd(&c.eng.Session.Touched, st.Name)
 			}
 		}
-		c.mu.Unlock()
 	}
-	if s.sig == c.sig {
-		// The server already has the client's settings.
-	} else if err := s.applyParams(c.params); err != nil {
-		c.pool.putBack(s, setupFate(err))
-		return nil, err
-	}
-	c.mu.Lock()
 	if c.sig != s.sig {
 		for _, k := range trackedParams {
 			if v, ok := s.params[k]; ok {
@@ -254,7 +275,6 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 		c.pumps.Add(1)
 		go c.pump(s, false)
 	}
-	return s, nil
 }
 
 // clientWrite copies one message from the server to the client buffer.
@@ -293,6 +313,7 @@ type smResult int
 const (
 	smNext     smResult = iota // still attached: go on
 	smReleased                 // released at a ReadyForQuery
+	smCleaning                 // released into a clean an event loop runs (evLoop.clean)
 	smLost                     // failed; serverLost has run
 )
 
@@ -331,8 +352,8 @@ func (c *clientConn) serverMessage(s *serverConn, typ byte, n int, fatalSeen *bo
 				c.serverLost(s, *fatalSeen)
 				return smLost
 			}
-			if typ == 'Z' && c.readyForQuery(s, status) {
-				return smReleased
+			if typ == 'Z' {
+				return c.readyForQuery(s, status)
 			}
 			return smNext
 		}
@@ -352,10 +373,7 @@ func (c *clientConn) serverMessage(s *serverConn, typ byte, n int, fatalSeen *bo
 			c.serverLost(s, *fatalSeen)
 			return smLost
 		}
-		if c.readyForQuery(s, status) {
-			return smReleased
-		}
-		return smNext
+		return c.readyForQuery(s, status)
 	case 'S':
 		if n <= maxSmallMessage {
 			b, err := s.r.Peek(headerLen + n)
@@ -394,9 +412,11 @@ func isFatal(body []byte) bool {
 }
 
 // readyForQuery updates the relay state after a ReadyForQuery with the
-// given status was relayed, and releases the server when mayRelease says
-// so. It reports whether the server was released (the pump ends).
-func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
+// given status was relayed, and releases the server when the engine says
+// so: smReleased (the pump ends), smCleaning (an event loop cleans it
+// first and gives it back then), or smNext (kept). Once released, s is
+// no longer the caller's.
+func (c *clientConn) readyForQuery(s *serverConn, status byte) smResult {
 	c.mu.Lock()
 	c.eng.Ready(status)
 	c.noteReady(status)
@@ -429,19 +449,29 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 		c.proxy.routines.invalidate()
 	}
 	if !release {
-		return false
+		return smNext
 	}
 	c.flushClient(true)
 	s.wmu.Lock() // wait for a write of this client still under way
 	s.wmu.Unlock()
-	if s.lclient == c {
+	r := smReleased
+	switch onLoop := s.lclient == c; {
+	case onLoop && c.eng.PolicyOn() && c.mustClean():
+		// The loop cleans s without blocking and gives it back when
+		// the answers are in.
+		if s.loop.clean(c, s, gone) {
+			r = smCleaning
+		}
+	case onLoop:
 		// Off the event loop before another client may have it.
 		s.loop.dropServer(s)
-	}
-	if c.eng.PolicyOn() && !c.cleanServer(s, gone) {
-		c.pool.putBack(s, closeServer)
-	} else {
-		c.pool.putBack(s, reuse)
+		fallthrough
+	default:
+		if c.eng.PolicyOn() && !c.cleanServer(s, gone) {
+			c.pool.putBack(s, closeServer)
+		} else {
+			c.pool.putBack(s, reuse)
+		}
 	}
 	if !gone && c.proxy.closing.Load() {
 		c.closeForShutdown()
@@ -452,7 +482,7 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) bool {
 		// to an event loop.
 		c.nudge(math.MaxInt64)
 	}
-	return true
+	return r
 }
 
 // serverLost handles a server whose stream ended or broke while attached:

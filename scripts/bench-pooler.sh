@@ -56,6 +56,7 @@
 #                                    once per cell
 #   BASE_REV (unset)                 also pgpoolcheck-base: pgpoolcheck built from this git
 #                                    revision, with the same flags (a change beside its base)
+#   SCRIPT (unset)                   a pgbench script file run instead of -S (pgbench -f)
 #   APPS (1)                         application names the clients are split over: APPS pgbench
 #                                    processes with CLIENTS/APPS clients each, application_name
 #                                    app1..appN, their results summed (servers must be set up for
@@ -101,6 +102,7 @@ EVLOOP=${EVLOOP:-0}
 GOROUTINE_RELAY=${GOROUTINE_RELAY:-0}
 BASE_REV=${BASE_REV-}
 APPS=${APPS:-1}
+SCRIPT=${SCRIPT-}
 EVLOOP_LOOPS=${EVLOOP_LOOPS:-2}
 read -ra EVLOOP_EXTRA <<<"${EVLOOP_ARGS-}"
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
@@ -366,7 +368,7 @@ if [ "$RECORD" = 1 ]; then
     "$([ "$RECORD_WARM" = 1 ] && echo "both started once per protocol and client count and kept over its rounds" || echo "each started for its run and stopped after it")"
 fi
 echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ); ulimit -n $NOFILE"
-echo "# each run: $PGBENCH -n -S -M PROTOCOL -T $DURATION -j 2 -c CLIENTS postgresql://postgres@127.0.0.1:PORT/postgres" \
+echo "# each run: $PGBENCH -n $([ -n "$SCRIPT" ] && echo "-f $SCRIPT" || echo -S) -M PROTOCOL -T $DURATION -j 2 -c CLIENTS postgresql://postgres@127.0.0.1:PORT/postgres" \
   "$([ "$APPS" -gt 1 ] && echo "(split over $APPS pgbench processes, application_name app1..app$APPS)")"
 
 # --- pgbench runs --------------------------------------------------------------
@@ -375,15 +377,16 @@ echo "# each run: $PGBENCH -n -S -M PROTOCOL -T $DURATION -j 2 -c CLIENTS postgr
 # application_name of its own, and their reports are summed into one of
 # the same form (TPS and transactions added, latency from clients ÷ TPS).
 pgbench_run() {
-  local proto=$1 c=$2 url=$3 i n dir
+  local proto=$1 c=$2 url=$3 i n dir what=(-S)
+  [ -n "$SCRIPT" ] && what=(-f "$SCRIPT")
   if [ "$APPS" -le 1 ]; then
-    "$PGBENCH" -n -S -M "$proto" -T "$DURATION" -j $((c < 2 ? c : 2)) -c "$c" "$url"
+    "$PGBENCH" -n "${what[@]}" -M "$proto" -T "$DURATION" -j $((c < 2 ? c : 2)) -c "$c" "$url"
     return
   fi
   dir=$(mktemp -d "$WORK/apps.XXXXXX")
   for i in $(seq "$APPS"); do
     n=$((c / APPS + (i <= c % APPS ? 1 : 0)))
-    "$PGBENCH" -n -S -M "$proto" -T "$DURATION" -j 1 -c "$n" "$url?application_name=app$i" >"$dir/$i" 2>&1 &
+    "$PGBENCH" -n "${what[@]}" -M "$proto" -T "$DURATION" -j 1 -c "$n" "$url?application_name=app$i" >"$dir/$i" 2>&1 &
   done
   wait
   grep -hv '^tps = \|^latency average\|number of transactions actually processed\|number of failed transactions' "$dir"/* || true
@@ -392,7 +395,7 @@ pgbench_run() {
   rm -rf "$dir"
 }
 export -f pgbench_run
-export PGBENCH DURATION APPS WORK
+export PGBENCH DURATION APPS WORK SCRIPT
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 hwm_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
