@@ -191,6 +191,9 @@ func (c *Config) routineNames(inputs []Input, order []int) (map[string]bool, []i
 				in := inputs[order[k]]
 				data := in.Data
 				if data == nil {
+					if in.Err != nil {
+						continue // the main pass reports it
+					}
 					b, err := os.ReadFile(in.Name)
 					if err != nil {
 						continue // the main pass reports it
@@ -302,6 +305,9 @@ func definedName(head []byte) string {
 func (c *Config) inputRoutines(in Input) []*routineDef {
 	data := in.Data
 	if data == nil {
+		if in.Err != nil {
+			return nil // the main pass reports it
+		}
 		b, err := os.ReadFile(in.Name)
 		if err != nil {
 			return nil // the main pass reports it

@@ -216,6 +216,9 @@ func streamScan(e *env, f scanFlags, ac *analyzer.Config, inputs []analyzer.Inpu
 	if err := stream.Close(sum); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
+	if err := unreadable(sum); err != nil {
+		return err
+	}
 	if failed {
 		return errFindings
 	}
@@ -247,7 +250,7 @@ func scanInputs(e *env, f scanFlags, cfg *config.Config, args []string) ([]analy
 	walk := analyzer.Walk{Gitignore: true, Wants: func(path string) bool {
 		lang := languageOf(path)
 		return lang != "" && cfg.Language(lang) && cfg.Selects(path)
-	}}
+	}, Excluded: cfg.ExcludesDir, WalkDir: e.walkDir}
 	files, err := analyzer.Collect(paths, walk)
 	if err != nil {
 		return nil, err
