@@ -438,9 +438,16 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	}
 	lastLine := 0 // line of the last literal that gave a statement
 	// Statements in a transaction the driver never commits (diesel's
-	// test transactions) form one rolled-back group per span.
+	// test transactions, test helpers that roll back) form one
+	// rolled-back group per span, or per transaction of spans.
 	rolledBack := extract.RolledBackSpans(lang, name, src, c.testHelpers)
 	rbGroups := make([]*rules.Group, len(rolledBack))
+	rbTx := map[int]int{} // a transaction's number: its first span
+	for k := len(rolledBack) - 1; k >= 0; k-- {
+		if tx := rolledBack[k].Tx; tx > 0 {
+			rbTx[tx] = k
+		}
+	}
 	for i := range lits {
 		lit := &lits[i]
 		fn := callee(src, lit.Start)
@@ -471,6 +478,9 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			continue
 		}
 		if k := spanAt(rolledBack, lit.Start); k >= 0 {
+			if tx := rolledBack[k].Tx; tx > 0 {
+				k = rbTx[tx] // the first span of its transaction
+			}
 			if rbGroups[k] == nil {
 				rbGroups[k] = &rules.Group{Explicit: true, RollsBack: true}
 			}
