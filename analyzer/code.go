@@ -401,6 +401,22 @@ func spanAt(spans []extract.Span, off int) int {
 	return k
 }
 
+// implicitTransaction reports whether the statements of one literal run as
+// one implicit transaction: there are several, and none begins or ends a
+// transaction (a query string sent at once runs in one transaction unless
+// it says otherwise).
+func implicitTransaction(group []*rules.Stmt) bool {
+	if len(group) < 2 {
+		return false
+	}
+	for _, st := range group {
+		if begins, ends, _ := txKind(st); begins || ends {
+			return false
+		}
+	}
+	return true
+}
+
 // AnalyzeCode analyzes the SQL in the string literals of one application
 // source file. Literals that are not SQL, or do not parse once driver
 // placeholders are normalised, are skipped silently. Literals are taken in
@@ -522,7 +538,19 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			res.Statements++
 			group = append(group, stmt)
 		}
-		for _, stmt := range group {
+		inTx := group
+		if implicitTransaction(group) && tx.cur == nil {
+			// Several statements in one string, none of which begins
+			// or ends a transaction: sent as one query, they run in one
+			// implicit transaction on one server connection.
+			tx.flushPending()
+			for _, stmt := range group {
+				fb.callFindings(stmt, "")
+			}
+			runGroup(&rules.Group{Stmts: group, Explicit: true})
+			inTx = nil
+		}
+		for _, stmt := range inTx {
 			begins, ends, _ := txKind(stmt)
 			switch {
 			case begins && tx.cur != nil:
