@@ -269,25 +269,32 @@ func continuesExpression(src []byte, start int, v string) bool {
 // line of its own before it (${ids.map(…).join("\n")}) usually stands for
 // statements built at run time: when the chunk does not parse with it, the
 // statement after it is parsed alone.
-func parseCodeChunk(sql []byte, ch sqlparse.Chunk) []sqlparse.Statement {
-	sts := sqlparse.ParseChunk(sql, ch)
+//
+// A chunk that still does not parse is read as recoverChunk reads it;
+// recovered is then set.
+func parseCodeChunk(sql []byte, ch sqlparse.Chunk, after []byte) (sts []sqlparse.Statement, recovered bool) {
+	sts = sqlparse.ParseChunk(sql, ch)
 	if len(sts) != 1 || sts[0].Err == nil || len(ch.Meta) > 0 || len(ch.Vars) > 0 {
-		return sts
+		return sts, false
 	}
 	rest := sql[ch.Start:ch.End]
-	if !bytes.HasPrefix(rest, []byte(extract.Placeholder)) {
-		return sts
+	if bytes.HasPrefix(rest, []byte(extract.Placeholder)) {
+		i := len(extract.Placeholder)
+		newline := false
+		for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\r' || rest[i] == '\n') {
+			newline = newline || rest[i] == '\n'
+			i++
+		}
+		if newline && i < len(rest) {
+			if alone := sqlparse.ParseChunk(sql, sqlparse.Chunk{Start: ch.Start + i, End: ch.End}); len(alone) != 1 || alone[0].Err == nil {
+				return alone, false
+			}
+		}
 	}
-	i := len(extract.Placeholder)
-	newline := false
-	for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\r' || rest[i] == '\n') {
-		newline = newline || rest[i] == '\n'
-		i++
+	if r := recoverChunk(sql, ch, after); len(r) > 0 {
+		return r, true
 	}
-	if !newline || i == len(rest) {
-		return sts
-	}
-	return sqlparse.ParseChunk(sql, sqlparse.Chunk{Start: ch.Start + i, End: ch.End})
+	return sts, false
 }
 
 // otherDialect reports whether a statement from code is not PostgreSQL's:
@@ -303,7 +310,9 @@ func otherDialect(n *pg.Node) bool {
 		switch v.Kind {
 		case pg.VariableSetKind_VAR_SET_VALUE, pg.VariableSetKind_VAR_SET_DEFAULT,
 			pg.VariableSetKind_VAR_SET_CURRENT, pg.VariableSetKind_VAR_RESET:
-			return v.Name != "" && !rules.KnownParameter(v.Name)
+			// A name with an interpolation in it is chosen at run time
+			// (SET #{name} = …): taken as a parameter.
+			return v.Name != "" && !rules.KnownParameter(v.Name) && !strings.Contains(v.Name, extract.Placeholder)
 		}
 	}
 	return false
@@ -482,7 +491,11 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 		var stmts []sqlparse.Statement
 		clean := true // every statement of the literal parses
 		for _, ch := range sqlparse.Split(cs.sql).Chunks {
-			for _, st := range parseCodeChunk(cs.sql, ch) {
+			sts, recovered := parseCodeChunk(cs.sql, ch, builderRest(src, lit.End))
+			if recovered {
+				clean = false // read in part: no BEGIN … END of its own
+			}
+			for _, st := range sts {
 				if st.Err != nil || otherDialect(st.Node) || echoesDSL(lang, src, lit, st.Node) {
 					clean = false // not SQL after all: no parse-error noise from code
 					continue

@@ -452,6 +452,7 @@ func tempName(items []*pg.Node) (string, bool) {
 // in the order they appear in the statement.
 func (st *Stmt) callEffects(out []Effect) []Effect {
 	calls := st.CallsNamed(changeFuncs...)
+	calls = append(calls, st.completedAdvisoryCalls()...)
 	slices.SortStableFunc(calls, func(a, b Call) int { return int(a.Location) - int(b.Location) })
 	for _, c := range calls {
 		if c.Name == "set_config" {
@@ -460,13 +461,52 @@ func (st *Stmt) callEffects(out []Effect) []Effect {
 			}
 			continue
 		}
-		e := advisory[c.Name]
+		e, ok := advisory[c.Name]
+		if !ok {
+			// pg_advisory_{kind}(…): the rest of the name is filled in at
+			// run time; lock, the most common completion, is assumed.
+			e = Effect{Kind: AdvisoryLock, Try: strings.HasPrefix(c.Name, "pg_try_"), Dynamic: true}
+			c.Name = strings.TrimSuffix(c.Name, completedName(c.Name)) + "…"
+		}
 		e.Via, e.Func, e.Location = ViaCall, c.Name, c.Location
 		if e.Kind != AdvisoryUnlockAll {
 			e.Key, e.Pair, e.KeyKnown = lockKey(c.Args)
 			e.Arg = argsKey(c.Args)
 		}
 		out = append(out, e)
+	}
+	return out
+}
+
+// runTimeMark starts the identifiers that stand for text only known at run
+// time: the interpolations of application code (extract.Placeholder,
+// pgpoolcheck_param) and the holes of dynamic SQL (DynamicPlaceholder).
+const runTimeMark = "pgpoolcheck_"
+
+// completedName returns the part of an advisory lock function's name that
+// is filled in at run time (pg_advisory_ + kind), or "" when the name is
+// not such a one.
+func completedName(name string) string {
+	for _, p := range []string{"pg_try_advisory_", "pg_advisory_"} {
+		if rest, ok := strings.CutPrefix(name, p); ok && strings.HasPrefix(rest, runTimeMark) {
+			return rest
+		}
+	}
+	return ""
+}
+
+// completedAdvisoryCalls returns the calls of advisory lock functions
+// whose name is completed at run time ("pg_advisory_" + kind in code), not
+// schema-qualified with another schema than pg_catalog.
+func (st *Stmt) completedAdvisoryCalls() []Call {
+	if st.Node == nil || !strings.Contains(st.Text, "advisory_"+runTimeMark) || !RunsCalls(st.Node) {
+		return nil
+	}
+	var out []Call
+	for _, c := range st.Calls() {
+		if completedName(c.Name) != "" && (c.Schema == "" || c.Schema == "pg_catalog") {
+			out = append(out, c)
+		}
 	}
 	return out
 }
