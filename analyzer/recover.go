@@ -11,20 +11,76 @@ import (
 )
 
 // A statement of application code that does not parse once its
-// interpolations are identifiers is often still SQL: the literal is the
-// head of a statement that code completes (sb.append("CREATE TEMP TABLE
-// ").append(name), b.WriteString("SET statement_timeout = ")).
-// recoverChunk reads such a chunk by its words: a SET or RESET of a
-// PostgreSQL parameter, LISTEN, CREATE TEMP TABLE or PREPARE at its start
-// is parsed on its own, completed with a value where the text stops, and
-// reported where it stands. Offsets never move: a statement read from
-// words keeps the source offsets of its words.
+// interpolations are identifiers is often still SQL: an interpolation
+// stands where a keyword goes (WITH j AS #{materialized} (…)), or the
+// literal is the head of a statement that code completes
+// (sb.append("CREATE TEMP TABLE ").append(name), "SET search_path TO " +
+// schema in a builder). recoverChunk reads such a chunk in two steps:
+//
+//  1. without the interpolations: each one in turn, then all of them, is
+//     blanked (an interpolation holding a keyword, or nothing);
+//  2. otherwise by its words: a SET or RESET of a PostgreSQL parameter,
+//     LISTEN, CREATE TEMP TABLE or PREPARE at its start, and the calls of
+//     the functions that change session state anywhere in it (advisory
+//     locks, set_config), are each parsed on their own, completed with a
+//     value where the text stops, and reported where they stand.
+//
+// Offsets never move: blanks replace interpolations byte for byte, and a
+// statement read from words keeps the source offsets of its words.
+
+// maxBlanked bounds the interpolations blanked one at a time.
+const maxBlanked = 8
 
 // recoverChunk returns the statements of a chunk that does not parse, or
 // nil. after is the source code that follows the literal, where a builder
 // goes on (.append(" ON COMMIT DROP")).
 func recoverChunk(sql []byte, ch sqlparse.Chunk, after []byte) []sqlparse.Statement {
+	if sts := withoutInterpolations(sql, ch); sts != nil {
+		return sts
+	}
 	return byWords(sql, ch, after)
+}
+
+// withoutInterpolations parses ch with its interpolations blanked, one at
+// a time and then all together; nil when no reading parses.
+func withoutInterpolations(sql []byte, ch sqlparse.Chunk) []sqlparse.Statement {
+	ph := []byte(extract.Placeholder)
+	var at []int
+	for k := ch.Start; k < ch.End; {
+		i := bytes.Index(sql[k:ch.End], ph)
+		if i < 0 {
+			break
+		}
+		at = append(at, k+i)
+		k += i + len(ph)
+	}
+	if len(at) == 0 {
+		return nil
+	}
+	try := func(blank []int) []sqlparse.Statement {
+		alt := bytes.Clone(sql)
+		for _, a := range blank {
+			for k := a; k < a+len(ph); k++ {
+				alt[k] = ' '
+			}
+		}
+		sts := sqlparse.ParseChunk(alt, ch)
+		if len(sts) == 0 || sts[0].Err != nil {
+			return nil
+		}
+		return sts
+	}
+	if len(at) <= maxBlanked {
+		for _, a := range at {
+			if sts := try([]int{a}); sts != nil {
+				return sts
+			}
+		}
+	}
+	if len(at) > 1 {
+		return try(at)
+	}
+	return nil
 }
 
 var (
@@ -41,6 +97,8 @@ var (
 	headPrepare = regexp.MustCompile(`(?i)^\s*PREPARE\s+([a-z_][a-z0-9_$]*)\s*(?:\(|AS\b)`)
 	// onCommitDrop marks a temporary table dropped at commit.
 	onCommitDrop = regexp.MustCompile(`(?i)\bON\s+COMMIT\s+DROP\b`)
+	// stateCall is a call of a function that changes session state.
+	stateCall = regexp.MustCompile(`(?i)\b(?:pg_catalog\s*\.\s*)?(pg_(?:try_)?advisory_(?:lock|lock_shared|unlock|unlock_shared|unlock_all)|set_config)\s*\(`)
 )
 
 // byWords reads a chunk that does not parse by its words (step 2 above).
@@ -95,6 +153,30 @@ func byWords(sql []byte, ch sqlparse.Chunk, after []byte) []sqlparse.Statement {
 		m := headPrepare.FindSubmatchIndex(text)
 		read(string(text[:m[3]])+" AS SELECT 1", ch.Start+m[3])
 	}
+	for _, m := range stateCall.FindAllIndex(text, -1) {
+		open := ch.Start + m[1] - 1
+		shut := closingParen(sql, open, ch.End)
+		start := ch.Start + m[0]
+		call := string(sql[start:open]) + "(" + extract.Placeholder + ")"
+		if shut > 0 {
+			call = string(sql[start : shut+1])
+		}
+		// The call alone, as SELECT call: its locations are those of
+		// the source from start on, less the 7 bytes of "SELECT ".
+		res, err := sqlparse.Parse("SELECT " + call)
+		if err != nil {
+			call = string(sql[start:open]) + "(" + extract.Placeholder + ")"
+			if res, err = sqlparse.Parse("SELECT " + call); err != nil {
+				continue
+			}
+		}
+		end := ch.Start + m[1]
+		if shut > 0 {
+			end = shut + 1
+		}
+		out = append(out, sqlparse.Statement{Start: start, End: end, Base: start - len("SELECT "),
+			Text: "SELECT " + call, Node: res.Stmts[0].Stmt})
+	}
 	return out
 }
 
@@ -114,6 +196,28 @@ func builderRest(src []byte, end int) []byte {
 		rest = rest[:i] // the end of a chain of appends
 	}
 	return rest
+}
+
+// closingParen returns the offset of the parenthesis that closes the one
+// at open, before limit, or -1.
+func closingParen(b []byte, open, limit int) int {
+	depth := 0
+	for k := open; k < limit; k++ {
+		switch b[k] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return k
+			}
+		case '\'':
+			if e := bytes.IndexByte(b[k+1:limit], '\''); e >= 0 {
+				k += e + 1
+			}
+		}
+	}
+	return -1
 }
 
 // skipBlank returns the first offset from i on, before limit, that is not

@@ -38,6 +38,12 @@ func TestRecoveredHeads(t *testing.T) {
 		{`db.Exec(ctx, "SET "+name+" = "+value)`, []string{"session-set"}},
 		{`db.Exec(ctx, "SELECT pg_advisory_"+kind+"(1)")`, []string{"advisory-lock-session"}},
 		{`db.Exec(ctx, "SELECT pg_advisory_xact_lock(1)")`, nil},
+		// Interpolations where a keyword goes, or junk around a call.
+		{`db.Exec(ctx, "WITH j AS "+m+" (SELECT 1 AS id) SELECT pg_try_advisory_lock(id) FROM j")`, []string{"advisory-lock-session"}},
+		{`db.Exec(ctx, "SELECT pg_advisory_lock("+k+") "+a+" "+b+" WHERE AND")`, []string{"advisory-lock-session"}},
+		{`db.Exec(ctx, "SELECT set_config('search_path', "+s+", false) "+a+" "+b+" WHERE AND")`, []string{"session-set"}},
+		{`db.Exec(ctx, "SELECT pg_advisory_xact_lock("+k+") "+a+" "+b+" WHERE AND")`, nil},
+		{`db.Exec(ctx, "SELECT set_config('x.y', "+s+", true) "+a+" "+b+" WHERE AND")`, nil},
 	} {
 		src := "package p\n\nfunc f() {\n\t" + tt.code + "\n}\n"
 		res, err := (&Config{}).AnalyzeCode("x.go", []byte(src), extract.Go)
