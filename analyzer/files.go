@@ -50,6 +50,11 @@ type Walk struct {
 	// is excluded as a whole: it is not entered, and not reported when it
 	// cannot be read. nil excludes none.
 	Excluded func(dir string) bool
+	// Named, when set, also selects the files named directly (not found
+	// by walking): a file for which it returns false is not taken. nil
+	// takes every file named. Named files are then subject to Gitignore
+	// too.
+	Named func(path string) bool
 	// WalkDir walks a directory; nil is filepath.WalkDir. Tests put a
 	// file system's errors in through it.
 	WalkDir func(root string, fn fs.WalkDirFunc) error
@@ -90,7 +95,17 @@ func Collect(paths []string, w Walk) ([]Input, error) {
 			return nil, err
 		}
 		if !info.IsDir() {
-			out = append(out, Input{Name: p})
+			if w.Named == nil {
+				out = append(out, Input{Name: p})
+				continue
+			}
+			if w.Named(p) && !inSkippedDir(p) {
+				keep := []Input{{Name: p}}
+				if w.Gitignore {
+					keep = dropGitIgnored(filepath.Dir(p), keep)
+				}
+				out = append(out, keep...)
+			}
 			continue
 		}
 		var found []Input
@@ -134,6 +149,21 @@ func Collect(paths []string, w Walk) ([]Input, error) {
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// inSkippedDir reports whether a relative path lies below a directory that
+// walks skip (hidden, vendor, node_modules).
+func inSkippedDir(p string) bool {
+	if filepath.IsAbs(p) {
+		return false // the walk skips them only below the path given
+	}
+	parts := strings.Split(filepath.ToSlash(filepath.Clean(p)), "/")
+	for _, d := range parts[:len(parts)-1] {
+		if d != "." && d != ".." && (strings.HasPrefix(d, ".") || skipDirs[d]) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropGitIgnored removes the inputs git ignores under dir. Outside a git
