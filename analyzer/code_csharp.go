@@ -60,6 +60,11 @@ func (c *Config) subscriptionFindings(name string, lang extract.Language, src []
 		return nil
 	}
 	subs := extract.Subscriptions(lang, src)
+	if lang == extract.Ruby {
+		if lits, comments, err := extract.Literals(lang, src); err == nil {
+			subs = append(subs, sequelListens(src, lits, comments)...)
+		}
+	}
 	if len(subs) == 0 {
 		return nil
 	}
@@ -68,7 +73,9 @@ func (c *Config) subscriptionFindings(name string, lang extract.Language, src []
 	var fs []Finding
 	for _, s := range subs {
 		var what, breaks, text string
-		if strings.HasSuffix(s.API, ".Notification") {
+		if s.API == "Sequel.listen" {
+			what, breaks, text = sequelListenText(s.Receiver)
+		} else if strings.HasSuffix(s.API, ".Notification") {
 			what = s.Receiver + ".Notification receives the notifications of the server connection that ran LISTEN, not of the client"
 			breaks = "between transactions that connection serves other clients, so this handler misses the notifications and the next client of the connection receives them"
 			text = s.Receiver + ".Notification += …"
