@@ -234,6 +234,39 @@ func titleCaseLabel(v string) bool {
 	return true
 }
 
+// commandTags are the command tags PostgreSQL returns in CommandComplete
+// (JDBC's getCommandStatus, libpq's PQcmdStatus) that also parse as
+// statements.
+var commandTags = map[string]bool{
+	"DISCARD ALL": true, "DISCARD TEMP": true, "DISCARD PLANS": true, "DISCARD SEQUENCES": true,
+	"DEALLOCATE ALL": true, "RESET ALL": true,
+}
+
+// commandTag reports whether a literal is a command tag compared with a
+// statement's result or named as a constant beside such code, not a
+// statement sent: it is exactly a tag and either stands in a comparison
+// (.equals, equalsIgnoreCase, startsWith, ==, !=, case) or the file reads
+// command tags (getCommandStatus, CommandComplete, commandTag, cmdStatus).
+func commandTag(src []byte, lit *extract.Literal) bool {
+	if !commandTags[strings.ToUpper(lit.Value)] {
+		return false
+	}
+	for _, w := range []string{"getCommandStatus", "CommandComplete", "commandTag", "CommandTag", "cmdStatus", "command_tag", "PQcmdStatus"} {
+		if bytes.Contains(src, []byte(w)) {
+			return true
+		}
+	}
+	before := bytes.TrimRight(src[max(0, lit.Start-24):lit.Start], " \t(")
+	after := bytes.TrimLeft(src[min(lit.End, len(src)):min(lit.End+24, len(src))], " \t")
+	for _, op := range []string{"==", "!=", "case", "equals", "equalsIgnoreCase", "startsWith", "Equals"} {
+		if bytes.HasSuffix(before, []byte(op)) {
+			return true
+		}
+	}
+	return bytes.HasPrefix(after, []byte(".equals")) || bytes.HasPrefix(after, []byte("==")) || bytes.HasPrefix(after, []byte("!=")) ||
+		bytes.HasPrefix(after, []byte(".Equals")) || bytes.HasPrefix(after, []byte(":")) && bytes.HasSuffix(bytes.TrimRight(before, " \t"), []byte("case"))
+}
+
 // continuesExpression reports whether the literal at start, with value v,
 // is the right operand of a concatenation that continues a statement
 // begun earlier ("ALTER DATABASE " + name() + " SET …", or sql += " SET …"
@@ -480,6 +513,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			fn = "npgsqlcommand" // NpgsqlCommand cmd = new("…"): a target-typed command
 		}
 		if !looksLikeSQL(lit.Value) || looksLikeProse(lit.Value) || continuesExpression(src, lit.Start, lit.Value) ||
+			commandTag(src, lit) ||
 			matchOperand(src, lit.Start) || notSQLCall(fn) || notSQLMacros[lit.Macro] ||
 			lang == extract.Rust && rustNotSQLCall(callee(src, lit.Start)) ||
 			lang == extract.CSharp && csharpNotSQLCall(callee(src, lit.Start)) ||

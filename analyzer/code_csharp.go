@@ -71,7 +71,16 @@ func (c *Config) subscriptionFindings(name string, lang extract.Language, src []
 	h, note := c.target().Handle(rules.StateListen)
 	sev := rules.Adjust(rules.Listen.Severity, h)
 	var fs []Finding
+	seen := map[string]bool{}
 	for _, s := range subs {
+		// One listener, one finding: a connection's Notification
+		// handler and its Wait/WaitAsync calls are the same LISTEN.
+		if s.API != "Sequel.listen" {
+			if seen[s.Receiver] {
+				continue
+			}
+			seen[s.Receiver] = true
+		}
 		var what, breaks, text string
 		if s.API == "Sequel.listen" {
 			what, breaks, text = sequelListenText(s.Receiver)
