@@ -324,6 +324,13 @@ func parseCodeChunk(sql []byte, ch sqlparse.Chunk, after []byte) (sts []sqlparse
 			}
 		}
 	}
+	// Only a statement cut short (the parser stops at the end of the
+	// chunk) or one with interpolations is read so: a whole statement of
+	// another dialect (AUTOINCREMENT) is not.
+	atEnd := sts[0].Err.Offset >= ch.End
+	if !atEnd && !bytes.Contains(sql[ch.Start:ch.End], []byte(extract.Placeholder)) {
+		return sts, false
+	}
 	if r := recoverChunk(sql, ch, after); len(r) > 0 {
 		return r, true
 	}

@@ -32,6 +32,8 @@ func TestRecoveredHeads(t *testing.T) {
 		{`b.WriteString("CREATE TEMP TABLE ")`, []string{"temp-table"}},
 		{`b.WriteString("CREATE TEMPORARY VIEW ")`, []string{"temp-table"}},
 		{`b.WriteString("CREATE TABLE ")`, nil},
+		// A whole statement of another dialect is not read by its words.
+		{`q := "CREATE TEMPORARY TABLE t (id integer PRIMARY KEY AUTOINCREMENT, name text)"`, nil},
 		{`b.WriteString("LISTEN ")`, []string{"listen"}},
 		{`names := []string{"LISTEN"}`, nil},
 		{`b.WriteString("PREPARE stmt_x AS ")`, []string{"sql-prepare"}},
