@@ -22,6 +22,12 @@ var advisory = map[string]Effect{
 	"pg_advisory_unlock_all":      {Kind: AdvisoryUnlockAll},
 }
 
+// transactionParams are the parameters that SET changes for the current
+// transaction only.
+var transactionParams = map[string]bool{
+	"transaction_isolation": true, "transaction_read_only": true, "transaction_deferrable": true,
+}
+
 // changeFuncs are the functions whose calls change session state;
 // readFuncs those whose calls read it.
 var (
@@ -297,6 +303,12 @@ func routineObject(t pg.ObjectType) bool {
 // setEffects appends the effects of SET, RESET and their variants.
 func setEffects(out []Effect, vs *pg.VariableSetStmt) []Effect {
 	name := strings.ToLower(vs.Name)
+	if transactionParams[name] && vs.Kind != pg.VariableSetKind_VAR_SET_MULTI {
+		// SET transaction_read_only = on is SET TRANSACTION READ ONLY:
+		// it applies to the current transaction only (outside one,
+		// PostgreSQL warns and changes nothing).
+		return out
+	}
 	e := Effect{Name: name, Local: vs.IsLocal, Location: -1}
 	switch vs.Kind {
 	case pg.VariableSetKind_VAR_SET_VALUE:
