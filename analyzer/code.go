@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v5"
@@ -232,6 +233,81 @@ func titleCaseLabel(v string) bool {
 		}
 	}
 	return true
+}
+
+// expectationMarks are the calls of test frameworks whose arguments are
+// expected values (the SQL a test expects a builder or a mock to produce),
+// or counts of statements seen, not statements sent.
+var expectationMarks = []string{
+	"must_equal", "must_include", "must_match", "wont_equal", "wont_include", // minitest
+	"assert_equal", "assert_includes", "assert_match", "assertEqual", "assertIn", "assertEquals", "assertThat", "assertSQL",
+	"expect(", ".to eq", ".to include", ".to match", ".should ==", ".should eq", "toEqual(", "toBe(", "toContain(", "toMatch(",
+	"assert.Equal", "require.Equal", "assert.Contains", "require.Contains",
+}
+
+// logVariable is an assignment to a variable that holds a message or the
+// text shown in a log: log_sql = "EXECUTE #{name}".
+var logVariable = regexp.MustCompile(`(?i)\b(?:log\w*|\w*_log|\w*msg|\w*message)\s*=\s*$`)
+
+// sqlSenders are the last names of calls that send their first argument
+// as SQL: a literal given to one inside an expectation
+// (assertEqual(await con.fetchval("EXECUTE q"), 1)) is still a statement.
+var sqlSenders = map[string]bool{
+	"exec": true, "execute": true, "executemany": true, "execute_sql": true, "executescript": true,
+	"fetch": true, "fetchval": true, "fetchrow": true, "fetchone": true, "fetchall": true,
+	"query": true, "queryrow": true, "run": true, "async_exec": true, "send_query": true, "exec_params": true,
+	"select_all": true, "select_value": true, "select_one": true, "raw": true, "sql": true,
+}
+
+// sendsSQL reports whether a call (callee's name) sends its first argument
+// as SQL.
+func sendsSQL(fn string) bool {
+	if k := strings.LastIndexByte(fn, '.'); k >= 0 {
+		fn = fn[k+1:]
+	}
+	return sqlSenders[fn]
+}
+
+// expectedText reports whether the literal at start is an expected value
+// of a test expectation: a mark on its line before it, or on the line of
+// a bracket that encloses it (up to three, within 2000 bytes: an array of
+// expected statements spread over lines), or whether it is assigned to a
+// log message variable.
+func expectedText(src []byte, start int) bool {
+	lineStart := bytes.LastIndexByte(src[:start], '\n') + 1
+	before := src[lineStart:start]
+	if logVariable.Match(before) {
+		return true
+	}
+	marked := func(b []byte) bool {
+		for _, m := range expectationMarks {
+			if bytes.Contains(b, []byte(m)) {
+				return true
+			}
+		}
+		return false
+	}
+	if marked(before) {
+		return true
+	}
+	depth, openers := 0, 0
+	for k := start - 1; k >= 0 && k >= start-2000 && openers < 3; k-- {
+		switch src[k] {
+		case ')', ']', '}':
+			depth++
+		case '(', '[', '{':
+			if depth > 0 {
+				depth--
+				continue
+			}
+			openers++
+			ls := bytes.LastIndexByte(src[:k], '\n') + 1
+			if marked(src[ls:k]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // commandTags are the command tags PostgreSQL returns in CommandComplete
@@ -520,7 +596,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			fn = "npgsqlcommand" // NpgsqlCommand cmd = new("…"): a target-typed command
 		}
 		if !looksLikeSQL(lit.Value) || looksLikeProse(lit.Value) || continuesExpression(src, lit.Start, lit.Value) ||
-			commandTag(src, lit) ||
+			commandTag(src, lit) || expectedText(src, lit.Start) && !sendsSQL(fn) ||
 			matchOperand(src, lit.Start) || notSQLCall(fn) || notSQLMacros[lit.Macro] ||
 			lang == extract.Rust && rustNotSQLCall(callee(src, lit.Start)) ||
 			lang == extract.CSharp && csharpNotSQLCall(callee(src, lit.Start)) ||
