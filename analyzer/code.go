@@ -243,6 +243,7 @@ var expectationMarks = []string{
 	"assert_equal", "assert_includes", "assert_match", "assertEqual", "assertIn", "assertEquals", "assertThat", "assertSQL",
 	"expect(", ".to eq", ".to include", ".to match", ".should ==", ".should eq", "toEqual(", "toBe(", "toContain(", "toMatch(",
 	"assert.Equal", "require.Equal", "assert.Contains", "require.Contains",
+	"ShouldBe(", "ShouldContain(", "ShouldNotContain(", ".Should()", "Assert.Equal(", "Assert.Contains(", "Assert.AreEqual(", "Assert.That(", // .NET
 }
 
 // logVariable is an assignment to a variable that holds a message or the

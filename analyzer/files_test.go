@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -136,5 +137,53 @@ func TestScanUnreadable(t *testing.T) {
 		if strings.Contains(sk.Reason, root) {
 			t.Errorf("reason %q repeats the path", sk.Reason)
 		}
+	}
+}
+
+// TestGoTestTxHelpers checks that SQL sent on a transaction handed out by
+// a test helper of another file (it begins the transaction, rolls it back
+// in t.Cleanup and returns it) is checked as rolled back, while SQL on a
+// transaction the caller commits is not.
+func TestGoTestTxHelpers(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"dbtest/dbtest.go": `package dbtest
+
+func TestTx(ctx context.Context, tb testing.TB, pool *pgxpool.Pool) (pgx.Tx, string) {
+	tb.Helper()
+	tx, err := pool.Begin(ctx)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = tx.Rollback(context.WithoutCancel(ctx)) })
+	return tx, "schema_1"
+}
+`,
+		"store/store_test.go": `package store
+
+func TestInsert(t *testing.T) {
+	tx, schema := dbtest.TestTx(ctx, t, pool)
+	_, err := tx.Exec(ctx, "SET search_path TO '"+schema+"'")
+	require.NoError(t, err)
+}
+
+func TestCommitted(t *testing.T) {
+	tx, _ := dbtest.TestTx(ctx, t, pool)
+	tx.Exec(ctx, "SET search_path TO other")
+	tx.Commit(ctx)
+}
+`,
+	})
+	in, err := Collect([]string{root}, Walk{Wants: func(string) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := (&Config{}).Scan(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range rep.Findings {
+		got = append(got, filepath.Base(f.File)+":"+strconv.Itoa(f.Line)+" "+f.Rule)
+	}
+	if want := []string{"store_test.go:11 session-set"}; !slices.Equal(got, want) {
+		t.Errorf("findings %v, want %v", got, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
@@ -164,8 +165,9 @@ func (c *Config) Stream(inputs []Input, emit func(FileResult) error) (Summary, e
 func testHelpers(inputs []Input) map[string]bool {
 	var h map[string]bool
 	for _, in := range inputs {
-		if lang, ok := extract.LanguageFor(in.Name); !ok || lang != extract.Rust {
-			continue
+		lang, ok := extract.LanguageFor(in.Name)
+		if !ok || lang != extract.Rust && !(lang == extract.Go && strings.Contains(strings.ToLower(in.Name), "test")) {
+			continue // Go helpers live in test code (a _test.go file, a …test package)
 		}
 		data := in.Data
 		if data == nil {
@@ -178,7 +180,7 @@ func testHelpers(inputs []Input) map[string]bool {
 			}
 			data = b
 		}
-		for _, name := range extract.TestTransactionHelpers(extract.Rust, data) {
+		for _, name := range extract.TestTransactionHelpers(lang, data) {
 			if h == nil {
 				h = map[string]bool{}
 			}

@@ -46,14 +46,28 @@ var (
 
 // txVarRolledBack returns the spans of the statements run in transactions
 // held in a variable and always rolled back (see above). Spans of one
-// transaction share their Tx number.
-func txVarRolledBack(lang Language, name string, src []byte, code []bool) []Span {
+// transaction share their Tx number. In Go, a variable given the first
+// result of a call of a test helper (helpers, as "go:" + name: a function
+// that begins such a transaction and returns it, riverdbtest.TestTx(…))
+// counts too.
+func txVarRolledBack(lang Language, name string, src []byte, code []bool, helpers map[string]bool) []Span {
 	test := isTestFile(name, src)
+	var spans []Span
+	tx := 0
+	if lang == Go && test {
+		for _, h := range goHelperCalls(src, code, helpers) {
+			scope := enclosingScope(lang, src, code, h.at)
+			scope.Start = h.at
+			if commits, _ := txCalls(src, code, scope, h.v); commits {
+				continue
+			}
+			tx++
+			spans = append(spans, receiverCalls(src, code, scope, h.v, tx)...)
+		}
+	}
 	if lang == Ruby || lang == Elixir {
 		return nil
 	}
-	var spans []Span
-	tx := 0
 	isIdent := func(c byte) bool { return c == '_' || c == '$' || isIdentChar(c) }
 	for i := 0; i < len(src); i++ {
 		if !code[i] || !isIdent(src[i]) || i > 0 && isIdent(src[i-1]) {
@@ -138,6 +152,89 @@ func txVarRolledBack(lang Language, name string, src []byte, code []bool) []Span
 	return spans
 }
 
+// goHelperCall is a variable given the first result of a call of a test
+// transaction helper, and where the call is.
+type goHelperCall struct {
+	v  string
+	at int
+}
+
+// goHelperAssign is "tx, … := pkg.Name(" or "tx := Name(".
+var goHelperAssign = regexp.MustCompile(`\b([A-Za-z_]\w*)\s*(?:,\s*[A-Za-z_]\w*\s*)*:?=\s*(?:[A-Za-z_]\w*\.)?([A-Za-z_]\w*)\s*\(`)
+
+// goHelperCalls returns the variables that receive a transaction from a
+// call of one of helpers.
+func goHelperCalls(src []byte, code []bool, helpers map[string]bool) []goHelperCall {
+	if len(helpers) == 0 {
+		return nil
+	}
+	var out []goHelperCall
+	for _, m := range goHelperAssign.FindAllSubmatchIndex(src, -1) {
+		if !code[m[0]] || !helpers["go:"+string(src[m[4]:m[5]])] {
+			continue
+		}
+		out = append(out, goHelperCall{v: string(src[m[2]:m[3]]), at: m[0]})
+	}
+	return out
+}
+
+// goFuncHeader is the start of a Go function: func Name( or func (r T) Name(.
+var goFuncHeader = regexp.MustCompile(`(?m)^func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)\s*[\[(]`)
+
+// goTestHelpers returns the Go functions of src that begin a transaction,
+// roll it back (in t.Cleanup, deferred, …) and never commit it, and return
+// it (wrapped or not): test helpers that hand out a transaction that is
+// always rolled back.
+func goTestHelpers(src []byte) []string {
+	if !bytes.Contains(src, []byte("Rollback")) {
+		return nil
+	}
+	lits, comments, err := Literals(Go, src)
+	if err != nil {
+		return nil
+	}
+	code := CodeMask(src, lits, comments)
+	var names []string
+	for _, m := range goFuncHeader.FindAllSubmatchIndex(src, -1) {
+		open := bytes.IndexByte(src[m[1]:], '{')
+		if open < 0 {
+			continue
+		}
+		body := enclosingScope(Go, src, code, m[1]+open+1)
+		if body.Start != m[1]+open {
+			continue
+		}
+		for _, sp := range txVarRolledBack(Go, "helper_test.go", src[:body.End], code[:body.End], nil) {
+			if sp.Start < body.Start {
+				continue
+			}
+			// The variable the spans belong to: the receiver before the
+			// call's argument list.
+			v, _ := receiverBefore(src, methodStart(src, sp.Start))
+			if v != "" && returns(src[body.Start:body.End], v) {
+				names = append(names, string(src[m[2]:m[3]]))
+				break
+			}
+		}
+	}
+	return names
+}
+
+// methodStart returns where the method name before the '(' at open starts.
+func methodStart(src []byte, open int) int {
+	k := open
+	for k > 0 && (src[k-1] == '_' || isIdentChar(src[k-1])) {
+		k--
+	}
+	return k
+}
+
+// returns reports whether a Go body returns an expression naming v.
+func returns(body []byte, v string) bool {
+	re := regexp.MustCompile(`\breturn\b[^\n]*\b` + regexp.QuoteMeta(v) + `\b`)
+	return re.Match(body)
+}
+
 // isTestFile reports whether a file holds tests: its name says so, or it
 // uses a test framework's set-up and tear-down hooks.
 func isTestFile(name string, src []byte) bool {
@@ -175,6 +272,20 @@ func receiverBefore(src []byte, i int) (string, int) {
 			k--
 		case c == '>' && k >= 2 && src[k-2] == '-':
 			k -= 2
+		case c == ')':
+			// A call in the chain: driver.GetExecutor().Begin(ctx).
+			depth := 0
+			for k > 0 {
+				k--
+				if src[k] == ')' {
+					depth++
+				} else if src[k] == '(' {
+					depth--
+					if depth == 0 {
+						break
+					}
+				}
+			}
 		default:
 			return string(src[k:end]), k
 		}

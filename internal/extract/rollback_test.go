@@ -5,6 +5,35 @@ import (
 	"testing"
 )
 
+// TestGoTestTransactionHelpers checks which Go functions hand out a
+// transaction that is always rolled back.
+func TestGoTestTransactionHelpers(t *testing.T) {
+	src := `package dbtest
+
+func TestTx[T any](ctx context.Context, tb testing.TB, d Driver[T]) (T, string) {
+	execTx, err := d.GetExecutor().Begin(ctx)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = execTx.Rollback(ctx) })
+	return d.UnwrapTx(execTx), "s"
+}
+
+func Committed(ctx context.Context, pool *pgxpool.Pool) (pgx.Tx, error) {
+	tx, err := pool.Begin(ctx)
+	defer tx.Rollback(ctx)
+	return tx, tx.Commit(ctx)
+}
+
+func NotReturned(tb testing.TB) {
+	tx, _ := pool.Begin(ctx)
+	tb.Cleanup(func() { tx.Rollback(ctx) })
+}
+`
+	got := TestTransactionHelpers(Go, []byte(src))
+	if len(got) != 1 || got[0] != "go:TestTx" {
+		t.Errorf("helpers %v, want [go:TestTx]", got)
+	}
+}
+
 // TestRolledBackTransactions checks which literals the rolled-back spans
 // of test helpers cover: the marker literal "IN" must be inside one,
 // "OUT" outside all.
@@ -18,6 +47,10 @@ func TestRolledBackTransactions(t *testing.T) {
 		{"go cleanup", Go, "a_test.go", `func h(t *testing.T) { tx, _ := c.Begin(ctx); t.Cleanup(func() { tx.Rollback(ctx) }); tx.Exec(ctx, "IN"); c.Exec(ctx, "OUT") }`},
 		{"go committed", Go, "a.go", `func h() error { tx, _ := c.Begin(ctx); defer tx.Rollback(ctx); tx.Exec(ctx, "OUT"); return tx.Commit(ctx) }`},
 		{"go no rollback", Go, "a.go", `func h() { tx, _ := c.Begin(ctx); tx.Exec(ctx, "OUT") }`},
+		{"go receiver chain", Go, "a_test.go", `func h(t *testing.T) { tx, _ := d.GetExecutor().Begin(ctx); t.Cleanup(func() { tx.Rollback(ctx) }); tx.Exec(ctx, "IN") }`},
+		{"go helper of the file", Go, "db_test.go", `func TestTx(tb testing.TB) pgx.Tx { tx, _ := pool.Begin(ctx); tb.Cleanup(func() { tx.Rollback(ctx) }); return tx }
+func TestA(t *testing.T) { tx := TestTx(t); tx.Exec(ctx, "IN") }
+func TestB(t *testing.T) { tx := TestTx(t); tx.Exec(ctx, "OUT"); tx.Commit(ctx) }`},
 		{"go other function", Go, "a_test.go", `func h() { tx, _ := c.Begin(ctx); defer tx.Rollback(ctx); tx.Exec(ctx, "IN") }
 func g() { tx, _ := c.Begin(ctx); tx.Exec(ctx, "OUT"); tx.Commit(ctx) }`},
 		{"rust dropped", Rust, "t.rs", `async fn f() { let mut tx = pool.begin().await?; q("IN").execute(&mut *tx).await?; } fn g() { q("OUT"); }`},

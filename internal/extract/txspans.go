@@ -39,7 +39,7 @@ type Span struct {
 // In every language, transactions that test helpers roll back and never
 // commit count too (rollback.go).
 func RolledBackSpans(lang Language, name string, src []byte, helpers map[string]bool) []Span {
-	spans := codeRolledBack(lang, name, src)
+	spans := codeRolledBack(lang, name, src, helpers)
 	switch lang {
 	case CSharp:
 		return append(spans, csharpRolledBack(src)...)
@@ -50,8 +50,9 @@ func RolledBackSpans(lang Language, name string, src []byte, helpers map[string]
 }
 
 // codeRolledBack returns the spans of rollback.go.
-func codeRolledBack(lang Language, name string, src []byte) []Span {
-	if !bytes.Contains(bytes.ToLower(src), []byte("rollback")) && !bytes.Contains(src, []byte("egin")) {
+func codeRolledBack(lang Language, name string, src []byte, helpers map[string]bool) []Span {
+	if !bytes.Contains(bytes.ToLower(src), []byte("rollback")) && !bytes.Contains(src, []byte("egin")) &&
+		!(lang == Go && len(helpers) > 0) {
 		return nil
 	}
 	lits, comments, err := Literals(lang, src)
@@ -59,7 +60,17 @@ func codeRolledBack(lang Language, name string, src []byte) []Span {
 		return nil
 	}
 	code := CodeMask(src, lits, comments)
-	return append(txVarRolledBack(lang, name, src, code), blockRolledBack(lang, src, code)...)
+	if lang == Go {
+		own := map[string]bool{}
+		for h := range helpers {
+			own[h] = true
+		}
+		for _, h := range goTestHelpers(src) {
+			own["go:"+h] = true
+		}
+		helpers = own
+	}
+	return append(txVarRolledBack(lang, name, src, code, helpers), blockRolledBack(lang, src, code)...)
 }
 
 // dieselRolledBack returns the spans of diesel's test transactions.
@@ -86,6 +97,14 @@ func dieselRolledBack(name string, src []byte, helpers map[string]bool) []Span {
 // (Rust) whose body calls begin_test_transaction and that return a value:
 // test helpers that hand out a connection inside a test transaction.
 func TestTransactionHelpers(lang Language, src []byte) []string {
+	if lang == Go {
+		var names []string
+		for _, h := range goTestHelpers(src) {
+			names = append(names, "go:"+h)
+		}
+		sort.Strings(names)
+		return names
+	}
 	if lang != Rust || !bytes.Contains(src, []byte("begin_test_transaction")) {
 		return nil
 	}

@@ -21,3 +21,13 @@ public class TenantTests
         await tx.CommitAsync();
     }
 }
+
+public class DdlTests
+{
+    [Fact]
+    public void WritesRoleChanges()
+    {
+        writer.ToString().ShouldContain("SET ROLE OCD_DBA;");
+        Assert.Equal("RESET ROLE;", lines[1]);
+    }
+}
