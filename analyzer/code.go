@@ -721,6 +721,9 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	if !otherDatabaseFile(name) {
 		fb.findings = append(fb.findings, c.subscriptionFindings(name, lang, src, lines)...)
 		fb.findings = append(fb.findings, c.sessionCallFindings(name, lang, src, lines)...)
+		if lang == extract.Ruby {
+			fb.findings = append(fb.findings, c.sequelAdvisoryFindings(name, src, lines)...)
+		}
 	}
 	fb.findings = append(fb.findings, settings...)
 	cms := make([]comment, len(comments))

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
+	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
 
 // Session state that drivers create through their APIs rather than SQL
@@ -208,4 +210,54 @@ func sequelListenText(recv string) (what, breaks, text string) {
 	what = text + " (Sequel) runs LISTEN on a connection of its pool and waits there for notifications"
 	breaks = "behind a transaction pooler that server connection serves other clients between transactions, so the notifications go to its next client and this block misses them"
 	return what, breaks, text
+}
+
+// sequelVirtualRowCall is a call of an advisory lock function in a Sequel
+// virtual row block: ds.get{pg_advisory_lock(id)}.
+var sequelVirtualRowCall = regexp.MustCompile(`\{\s*(?:\|\w+\|\s*)?(pg_(?:try_)?advisory_(?:lock|lock_shared|unlock|unlock_shared|unlock_all))\s*[({]`)
+
+// sequelAdvisoryFindings reports the advisory lock functions that a Ruby
+// file using Sequel calls through its virtual row DSL
+// (ds.get{pg_advisory_lock(lock_id)}): Sequel sends them as SQL, and the
+// session-level lock is a finding as it is in SQL text. An unlock alone is
+// info, as in SQL.
+func (c *Config) sequelAdvisoryFindings(name string, src []byte, lines *sqlparse.LineIndex) []Finding {
+	if !c.enabled(rules.AdvisoryLockSession.ID) || !bytes.Contains(src, []byte("Sequel")) || !bytes.Contains(src, []byte("advisory_")) {
+		return nil
+	}
+	lits, comments, err := extract.Literals(extract.Ruby, src)
+	if err != nil {
+		return nil
+	}
+	code := extract.CodeMask(src, lits, comments)
+	h, note := c.target().Handle(rules.StateAdvisoryLock)
+	var fs []Finding
+	for _, m := range sequelVirtualRowCall.FindAllSubmatchIndex(src, -1) {
+		if !code[m[2]] {
+			continue
+		}
+		fn := string(src[m[2]:m[3]])
+		sev := rules.Adjust(rules.Error, h)
+		what := fn + "(…) in a Sequel virtual row takes a session-level lock that COMMIT does not release"
+		breaks := "it stays with the server connection, so that connection's next client holds it too, and the unlock may run on another connection and fail"
+		if strings.Contains(fn, "unlock") {
+			sev = rules.Info
+			what = fn + "(…) in a Sequel virtual row releases a session-level lock on whichever server connection this statement gets"
+			breaks = "not necessarily the one that took it"
+		}
+		start, end := lines.Position(m[2]), lines.Position(m[3])
+		fs = append(fs, Finding{
+			Rule:     rules.AdvisoryLockSession.ID,
+			Severity: sev,
+			File:     name,
+			Line:     start.Line, Column: start.Column, EndLine: end.Line, EndColumn: end.Column,
+			Message:     rules.StateMessage(what, breaks, h, note),
+			Fix:         rules.AdvisoryLockSession.Fix,
+			Statement:   "SELECT " + fn + "(…)",
+			SourceLine:  lines.LineText(start.Line),
+			stmtLine:    start.Line,
+			literalLine: start.Line,
+		})
+	}
+	return fs
 }

@@ -19,3 +19,14 @@ class JobWaker
     listener.listen
   end
 end
+
+# Sequel's virtual rows send the advisory lock functions as SQL.
+class Locker
+  def with_lock(ds, id)
+    ds.get{pg_advisory_lock(id)} # want advisory-lock-session:error
+    ds.get{pg_advisory_xact_lock(id)}
+    yield
+  ensure
+    ds.get{pg_advisory_unlock(id)} # want advisory-lock-session:info
+  end
+end
