@@ -375,6 +375,10 @@ func continuesExpression(src []byte, start int, v string) bool {
 	return false
 }
 
+// templateHole is a hole of a template the code fills in later: {} or
+// {name} (str.format, psycopg's sql.SQL), %s or %(name)s.
+var templateHole = regexp.MustCompile(`\{\w*\}|%s|%\(\w+\)s`)
+
 // parseCodeChunk parses one statement of a literal. An interpolation on a
 // line of its own before it (${ids.map(…).join("\n")}) usually stands for
 // statements built at run time: when the chunk does not parse with it, the
@@ -402,10 +406,12 @@ func parseCodeChunk(sql []byte, ch sqlparse.Chunk, after []byte) (sts []sqlparse
 		}
 	}
 	// Only a statement cut short (the parser stops at the end of the
-	// chunk) or one with interpolations is read so: a whole statement of
-	// another dialect (AUTOINCREMENT) is not.
+	// chunk) or one with interpolations or template holes is read so: a
+	// whole statement of another dialect (AUTOINCREMENT) is not.
 	atEnd := sts[0].Err.Offset >= ch.End
-	if !atEnd && !bytes.Contains(sql[ch.Start:ch.End], []byte(extract.Placeholder)) {
+	text := sql[ch.Start:ch.End]
+	holes := bytes.Contains(text, []byte(extract.Placeholder)) || templateHole.Match(text)
+	if !atEnd && !holes {
 		return sts, false
 	}
 	if r := recoverChunk(sql, ch, after); len(r) > 0 {

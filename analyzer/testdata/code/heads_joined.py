@@ -12,3 +12,12 @@ def enter(cur, kind, key, schema, materialized):
     parts.append("LISTEN ")  # want listen:error
     parts.append(channel)
     cur.execute("".join(parts))
+
+
+def copy_table(conn, fields):
+    # A template filled in later (psycopg's sql.SQL): the hole stands for
+    # column definitions, so the statement does not parse, and is read.
+    stmt = sql.SQL("""
+        create temp table testcopy (id serial primary key, {}) -- want temp-table:error
+    """).format(fields)
+    conn.execute(stmt)
