@@ -19,7 +19,9 @@ import (
 // create a function or procedure of such a name and keeps, per routine
 // name, the last definition in path order (a later CREATE OR REPLACE
 // replaces an earlier one) with the findings of its body and the user
-// routines its body calls.
+// routines its body calls. A script that creates a routine more than once
+// keeps each definition: a call in that script resolves to the last
+// definition before it, the one in force when the call runs.
 // A statement that calls such a routine then gets, at the call, one
 // finding per finding of the routine's body (and of the routines that body
 // calls, up to maxCallDepth routines deep), with the definitions as
@@ -74,6 +76,13 @@ type callEffect struct {
 type routineTable struct {
 	defs    map[string]*routineDef // by name
 	effects map[*routineDef][]callEffect
+	// redefined holds, per file and name, the definitions of a routine
+	// that one file creates more than once, in file order: a call in that
+	// file resolves to the one before it.
+	redefined map[string]map[string][]*routineDef
+	// redefinedCalled names the redefined routines one of whose
+	// definitions has effects.
+	redefinedCalled map[string]bool
 }
 
 // mentionsRoutineKeyword reports whether src holds "function" or
@@ -147,9 +156,22 @@ func (c *Config) routines(inputs []Input, order []int) *routineTable {
 			}
 		}()
 	}
-	t := &routineTable{defs: map[string]*routineDef{}, effects: map[*routineDef][]callEffect{}}
+	t := &routineTable{defs: map[string]*routineDef{}, effects: map[*routineDef][]callEffect{}, redefined: map[string]map[string][]*routineDef{}}
 	for j := range pending {
-		for _, d := range <-j.done {
+		defs := <-j.done
+		count := map[string]int{}
+		for _, d := range defs {
+			count[d.name]++
+		}
+		for _, d := range defs {
+			if count[d.name] > 1 {
+				byName := t.redefined[d.at.File]
+				if byName == nil {
+					byName = map[string][]*routineDef{}
+					t.redefined[d.at.File] = byName
+				}
+				byName[d.name] = append(byName[d.name], d)
+			}
 			if len(d.findings) == 0 && len(d.calls) == 0 {
 				delete(t.defs, d.name)
 				continue
@@ -160,6 +182,23 @@ func (c *Config) routines(inputs []Input, order []int) *routineTable {
 	for _, d := range t.defs {
 		if es := t.resolve(d, 1, nil); len(es) > 0 {
 			t.effects[d] = es
+		}
+	}
+	for _, byName := range t.redefined {
+		for _, defs := range byName {
+			for _, d := range defs {
+				if _, done := t.effects[d]; !done {
+					if es := t.resolve(d, 1, nil); len(es) > 0 {
+						t.effects[d] = es
+					}
+				}
+				if t.effects[d] != nil {
+					if t.redefinedCalled == nil {
+						t.redefinedCalled = map[string]bool{}
+					}
+					t.redefinedCalled[d.name] = true
+				}
+			}
 		}
 	}
 	if len(t.effects) == 0 {
@@ -191,6 +230,9 @@ func (c *Config) routineNames(inputs []Input, order []int) (map[string]bool, []i
 				in := inputs[order[k]]
 				data := in.Data
 				if data == nil {
+					if in.Err != nil {
+						continue // the main pass reports it
+					}
 					b, err := os.ReadFile(in.Name)
 					if err != nil {
 						continue // the main pass reports it
@@ -302,6 +344,9 @@ func definedName(head []byte) string {
 func (c *Config) inputRoutines(in Input) []*routineDef {
 	data := in.Data
 	if data == nil {
+		if in.Err != nil {
+			return nil // the main pass reports it
+		}
 		b, err := os.ReadFile(in.Name)
 		if err != nil {
 			return nil // the main pass reports it
@@ -436,7 +481,7 @@ func (t *routineTable) mentions(text string) bool {
 				}
 				buf[k] = b
 			}
-			if d := t.defs[string(buf[:n])]; d != nil && t.effects[d] != nil {
+			if d := t.defs[string(buf[:n])]; d != nil && t.effects[d] != nil || t.redefinedCalled[string(buf[:n])] {
 				return true
 			}
 		}
@@ -579,6 +624,17 @@ func (b *findingBuilder) callFindings(st *rules.Stmt, self string) {
 			continue
 		}
 		d := t.find(c.Name, c.Schema)
+		if defs := t.redefined[b.name][c.Name]; len(defs) > 0 {
+			// The script creates the routine more than once: the
+			// definition in force at the call is the last one before it.
+			var at Finding
+			b.locate(&at, st.Offset(c.Location), st.Statement)
+			for _, e := range defs {
+				if e.at.Line < at.Line || e.at.Line == at.Line && e.at.Column < at.Column {
+					d = e
+				}
+			}
+		}
 		if d == nil {
 			continue
 		}

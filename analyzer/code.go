@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v5"
@@ -234,6 +235,115 @@ func titleCaseLabel(v string) bool {
 	return true
 }
 
+// expectationMarks are the calls of test frameworks whose arguments are
+// expected values (the SQL a test expects a builder or a mock to produce),
+// or counts of statements seen, not statements sent.
+var expectationMarks = []string{
+	"must_equal", "must_include", "must_match", "wont_equal", "wont_include", // minitest
+	"assert_equal", "assert_includes", "assert_match", "assertEqual", "assertIn", "assertEquals", "assertThat", "assertSQL",
+	"expect(", ".to eq", ".to include", ".to match", ".should ==", ".should eq", "toEqual(", "toBe(", "toContain(", "toMatch(",
+	"assert.Equal", "require.Equal", "assert.Contains", "require.Contains",
+	"ShouldBe(", "ShouldContain(", "ShouldNotContain(", ".Should()", "Assert.Equal(", "Assert.Contains(", "Assert.AreEqual(", "Assert.That(", // .NET
+}
+
+// logVariable is an assignment to a variable that holds a message or the
+// text shown in a log: log_sql = "EXECUTE #{name}".
+var logVariable = regexp.MustCompile(`(?i)\b(?:log\w*|\w*_log|\w*msg|\w*message)\s*=\s*$`)
+
+// sqlSenders are the last names of calls that send their first argument
+// as SQL: a literal given to one inside an expectation
+// (assertEqual(await con.fetchval("EXECUTE q"), 1)) is still a statement.
+var sqlSenders = map[string]bool{
+	"exec": true, "execute": true, "executemany": true, "execute_sql": true, "executescript": true,
+	"fetch": true, "fetchval": true, "fetchrow": true, "fetchone": true, "fetchall": true,
+	"query": true, "queryrow": true, "run": true, "async_exec": true, "send_query": true, "exec_params": true,
+	"select_all": true, "select_value": true, "select_one": true, "raw": true, "sql": true,
+}
+
+// sendsSQL reports whether a call (callee's name) sends its first argument
+// as SQL.
+func sendsSQL(fn string) bool {
+	if k := strings.LastIndexByte(fn, '.'); k >= 0 {
+		fn = fn[k+1:]
+	}
+	return sqlSenders[fn]
+}
+
+// expectedText reports whether the literal at start is an expected value
+// of a test expectation: a mark on its line before it, or on the line of
+// a bracket that encloses it (up to three, within 2000 bytes: an array of
+// expected statements spread over lines), or whether it is assigned to a
+// log message variable.
+func expectedText(src []byte, start int) bool {
+	lineStart := bytes.LastIndexByte(src[:start], '\n') + 1
+	before := src[lineStart:start]
+	if logVariable.Match(before) {
+		return true
+	}
+	marked := func(b []byte) bool {
+		for _, m := range expectationMarks {
+			if bytes.Contains(b, []byte(m)) {
+				return true
+			}
+		}
+		return false
+	}
+	if marked(before) {
+		return true
+	}
+	depth, openers := 0, 0
+	for k := start - 1; k >= 0 && k >= start-2000 && openers < 3; k-- {
+		switch src[k] {
+		case ')', ']', '}':
+			depth++
+		case '(', '[', '{':
+			if depth > 0 {
+				depth--
+				continue
+			}
+			openers++
+			ls := bytes.LastIndexByte(src[:k], '\n') + 1
+			if marked(src[ls:k]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// commandTags are the command tags PostgreSQL returns in CommandComplete
+// (JDBC's getCommandStatus, libpq's PQcmdStatus) that also parse as
+// statements.
+var commandTags = map[string]bool{
+	"DISCARD ALL": true, "DISCARD TEMP": true, "DISCARD PLANS": true, "DISCARD SEQUENCES": true,
+	"DEALLOCATE ALL": true, "RESET ALL": true,
+}
+
+// commandTag reports whether a literal is a command tag compared with a
+// statement's result or named as a constant beside such code, not a
+// statement sent: it is exactly a tag and either stands in a comparison
+// (.equals, equalsIgnoreCase, startsWith, ==, !=, case) or the file reads
+// command tags (getCommandStatus, CommandComplete, commandTag, cmdStatus).
+func commandTag(src []byte, lit *extract.Literal) bool {
+	if !commandTags[strings.ToUpper(lit.Value)] {
+		return false
+	}
+	for _, w := range []string{"getCommandStatus", "CommandComplete", "commandTag", "CommandTag", "cmdStatus", "command_tag", "PQcmdStatus"} {
+		if bytes.Contains(src, []byte(w)) {
+			return true
+		}
+	}
+	before := bytes.TrimRight(src[max(0, lit.Start-24):lit.Start], " \t(")
+	after := bytes.TrimLeft(src[min(lit.End, len(src)):min(lit.End+24, len(src))], " \t")
+	for _, op := range []string{"==", "!=", "case", "equals", "equalsIgnoreCase", "startsWith", "Equals"} {
+		if bytes.HasSuffix(before, []byte(op)) {
+			return true
+		}
+	}
+	return bytes.HasPrefix(after, []byte(".equals")) || bytes.HasPrefix(after, []byte("==")) || bytes.HasPrefix(after, []byte("!=")) ||
+		bytes.HasPrefix(after, []byte(".Equals")) || bytes.HasPrefix(after, []byte(":")) && bytes.HasSuffix(bytes.TrimRight(before, " \t"), []byte("case"))
+}
+
 // continuesExpression reports whether the literal at start, with value v,
 // is the right operand of a concatenation that continues a statement
 // begun earlier ("ALTER DATABASE " + name() + " SET …", or sql += " SET …"
@@ -265,29 +375,49 @@ func continuesExpression(src []byte, start int, v string) bool {
 	return false
 }
 
+// templateHole is a hole of a template the code fills in later: {} or
+// {name} (str.format, psycopg's sql.SQL), %s or %(name)s.
+var templateHole = regexp.MustCompile(`\{\w*\}|%s|%\(\w+\)s`)
+
 // parseCodeChunk parses one statement of a literal. An interpolation on a
 // line of its own before it (${ids.map(…).join("\n")}) usually stands for
 // statements built at run time: when the chunk does not parse with it, the
 // statement after it is parsed alone.
-func parseCodeChunk(sql []byte, ch sqlparse.Chunk) []sqlparse.Statement {
-	sts := sqlparse.ParseChunk(sql, ch)
+//
+// A chunk that still does not parse is read as recoverChunk reads it;
+// recovered is then set.
+func parseCodeChunk(sql []byte, ch sqlparse.Chunk, after []byte) (sts []sqlparse.Statement, recovered bool) {
+	sts = sqlparse.ParseChunk(sql, ch)
 	if len(sts) != 1 || sts[0].Err == nil || len(ch.Meta) > 0 || len(ch.Vars) > 0 {
-		return sts
+		return sts, false
 	}
 	rest := sql[ch.Start:ch.End]
-	if !bytes.HasPrefix(rest, []byte(extract.Placeholder)) {
-		return sts
+	if bytes.HasPrefix(rest, []byte(extract.Placeholder)) {
+		i := len(extract.Placeholder)
+		newline := false
+		for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\r' || rest[i] == '\n') {
+			newline = newline || rest[i] == '\n'
+			i++
+		}
+		if newline && i < len(rest) {
+			if alone := sqlparse.ParseChunk(sql, sqlparse.Chunk{Start: ch.Start + i, End: ch.End}); len(alone) != 1 || alone[0].Err == nil {
+				return alone, false
+			}
+		}
 	}
-	i := len(extract.Placeholder)
-	newline := false
-	for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\r' || rest[i] == '\n') {
-		newline = newline || rest[i] == '\n'
-		i++
+	// Only a statement cut short (the parser stops at the end of the
+	// chunk) or one with interpolations or template holes is read so: a
+	// whole statement of another dialect (AUTOINCREMENT) is not.
+	atEnd := sts[0].Err.Offset >= ch.End
+	text := sql[ch.Start:ch.End]
+	holes := bytes.Contains(text, []byte(extract.Placeholder)) || templateHole.Match(text)
+	if !atEnd && !holes {
+		return sts, false
 	}
-	if !newline || i == len(rest) {
-		return sts
+	if r := recoverChunk(sql, ch, after); len(r) > 0 {
+		return r, true
 	}
-	return sqlparse.ParseChunk(sql, sqlparse.Chunk{Start: ch.Start + i, End: ch.End})
+	return sts, false
 }
 
 // otherDialect reports whether a statement from code is not PostgreSQL's:
@@ -303,7 +433,9 @@ func otherDialect(n *pg.Node) bool {
 		switch v.Kind {
 		case pg.VariableSetKind_VAR_SET_VALUE, pg.VariableSetKind_VAR_SET_DEFAULT,
 			pg.VariableSetKind_VAR_SET_CURRENT, pg.VariableSetKind_VAR_RESET:
-			return v.Name != "" && !rules.KnownParameter(v.Name)
+			// A name with an interpolation in it is chosen at run time
+			// (SET #{name} = …): taken as a parameter.
+			return v.Name != "" && !rules.KnownParameter(v.Name) && !strings.Contains(v.Name, extract.Placeholder)
 		}
 	}
 	return false
@@ -401,6 +533,22 @@ func spanAt(spans []extract.Span, off int) int {
 	return k
 }
 
+// implicitTransaction reports whether the statements of one literal run as
+// one implicit transaction: there are several, and none begins or ends a
+// transaction (a query string sent at once runs in one transaction unless
+// it says otherwise).
+func implicitTransaction(group []*rules.Stmt) bool {
+	if len(group) < 2 {
+		return false
+	}
+	for _, st := range group {
+		if begins, ends, _ := txKind(st); begins || ends {
+			return false
+		}
+	}
+	return true
+}
+
 // AnalyzeCode analyzes the SQL in the string literals of one application
 // source file. Literals that are not SQL, or do not parse once driver
 // placeholders are normalised, are skipped silently. Literals are taken in
@@ -438,9 +586,16 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	}
 	lastLine := 0 // line of the last literal that gave a statement
 	// Statements in a transaction the driver never commits (diesel's
-	// test transactions) form one rolled-back group per span.
+	// test transactions, test helpers that roll back) form one
+	// rolled-back group per span, or per transaction of spans.
 	rolledBack := extract.RolledBackSpans(lang, name, src, c.testHelpers)
 	rbGroups := make([]*rules.Group, len(rolledBack))
+	rbTx := map[int]int{} // a transaction's number: its first span
+	for k := len(rolledBack) - 1; k >= 0; k-- {
+		if tx := rolledBack[k].Tx; tx > 0 {
+			rbTx[tx] = k
+		}
+	}
 	for i := range lits {
 		lit := &lits[i]
 		fn := callee(src, lit.Start)
@@ -448,6 +603,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			fn = "npgsqlcommand" // NpgsqlCommand cmd = new("…"): a target-typed command
 		}
 		if !looksLikeSQL(lit.Value) || looksLikeProse(lit.Value) || continuesExpression(src, lit.Start, lit.Value) ||
+			commandTag(src, lit) || expectedText(src, lit.Start) && !sendsSQL(fn) ||
 			matchOperand(src, lit.Start) || notSQLCall(fn) || notSQLMacros[lit.Macro] ||
 			lang == extract.Rust && rustNotSQLCall(callee(src, lit.Start)) ||
 			lang == extract.CSharp && csharpNotSQLCall(callee(src, lit.Start)) ||
@@ -459,7 +615,11 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 		var stmts []sqlparse.Statement
 		clean := true // every statement of the literal parses
 		for _, ch := range sqlparse.Split(cs.sql).Chunks {
-			for _, st := range parseCodeChunk(cs.sql, ch) {
+			sts, recovered := parseCodeChunk(cs.sql, ch, builderRest(src, lit.End))
+			if recovered {
+				clean = false // read in part: no BEGIN … END of its own
+			}
+			for _, st := range sts {
 				if st.Err != nil || otherDialect(st.Node) || echoesDSL(lang, src, lit, st.Node) {
 					clean = false // not SQL after all: no parse-error noise from code
 					continue
@@ -471,6 +631,9 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			continue
 		}
 		if k := spanAt(rolledBack, lit.Start); k >= 0 {
+			if tx := rolledBack[k].Tx; tx > 0 {
+				k = rbTx[tx] // the first span of its transaction
+			}
 			if rbGroups[k] == nil {
 				rbGroups[k] = &rules.Group{Explicit: true, RollsBack: true}
 			}
@@ -512,7 +675,19 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			res.Statements++
 			group = append(group, stmt)
 		}
-		for _, stmt := range group {
+		inTx := group
+		if implicitTransaction(group) && tx.cur == nil {
+			// Several statements in one string, none of which begins
+			// or ends a transaction: sent as one query, they run in one
+			// implicit transaction on one server connection.
+			tx.flushPending()
+			for _, stmt := range group {
+				fb.callFindings(stmt, "")
+			}
+			runGroup(&rules.Group{Stmts: group, Explicit: true})
+			inTx = nil
+		}
+		for _, stmt := range inTx {
 			begins, ends, _ := txKind(stmt)
 			switch {
 			case begins && tx.cur != nil:
@@ -552,6 +727,9 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	if !otherDatabaseFile(name) {
 		fb.findings = append(fb.findings, c.subscriptionFindings(name, lang, src, lines)...)
 		fb.findings = append(fb.findings, c.sessionCallFindings(name, lang, src, lines)...)
+		if lang == extract.Ruby {
+			fb.findings = append(fb.findings, c.sequelAdvisoryFindings(name, src, lines)...)
+		}
 	}
 	fb.findings = append(fb.findings, settings...)
 	cms := make([]comment, len(comments))

@@ -60,15 +60,31 @@ func (c *Config) subscriptionFindings(name string, lang extract.Language, src []
 		return nil
 	}
 	subs := extract.Subscriptions(lang, src)
+	if lang == extract.Ruby {
+		if lits, comments, err := extract.Literals(lang, src); err == nil {
+			subs = append(subs, sequelListens(src, lits, comments)...)
+		}
+	}
 	if len(subs) == 0 {
 		return nil
 	}
 	h, note := c.target().Handle(rules.StateListen)
 	sev := rules.Adjust(rules.Listen.Severity, h)
 	var fs []Finding
+	seen := map[string]bool{}
 	for _, s := range subs {
+		// One listener, one finding: a connection's Notification
+		// handler and its Wait/WaitAsync calls are the same LISTEN.
+		if s.API != "Sequel.listen" {
+			if seen[s.Receiver] {
+				continue
+			}
+			seen[s.Receiver] = true
+		}
 		var what, breaks, text string
-		if strings.HasSuffix(s.API, ".Notification") {
+		if s.API == "Sequel.listen" {
+			what, breaks, text = sequelListenText(s.Receiver)
+		} else if strings.HasSuffix(s.API, ".Notification") {
 			what = s.Receiver + ".Notification receives the notifications of the server connection that ran LISTEN, not of the client"
 			breaks = "between transactions that connection serves other clients, so this handler misses the notifications and the next client of the connection receives them"
 			text = s.Receiver + ".Notification += …"

@@ -38,7 +38,7 @@ func TestCSharpNotSQLCall(t *testing.T) {
 // notification API: their place, their severity for each target, and that
 // they follow the rule selection and the other-database filter.
 func TestSubscriptionFindings(t *testing.T) {
-	src := []byte("using Npgsql;\nclass L {\n  async Task Run(NpgsqlConnection conn) {\n    conn.Notification += OnNote;\n    await conn.WaitAsync();\n  }\n}\n")
+	src := []byte("using Npgsql;\nclass L {\n  async Task Run(NpgsqlConnection conn, NpgsqlConnection other) {\n    conn.Notification += OnNote;\n    await other.WaitAsync();\n  }\n}\n")
 	for _, tc := range []struct {
 		target rules.Target
 		sev    rules.Severity
@@ -59,7 +59,7 @@ func TestSubscriptionFindings(t *testing.T) {
 		for i, want := range []struct {
 			line, col, endCol int
 			stmt              string
-		}{{4, 10, 22, "conn.Notification += …"}, {5, 16, 25, "conn.WaitAsync(…)"}} {
+		}{{4, 10, 22, "conn.Notification += …"}, {5, 17, 26, "other.WaitAsync(…)"}} {
 			f := res.Findings[i]
 			if f.Statement != want.stmt {
 				t.Errorf("%s: finding %d: statement %q, want %q", tc.target, i, f.Statement, want.stmt)
@@ -71,6 +71,12 @@ func TestSubscriptionFindings(t *testing.T) {
 				t.Errorf("%s: message %q", tc.target, f.Message)
 			}
 		}
+	}
+	// A handler and a wait on one connection are one listener: one
+	// finding, at the first.
+	one := []byte("using Npgsql;\nclass L {\n  async Task Run(NpgsqlConnection conn) {\n    conn.Notification += OnNote;\n    await conn.WaitAsync();\n  }\n}\n")
+	if res, err := (&Config{}).AnalyzeCode("Listener.cs", one, extract.CSharp); err != nil || len(res.Findings) != 1 || res.Findings[0].Line != 4 {
+		t.Errorf("handler and wait on one connection: %v, %+v", err, res.Findings)
 	}
 	none := map[string]*Config{
 		"listen disabled": {Rules: []*rules.Rule{rules.SessionSet}},

@@ -28,6 +28,10 @@ type Input struct {
 	// Data is the content when already read (stdin); otherwise the file
 	// at Name is read.
 	Data []byte
+	// Err is set for a path that a directory walk could not read (a
+	// directory it could not list): the input is not scanned, and it is
+	// listed as skipped and unreadable.
+	Err error
 }
 
 // ErrNotFound is returned for a path that does not exist.
@@ -42,6 +46,18 @@ type Walk struct {
 	// a git work tree (asks git itself, so nested .gitignore files, global
 	// excludes and tracked-but-matching files behave exactly as in git).
 	Gitignore bool
+	// Excluded reports whether a directory (path as it will be reported)
+	// is excluded as a whole: it is not entered, and not reported when it
+	// cannot be read. nil excludes none.
+	Excluded func(dir string) bool
+	// Named, when set, also selects the files named directly (not found
+	// by walking): a file for which it returns false is not taken. nil
+	// takes every file named. Named files are then subject to Gitignore
+	// too.
+	Named func(path string) bool
+	// WalkDir walks a directory; nil is filepath.WalkDir. Tests put a
+	// file system's errors in through it.
+	WalkDir func(root string, fn fs.WalkDirFunc) error
 }
 
 // IsSQLFile reports whether path has one of SQLExtensions.
@@ -57,11 +73,17 @@ func IsSQLFile(path string) bool {
 
 // Collect expands paths into inputs: files are taken as they are,
 // directories are walked (hidden directories, vendor and node_modules
-// skipped) for the files w wants. The order is deterministic.
+// skipped) for the files w wants. The order is deterministic. A path
+// given that does not exist is an error; a directory below it that cannot
+// be read is an input with Err set, and the walk goes on.
 func Collect(paths []string, w Walk) ([]Input, error) {
 	wants := w.Wants
 	if wants == nil {
 		wants = IsSQLFile
+	}
+	walkDir := w.WalkDir
+	if walkDir == nil {
+		walkDir = filepath.WalkDir
 	}
 	var out []Input
 	for _, p := range paths {
@@ -73,22 +95,46 @@ func Collect(paths []string, w Walk) ([]Input, error) {
 			return nil, err
 		}
 		if !info.IsDir() {
-			out = append(out, Input{Name: p})
+			if w.Named == nil {
+				out = append(out, Input{Name: p})
+				continue
+			}
+			if w.Named(p) && !inSkippedDir(p) {
+				keep := []Input{{Name: p}}
+				if w.Gitignore {
+					keep = dropGitIgnored(filepath.Dir(p), keep)
+				}
+				out = append(out, keep...)
+			}
 			continue
 		}
 		var found []Input
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
+		err = walkDir(p, func(path string, d fs.DirEntry, err error) error {
+			name := p
+			if path != p {
+				name = asGiven(p, path)
 			}
-			if d.IsDir() {
-				name := d.Name()
-				if path != p && (strings.HasPrefix(name, ".") || skipDirs[name]) {
+			if err != nil {
+				// The directory at path (or an entry of it) cannot be
+				// read: its files are not scanned, and it says why.
+				if w.Excluded == nil || !w.Excluded(name) {
+					found = append(found, Input{Name: name, Err: err})
+				}
+				if d != nil && d.IsDir() {
 					return filepath.SkipDir
 				}
 				return nil
 			}
-			name := asGiven(p, path)
+			if d.IsDir() {
+				base := d.Name()
+				if path != p && (strings.HasPrefix(base, ".") || skipDirs[base]) {
+					return filepath.SkipDir
+				}
+				if path != p && w.Excluded != nil && w.Excluded(name) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
 			if d.Type().IsRegular() && wants(name) {
 				found = append(found, Input{Name: name})
 			}
@@ -103,6 +149,21 @@ func Collect(paths []string, w Walk) ([]Input, error) {
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// inSkippedDir reports whether a relative path lies below a directory that
+// walks skip (hidden, vendor, node_modules).
+func inSkippedDir(p string) bool {
+	if filepath.IsAbs(p) {
+		return false // the walk skips them only below the path given
+	}
+	parts := strings.Split(filepath.ToSlash(filepath.Clean(p)), "/")
+	for _, d := range parts[:len(parts)-1] {
+		if d != "." && d != ".." && (strings.HasPrefix(d, ".") || skipDirs[d]) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropGitIgnored removes the inputs git ignores under dir. Outside a git
@@ -233,8 +294,8 @@ func encodingFinding(name string, data []byte, bad int) Finding {
 }
 
 // Scan analyzes the inputs, files in parallel, and returns the report,
-// its findings sorted. Unreadable files are an error; binary and non-UTF-8
-// files are skipped and listed in the summary (and a non-UTF-8 file is an
+// its findings sorted. Unreadable inputs are skipped and listed as
+// unreadable; binary and non-UTF-8 files are skipped and listed in the summary (and a non-UTF-8 file is an
 // invalid-encoding finding while that rule is enabled). Stream does the
 // same without holding every finding.
 func (c *Config) Scan(inputs []Input) (*Report, error) {

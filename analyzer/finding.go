@@ -104,6 +104,20 @@ type BaselineEntry struct {
 type Skipped struct {
 	File   string `json:"file"`
 	Reason string `json:"reason"`
+	// Unreadable says the input could not be read (a file, or a directory
+	// a walk could not list): the scan is incomplete.
+	Unreadable bool `json:"unreadable,omitempty"`
+}
+
+// Unreadable returns the skipped inputs that could not be read.
+func (s Summary) Unreadable() []Skipped {
+	var out []Skipped
+	for _, sk := range s.Skipped {
+		if sk.Unreadable {
+			out = append(out, sk)
+		}
+	}
+	return out
 }
 
 // Count fills the counts of s from fs.

@@ -447,6 +447,12 @@ func (c *Config) codeSettings(name string, src []byte, lang extract.Language, li
 	if lang == extract.Rust {
 		s.rustOptions(src, lits, offline)
 	}
+	if lang == extract.Go {
+		s.goRuntimeParams(src, lits, comments)
+	}
+	if lang == extract.JavaScript {
+		s.nodeNamedQueries(src, lits, comments)
+	}
 	if lang == extract.PHP {
 		s.laravelConfig(src, lits, comments)
 		s.phpPrepares(src, lits, comments)

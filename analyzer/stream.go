@@ -2,8 +2,12 @@ package analyzer
 
 import (
 	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
@@ -24,7 +28,9 @@ type FileResult struct {
 type inputResult struct {
 	res  Result
 	skip string
-	err  error
+	// unreadable says the input was skipped because it could not be read.
+	unreadable bool
+	err        error
 }
 
 // aheadPerWorker bounds how many inputs are analyzed ahead of the one
@@ -46,8 +52,10 @@ const aheadPerWorker = 4
 // It returns the summary without finding counts (Summary.Count of every
 // finding emitted fills them): files and statements scanned, findings
 // suppressed by ignore directives, and the skipped inputs in input order.
-// An unreadable file, or an error from emit, stops the scan and is
-// returned; emit is then not called again.
+// An input that cannot be read (a file, or a directory the walk could not
+// list) is skipped and listed with Unreadable set; the scan goes on. An
+// error from emit stops the scan and is returned; emit is then not called
+// again.
 func (c *Config) Stream(inputs []Input, emit func(FileResult) error) (Summary, error) {
 	if h := testHelpers(inputs); len(h) > 0 {
 		cc := *c
@@ -102,6 +110,7 @@ func (c *Config) Stream(inputs []Input, emit func(FileResult) error) (Summary, e
 	var sum Summary
 	var skipped []int // inputs skipped, by index
 	reasons := map[int]string{}
+	unreadable := map[int]bool{}
 	var cur FileResult
 	flush := func() error {
 		if cur.Inputs == 0 {
@@ -130,6 +139,9 @@ func (c *Config) Stream(inputs []Input, emit func(FileResult) error) (Summary, e
 		if r.skip != "" {
 			skipped = append(skipped, j.input)
 			reasons[j.input] = r.skip
+			if r.unreadable {
+				unreadable[j.input] = true
+			}
 		} else {
 			sum.Files++
 			sum.Statements += r.res.Statements
@@ -142,7 +154,7 @@ func (c *Config) Stream(inputs []Input, emit func(FileResult) error) (Summary, e
 	}
 	slices.Sort(skipped)
 	for _, i := range skipped {
-		sum.Skipped = append(sum.Skipped, Skipped{File: inputs[i].Name, Reason: reasons[i]})
+		sum.Skipped = append(sum.Skipped, Skipped{File: inputs[i].Name, Reason: reasons[i], Unreadable: unreadable[i]})
 	}
 	return sum, nil
 }
@@ -153,18 +165,22 @@ func (c *Config) Stream(inputs []Input, emit func(FileResult) error) (Summary, e
 func testHelpers(inputs []Input) map[string]bool {
 	var h map[string]bool
 	for _, in := range inputs {
-		if lang, ok := extract.LanguageFor(in.Name); !ok || lang != extract.Rust {
-			continue
+		lang, ok := extract.LanguageFor(in.Name)
+		if !ok || lang != extract.Rust && !(lang == extract.Go && strings.Contains(strings.ToLower(in.Name), "test")) {
+			continue // Go helpers live in test code (a _test.go file, a …test package)
 		}
 		data := in.Data
 		if data == nil {
+			if in.Err != nil {
+				continue // reported by the scan itself
+			}
 			b, err := os.ReadFile(in.Name)
 			if err != nil {
 				continue // reported by the scan itself
 			}
 			data = b
 		}
-		for _, name := range extract.TestTransactionHelpers(extract.Rust, data) {
+		for _, name := range extract.TestTransactionHelpers(lang, data) {
 			if h == nil {
 				h = map[string]bool{}
 			}
@@ -178,11 +194,14 @@ func testHelpers(inputs []Input) map[string]bool {
 // with the configured severities; nothing of the file but its findings is
 // kept.
 func (c *Config) analyzeInput(in Input) inputResult {
+	if in.Err != nil {
+		return inputResult{skip: unreadableReason("directory", in.Err), unreadable: true}
+	}
 	data := in.Data
 	if data == nil {
 		b, err := os.ReadFile(in.Name)
 		if err != nil {
-			return inputResult{err: err}
+			return inputResult{skip: unreadableReason("file", err), unreadable: true}
 		}
 		data = b
 	}
@@ -212,4 +231,14 @@ func (c *Config) analyzeInput(in Input) inputResult {
 	}
 	r.res.Findings = Sort(r.res.Findings)
 	return r
+}
+
+// unreadableReason says why an input of the kind given ("file",
+// "directory") was not scanned, without repeating its path.
+func unreadableReason(kind string, err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Sprintf("unreadable %s: %v", kind, err)
 }

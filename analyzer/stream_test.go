@@ -2,7 +2,6 @@ package analyzer
 
 import (
 	"errors"
-	"io/fs"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -98,27 +97,33 @@ func TestStreamOrder(t *testing.T) {
 	}
 }
 
-// TestStreamStops checks that an unreadable file and an error from emit
-// both end the scan, and that nothing is delivered after them.
+// TestStreamStops checks that an unreadable file does not end the scan
+// (it is listed as skipped and unreadable, and the files after it are
+// delivered), while an error from emit does.
 func TestStreamStops(t *testing.T) {
 	inputs := streamInputs(t)
 	missing := filepath.Join("testdata", "code", "m-missing.sql")
 	inputs = append(inputs, Input{Name: missing})
 	var names []string
-	_, err := (&Config{Workers: 2}).Stream(inputs, func(fr FileResult) error {
+	sum, err := (&Config{Workers: 2}).Stream(inputs, func(fr FileResult) error {
 		names = append(names, fr.File)
 		return nil
 	})
-	if !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("unreadable file: err = %v", err)
+	if err != nil {
+		t.Fatalf("unreadable file: err = %v, want the scan to go on", err)
 	}
+	after := 0
 	for _, n := range names {
-		if n >= missing {
-			t.Errorf("%s delivered after the unreadable %s", n, missing)
+		if n > missing {
+			after++
 		}
 	}
-	if len(names) == 0 {
-		t.Error("nothing delivered before the unreadable file")
+	if after == 0 {
+		t.Errorf("nothing delivered after the unreadable %s: %v", missing, names)
+	}
+	bad := sum.Unreadable()
+	if len(bad) != 1 || bad[0].File != missing || !strings.Contains(bad[0].Reason, "no such file") {
+		t.Errorf("unreadable inputs = %+v, want %s with its reason", bad, missing)
 	}
 
 	stop := errors.New("stop")

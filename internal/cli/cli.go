@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/suggest"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/version"
 	"github.com/spf13/cobra"
@@ -25,6 +27,27 @@ const (
 // errFindings says the command worked and found problems.
 var errFindings = errors.New("findings at or above the --fail-on severity")
 
+// unreadableError says the command wrote its output, but some inputs could
+// not be read, so the output covers less than was asked for.
+type unreadableError struct{ skipped []analyzer.Skipped }
+
+func (e unreadableError) Error() string {
+	n := len(e.skipped)
+	if n == 1 {
+		return fmt.Sprintf("%s could not be read (%s): the output covers the other inputs only", e.skipped[0].File, e.skipped[0].Reason)
+	}
+	return fmt.Sprintf("%d paths could not be read (first %s: %s): the output covers the other inputs only", n, e.skipped[0].File, e.skipped[0].Reason)
+}
+
+// unreadable returns the error for the unreadable inputs of a summary, or
+// nil when every input was read.
+func unreadable(sum analyzer.Summary) error {
+	if bad := sum.Unreadable(); len(bad) > 0 {
+		return unreadableError{bad}
+	}
+	return nil
+}
+
 // usageError is a mistake in the command line.
 type usageError struct{ err error }
 
@@ -38,6 +61,9 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// walkDir walks the directories to scan; nil is filepath.WalkDir.
+	// Tests put a file system's errors in through it.
+	walkDir func(root string, fn fs.WalkDirFunc) error
 }
 
 // Run runs pgpoolcheck with args (without the program name) and returns

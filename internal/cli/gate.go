@@ -78,6 +78,8 @@ input or an internal error.`,
 			verdict := fmt.Sprintf("READY for transaction pooling behind %s", j.target)
 			if len(blocking) > 0 {
 				verdict = fmt.Sprintf("NOT READY: %s", plural(len(blocking), "blocking finding"))
+			} else if bad := rep.Summary.Unreadable(); len(bad) > 0 {
+				verdict = fmt.Sprintf("UNKNOWN: %s could not be read", plural(len(bad), "path"))
 			}
 			if err := output.Write(e.stdout, j.format, rep, output.Options{Color: j.color}); err != nil {
 				return fmt.Errorf("writing output: %w", err)
@@ -92,6 +94,9 @@ input or an internal error.`,
 				fmt.Fprintln(e.stdout, verdict)
 			} else {
 				fmt.Fprintf(e.stderr, "pgpoolcheck: %s\n", verdict)
+			}
+			if err := unreadable(rep.Summary); err != nil {
+				return err
 			}
 			if len(blocking) > 0 {
 				return errFindings

@@ -29,16 +29,22 @@ type scanFlags struct {
 	noConfig      bool
 	baseline      string
 	writeBaseline string
+	forceExclude  bool
 }
 
 func newScan(e *env) *cobra.Command {
 	var f scanFlags
 	cmd := &cobra.Command{
 		Use:   "scan [PATH...|-]",
-		Short: "Scan SQL files for statements that break behind a transaction-mode pooler",
-		Long: `Scan SQL files (.sql, .psql, .pgsql; directories are walked, skipping hidden
-directories, vendor and node_modules) and report every statement that depends on
-server session state. "-" reads standard input.
+		Short: "Scan SQL and application code for statements that break behind a transaction-mode pooler",
+		Long: `Scan SQL files (.sql, .psql, .pgsql), the SQL in application code (Go, Python,
+Ruby, JavaScript/TypeScript, Java/Kotlin, Elixir, PHP, Rust, C#) and the
+connection strings in configuration files (.env, *.properties, *.yml/*.yaml,
+appsettings*.json), and report every statement and setting that depends on
+server session state. Directories are walked, skipping hidden directories,
+vendor, node_modules, what git ignores and what .pgpoolcheck.yaml excludes;
+files named are scanned as given, unless --force-exclude selects them as a walk
+would (what the pre-commit hook does). "-" reads standard input.
 
 Findings are written file by file while the scan goes on, in the same order as
 a whole report (by path, then position). When standard error is a terminal and
@@ -72,6 +78,7 @@ usage error, an unreadable path or an internal error.`,
 	fl.BoolVar(&f.allowEmpty, "allow-empty", false, "exit 0 when the paths hold no file to scan (by default that is a usage error, so that a CI gate that checks nothing does not pass)")
 	fl.StringVar(&f.baseline, "baseline", "", "hide the findings recorded in this baseline file; report only new ones")
 	fl.StringVar(&f.writeBaseline, "write-baseline", "", "record the current findings in this baseline file (exit 0)")
+	fl.BoolVar(&f.forceExclude, "force-exclude", false, "select files named on the command line as a directory walk selects them (config include/exclude and languages, .gitignore, hidden and vendor directories, files scan does not read): for hooks that pass file names, such as pre-commit")
 	return cmd
 }
 
@@ -216,6 +223,9 @@ func streamScan(e *env, f scanFlags, ac *analyzer.Config, inputs []analyzer.Inpu
 	if err := stream.Close(sum); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
+	if err := unreadable(sum); err != nil {
+		return err
+	}
 	if failed {
 		return errFindings
 	}
@@ -247,7 +257,10 @@ func scanInputs(e *env, f scanFlags, cfg *config.Config, args []string) ([]analy
 	walk := analyzer.Walk{Gitignore: true, Wants: func(path string) bool {
 		lang := languageOf(path)
 		return lang != "" && cfg.Language(lang) && cfg.Selects(path)
-	}}
+	}, Excluded: cfg.ExcludesDir, WalkDir: e.walkDir}
+	if f.forceExclude {
+		walk.Named = walk.Wants
+	}
 	files, err := analyzer.Collect(paths, walk)
 	if err != nil {
 		return nil, err

@@ -206,28 +206,41 @@ func (c *Config) Selects(path string) bool {
 	if c == nil || (len(c.Include) == 0 && len(c.Exclude) == 0) {
 		return true
 	}
+	if len(c.Include) > 0 && !c.matches(c.Include, path) {
+		return false
+	}
+	return !c.matches(c.Exclude, path)
+}
+
+// matches reports whether path (relative to the config file's directory
+// when it is below it) matches one of globs, a glob naming a directory
+// covering what is below it.
+func (c *Config) matches(globs []string, path string) bool {
 	rel := filepath.ToSlash(path)
 	if abs, err := filepath.Abs(path); err == nil && c.Dir != "" {
 		if r, err := filepath.Rel(c.Dir, abs); err == nil && !strings.HasPrefix(r, "..") {
 			rel = filepath.ToSlash(r)
 		}
 	}
-	match := func(globs []string) bool {
-		for _, g := range globs {
-			if ok, _ := doublestar.Match(g, rel); ok {
-				return true
-			}
-			// A pattern naming a directory covers what is below it.
-			if ok, _ := doublestar.Match(strings.TrimSuffix(g, "/")+"/**", rel); ok {
-				return true
-			}
+	for _, g := range globs {
+		if ok, _ := doublestar.Match(g, rel); ok {
+			return true
 		}
+		// A pattern naming a directory covers what is below it.
+		if ok, _ := doublestar.Match(strings.TrimSuffix(g, "/")+"/**", rel); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ExcludesDir reports whether an exclude glob covers the directory dir
+// (path as walked) and so everything below it.
+func (c *Config) ExcludesDir(dir string) bool {
+	if c == nil || len(c.Exclude) == 0 {
 		return false
 	}
-	if len(c.Include) > 0 && !match(c.Include) {
-		return false
-	}
-	return !match(c.Exclude)
+	return c.matches(c.Exclude, dir)
 }
 
 // Language reports whether walks pick up files of language l; with no

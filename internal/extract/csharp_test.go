@@ -38,7 +38,7 @@ var csharpCases = []litCase{
 	{name: "comment markers in strings", src: `var s = "SELECT 1 -- // /* */ #x";`, want: []string{"SELECT 1 -- // /* */ #x"}, comments: []string{}},
 	{name: "preprocessor lines", src: "#region Queries \"x\n#pragma warning disable CS0168 // it's\nvar s = \"SELECT 1\";\n  #endregion 'y\n#if DEBUG\nvar t = @\"SET a\";\n#endif", want: []string{"SELECT 1", "SET a"}, comments: []string{}},
 	{name: "concatenation", src: "var q = \"SELECT * FROM \" + table + \" WHERE id = @id\" +\n    $\" AND t = {t}\" + Sql.Order;", want: []string{"SELECT * FROM " + csP + " WHERE id = @id AND t = " + csP + csP}},
-	{name: "concatenation stops at a call", src: `var q = "SET a = " + F(x) + "b"; q += "c";`, want: []string{"SET a = " + csP, "b", "c"}},
+	{name: "concatenation goes on after a call", src: `var q = "SET a = " + F(x) + "b"; q += "c";`, want: []string{"SET a = " + csP + "b", "c"}},
 	{name: "string.Format", src: `var q = string.Format("SELECT {0} FROM {1,-8:x} WHERE j = '{{}}' AND {x}", a, "{2}"); var r = String.Format(CultureInfo.InvariantCulture, @"SET ""{0}"" = {1}", k, v);`, want: []string{"SELECT " + csP + " FROM " + csP + " WHERE j = '{}' AND {x}", "{2}", `SET "` + csP + `" = ` + csP}},
 	{name: "AppendFormat and other calls", src: `sb.AppendFormat("LISTEN {0}", ch); sb.Append("SELECT '{0}'"); Format("SET {0}");`, want: []string{"LISTEN " + csP, "SELECT '{0}'", "SET {0}"}},
 	{name: "string.Format raw", src: "var q = string.Format(\"\"\"\n    SELECT {0}\n    \"\"\", x);", want: []string{"SELECT " + csP}},

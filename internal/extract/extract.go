@@ -383,6 +383,15 @@ func (lx *lexer) join() []Literal {
 			if toks[k].kind == tokIdent {
 				add(Literal{Value: Placeholder, Segments: []Segment{{0, toks[k].start}}, Start: toks[k].start, End: toks[k].end})
 				j = k + 1
+				// A call (str_replace('\'', '\\\'', $name)): its argument
+				// list is part of the operand, string arguments included,
+				// and the concatenation may go on after it.
+				if end, ok := lx.callArgs(toks, toks[k].end); ok {
+					cur.End = end
+					for j < len(toks) && toks[j].start < end {
+						j++
+					}
+				}
 				continue
 			}
 			break
@@ -397,6 +406,46 @@ func (lx *lexer) join() []Literal {
 		i = j
 	}
 	return out
+}
+
+// callArgs reports whether an argument list opens at from (after blanks)
+// and returns the offset after its closing parenthesis. Parentheses inside
+// string tokens do not count.
+func (lx *lexer) callArgs(toks []tok, from int) (int, bool) {
+	src := lx.src
+	i := from
+	for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+		i++
+	}
+	if i >= len(src) || src[i] != '(' {
+		return 0, false
+	}
+	// The string tokens from i on, to skip their bytes.
+	t := sort.Search(len(toks), func(n int) bool { return toks[n].start >= i })
+	depth := 0
+	for k := i; k < len(src); k++ {
+		for t < len(toks) && toks[t].end <= k {
+			t++
+		}
+		if t < len(toks) && toks[t].kind == tokString && toks[t].start <= k && k < toks[t].end {
+			k = toks[t].end - 1
+			continue
+		}
+		switch src[k] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return k + 1, true
+			}
+		case ';', '\n':
+			if depth == 0 {
+				return 0, false
+			}
+		}
+	}
+	return 0, false
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

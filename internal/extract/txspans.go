@@ -9,7 +9,13 @@ import (
 )
 
 // Span is a source range [Start, End).
-type Span struct{ Start, End int }
+type Span struct {
+	Start, End int
+	// Tx numbers the transaction of a rolled-back span when several
+	// spans belong to one (the calls of one Go transaction's methods);
+	// 0 is a transaction of its own.
+	Tx int
+}
 
 // RolledBackSpans returns the source ranges of a file whose statements run
 // inside a transaction that the driver never commits. For Rust these are
@@ -30,14 +36,45 @@ type Span struct{ Start, End int }
 // the scope is disposed (using (new TransactionScope()) { … }, or using var
 // scope = new TransactionScope(); to the end of the block).
 //
-// Other languages have none.
+// In every language, transactions that test helpers roll back and never
+// commit count too (rollback.go).
 func RolledBackSpans(lang Language, name string, src []byte, helpers map[string]bool) []Span {
-	if lang == CSharp {
-		return csharpRolledBack(src)
+	spans := codeRolledBack(lang, name, src, helpers)
+	switch lang {
+	case CSharp:
+		return append(spans, csharpRolledBack(src)...)
+	case Rust:
+		return append(spans, dieselRolledBack(name, src, helpers)...)
 	}
-	if lang != Rust {
+	return spans
+}
+
+// codeRolledBack returns the spans of rollback.go.
+func codeRolledBack(lang Language, name string, src []byte, helpers map[string]bool) []Span {
+	if !bytes.Contains(bytes.ToLower(src), []byte("rollback")) && !bytes.Contains(src, []byte("egin")) &&
+		!(lang == Go && len(helpers) > 0) {
 		return nil
 	}
+	lits, comments, err := Literals(lang, src)
+	if err != nil {
+		return nil
+	}
+	code := CodeMask(src, lits, comments)
+	if lang == Go {
+		own := map[string]bool{}
+		for h := range helpers {
+			own[h] = true
+		}
+		for _, h := range goTestHelpers(src) {
+			own["go:"+h] = true
+		}
+		helpers = own
+	}
+	return append(txVarRolledBack(lang, name, src, code, helpers), blockRolledBack(lang, src, code)...)
+}
+
+// dieselRolledBack returns the spans of diesel's test transactions.
+func dieselRolledBack(name string, src []byte, helpers map[string]bool) []Span {
 	testCode := bytes.Contains(src, []byte("test]")) || bytes.Contains(src, []byte("#[cfg(test)]")) ||
 		strings.HasPrefix(filepath.ToSlash(name), "tests/") || strings.Contains(filepath.ToSlash(name), "/tests/")
 	if !bytes.Contains(src, []byte("test_transaction")) && (!testCode || len(helpers) == 0) {
@@ -60,6 +97,14 @@ func RolledBackSpans(lang Language, name string, src []byte, helpers map[string]
 // (Rust) whose body calls begin_test_transaction and that return a value:
 // test helpers that hand out a connection inside a test transaction.
 func TestTransactionHelpers(lang Language, src []byte) []string {
+	if lang == Go {
+		var names []string
+		for _, h := range goTestHelpers(src) {
+			names = append(names, "go:"+h)
+		}
+		sort.Strings(names)
+		return names
+	}
 	if lang != Rust || !bytes.Contains(src, []byte("begin_test_transaction")) {
 		return nil
 	}
@@ -189,13 +234,13 @@ func rustRolledBack(src []byte, t []rtok, helpers map[string]bool) []Span {
 		}
 		switch name := text(k); {
 		case name == "begin_test_transaction" && is(k-1, '.') && is(k+1, '('):
-			spans = append(spans, Span{t[k].start, t[blockEnd(k)].end})
+			spans = append(spans, Span{Start: t[k].start, End: t[blockEnd(k)].end})
 		case name == "test_transaction" && is(k-1, '.'):
 			if open := argsOpen(k); open >= 0 {
-				spans = append(spans, Span{t[open].start, t[match(open)].end})
+				spans = append(spans, Span{Start: t[open].start, End: t[match(open)].end})
 			}
 		case helpers[name] && is(k+1, '(') && !word(k-1, "fn") && !is(k-1, '.'):
-			spans = append(spans, Span{t[k].start, t[blockEnd(k)].end})
+			spans = append(spans, Span{Start: t[k].start, End: t[blockEnd(k)].end})
 		}
 	}
 	return spans
@@ -486,7 +531,7 @@ func csharpRolledBack(src []byte) []Span {
 			}
 		}
 		if !completed {
-			spans = append(spans, Span{a, b})
+			spans = append(spans, Span{Start: a, End: b})
 		}
 	}
 	return spans
@@ -567,7 +612,7 @@ func RustOfflineTests(src []byte) []Span {
 			}
 		}
 		if offline {
-			spans = append(spans, Span{t[b].start, t[end].end})
+			spans = append(spans, Span{Start: t[b].start, End: t[end].end})
 		}
 	}
 	return spans

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -218,9 +219,13 @@ func TestPreCommitHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hooks []struct {
-		ID       string `yaml:"id"`
-		Entry    string `yaml:"entry"`
-		Language string `yaml:"language"`
+		ID       string   `yaml:"id"`
+		Entry    string   `yaml:"entry"`
+		Language string   `yaml:"language"`
+		Types    []string `yaml:"types"`
+		TypesOr  []string `yaml:"types_or"`
+		Files    string   `yaml:"files"`
+		Exclude  string   `yaml:"exclude"`
 	}
 	if err := yaml.Unmarshal(b, &hooks); err != nil || len(hooks) != 1 {
 		t.Fatalf("hooks: %v, %v", hooks, err)
@@ -228,6 +233,13 @@ func TestPreCommitHook(t *testing.T) {
 	h := hooks[0]
 	if h.Language != "golang" || !strings.HasPrefix(h.Entry, "pgpoolcheck ") {
 		t.Fatalf("hook %+v", h)
+	}
+	// The hook passes every file and lets scan select them as a walk
+	// does, so that it checks the files scan . checks (.psql, .tsx,
+	// Elixir, configuration files, .pgpoolcheck.yaml's exclude).
+	if !slices.Equal(h.Types, []string{"file"}) || len(h.TypesOr) > 0 || h.Files != "" || h.Exclude != "" ||
+		!slices.Contains(strings.Fields(h.Entry), "--force-exclude") {
+		t.Errorf("hook %+v: want types [file], no other filter, and scan --force-exclude", h)
 	}
 	// pre-commit runs the entry with the staged files as arguments.
 	run := func(files ...string) int {

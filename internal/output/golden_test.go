@@ -107,6 +107,23 @@ var cases = []struct {
 			Skipped: []analyzer.Skipped{{File: "vendor/legacy.sql", Reason: "not valid UTF-8"}},
 		},
 	}},
+	{"unreadable", &analyzer.Report{
+		Tool: "pgpoolcheck", Version: "1.2.3", Target: rules.PgBouncer,
+		Findings: []analyzer.Finding{
+			at(analyzer.Finding{Rule: "session-role", Severity: rules.Critical, Security: true, File: "db/migrations/001_init.sql",
+				Message:   "SET ROLE app_admin gives the next client of this server connection the privileges of app_admin",
+				Fix:       "use SET LOCAL ROLE inside a transaction",
+				Statement: roleLine, Fingerprint: "d1b3c2a1e0f9e8d7"},
+				3, roleLine, "SET", ";"),
+		},
+		Summary: analyzer.Summary{
+			Files: 1, Statements: 4,
+			Skipped: []analyzer.Skipped{
+				{File: "db/private", Reason: "unreadable directory: permission denied", Unreadable: true},
+				{File: "db/seed.bin", Reason: "binary file"},
+			},
+		},
+	}},
 	{"multibyte", &analyzer.Report{
 		Tool: "pgpoolcheck", Version: "1.2.3", Target: rules.Generic,
 		Findings: []analyzer.Finding{

@@ -85,6 +85,8 @@ type jsonSummary struct {
 type jsonSkipped struct {
 	File   string `json:"file"`
 	Reason string `json:"reason"`
+	// Unreadable is true for an input that could not be read.
+	Unreadable bool `json:"unreadable,omitempty"`
 }
 
 // writeJSON renders the json format: one object, indented by two spaces,

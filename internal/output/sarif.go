@@ -37,8 +37,20 @@ type (
 		Tool       sarifTool     `json:"tool"`
 		Results    []sarifResult `json:"results"`
 		ColumnKind string        `json:"columnKind"`
+		// Invocations is set when inputs could not be read: the run is
+		// incomplete, and a notification names each of them.
+		Invocations []sarifInvocation `json:"invocations,omitempty"`
 		// Properties is set when captured traffic was analyzed.
 		Properties *sarifRunProperties `json:"properties,omitempty"`
+	}
+	sarifInvocation struct {
+		ExecutionSuccessful        bool                `json:"executionSuccessful"`
+		ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications,omitempty"`
+	}
+	sarifNotification struct {
+		Level     string          `json:"level"`
+		Message   sarifText       `json:"message"`
+		Locations []sarifLocation `json:"locations,omitempty"`
 	}
 	// sarifRunProperties say what captured traffic a run covered.
 	sarifRunProperties struct {
@@ -144,6 +156,17 @@ func writeSARIF(buf *bytes.Buffer, rep *analyzer.Report, _ Options) error {
 		Tool:       sarifTool{Driver: driver},
 		Results:    results,
 		ColumnKind: "unicodeCodePoints",
+	}
+	if bad := rep.Summary.Unreadable(); len(bad) > 0 {
+		inv := sarifInvocation{ExecutionSuccessful: false}
+		for _, sk := range bad {
+			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
+				Level:     "error",
+				Message:   sarifText{Text: sk.File + ": " + sk.Reason + "; it was not scanned"},
+				Locations: []sarifLocation{{PhysicalLocation: sarifPhysical(analyzer.Finding{File: sk.File})}},
+			})
+		}
+		run.Invocations = []sarifInvocation{inv}
 	}
 	if s := rep.Summary; s.Captures > 0 {
 		run.Properties = &sarifRunProperties{Captures: s.Captures, CaptureFiles: s.CaptureFiles, Sessions: s.Sessions}

@@ -22,6 +22,12 @@ var advisory = map[string]Effect{
 	"pg_advisory_unlock_all":      {Kind: AdvisoryUnlockAll},
 }
 
+// transactionParams are the parameters that SET changes for the current
+// transaction only.
+var transactionParams = map[string]bool{
+	"transaction_isolation": true, "transaction_read_only": true, "transaction_deferrable": true,
+}
+
 // changeFuncs are the functions whose calls change session state;
 // readFuncs those whose calls read it.
 var (
@@ -297,6 +303,12 @@ func routineObject(t pg.ObjectType) bool {
 // setEffects appends the effects of SET, RESET and their variants.
 func setEffects(out []Effect, vs *pg.VariableSetStmt) []Effect {
 	name := strings.ToLower(vs.Name)
+	if transactionParams[name] && vs.Kind != pg.VariableSetKind_VAR_SET_MULTI {
+		// SET transaction_read_only = on is SET TRANSACTION READ ONLY:
+		// it applies to the current transaction only (outside one,
+		// PostgreSQL warns and changes nothing).
+		return out
+	}
 	e := Effect{Name: name, Local: vs.IsLocal, Location: -1}
 	switch vs.Kind {
 	case pg.VariableSetKind_VAR_SET_VALUE:
@@ -452,6 +464,7 @@ func tempName(items []*pg.Node) (string, bool) {
 // in the order they appear in the statement.
 func (st *Stmt) callEffects(out []Effect) []Effect {
 	calls := st.CallsNamed(changeFuncs...)
+	calls = append(calls, st.completedAdvisoryCalls()...)
 	slices.SortStableFunc(calls, func(a, b Call) int { return int(a.Location) - int(b.Location) })
 	for _, c := range calls {
 		if c.Name == "set_config" {
@@ -460,13 +473,52 @@ func (st *Stmt) callEffects(out []Effect) []Effect {
 			}
 			continue
 		}
-		e := advisory[c.Name]
+		e, ok := advisory[c.Name]
+		if !ok {
+			// pg_advisory_{kind}(…): the rest of the name is filled in at
+			// run time; lock, the most common completion, is assumed.
+			e = Effect{Kind: AdvisoryLock, Try: strings.HasPrefix(c.Name, "pg_try_"), Dynamic: true}
+			c.Name = strings.TrimSuffix(c.Name, completedName(c.Name)) + "…"
+		}
 		e.Via, e.Func, e.Location = ViaCall, c.Name, c.Location
 		if e.Kind != AdvisoryUnlockAll {
 			e.Key, e.Pair, e.KeyKnown = lockKey(c.Args)
 			e.Arg = argsKey(c.Args)
 		}
 		out = append(out, e)
+	}
+	return out
+}
+
+// runTimeMark starts the identifiers that stand for text only known at run
+// time: the interpolations of application code (extract.Placeholder,
+// pgpoolcheck_param) and the holes of dynamic SQL (DynamicPlaceholder).
+const runTimeMark = "pgpoolcheck_"
+
+// completedName returns the part of an advisory lock function's name that
+// is filled in at run time (pg_advisory_ + kind), or "" when the name is
+// not such a one.
+func completedName(name string) string {
+	for _, p := range []string{"pg_try_advisory_", "pg_advisory_"} {
+		if rest, ok := strings.CutPrefix(name, p); ok && strings.HasPrefix(rest, runTimeMark) {
+			return rest
+		}
+	}
+	return ""
+}
+
+// completedAdvisoryCalls returns the calls of advisory lock functions
+// whose name is completed at run time ("pg_advisory_" + kind in code), not
+// schema-qualified with another schema than pg_catalog.
+func (st *Stmt) completedAdvisoryCalls() []Call {
+	if st.Node == nil || !strings.Contains(st.Text, "advisory_"+runTimeMark) || !RunsCalls(st.Node) {
+		return nil
+	}
+	var out []Call
+	for _, c := range st.Calls() {
+		if completedName(c.Name) != "" && (c.Schema == "" || c.Schema == "pg_catalog") {
+			out = append(out, c)
+		}
 	}
 	return out
 }

@@ -95,10 +95,12 @@ public sealed class JobQueue
         }
         while (!ct.IsCancellationRequested)
         {
-            await listener.WaitAsync(ct); // want listen
+            // The same listener as the handler above: one finding.
+            await listener.WaitAsync(ct);
         }
+        using var direct = _dataSource.OpenConnection();
         // pgpoolcheck:ignore listen this worker connects to the server directly
-        listener.Wait();
+        direct.Wait();
         Task.Delay(10).Wait();
         // A mock server's expectation is text to match: no finding.
         server.ExpectSimpleQuery("DISCARD ALL");
