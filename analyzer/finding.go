@@ -127,4 +127,22 @@ type Report struct {
 	Target   rules.Target `json:"target"`
 	Findings []Finding    `json:"findings"`
 	Summary  Summary      `json:"summary"`
+	// Verdict is gate's verdict; nil for scan and analyze.
+	Verdict *Verdict `json:"verdict,omitempty"`
+}
+
+// Verdict is gate's answer: ready for transaction pooling or not.
+type Verdict struct {
+	// Ready is true when no finding blocks.
+	Ready bool `json:"ready"`
+	// Message is the verdict line gate prints, e.g. "NOT READY: 2
+	// blocking findings".
+	Message string `json:"message"`
+	// Blocking counts the findings at or above FailOn that no baseline
+	// hides; NotBlocking the findings below FailOn (not listed).
+	Blocking    int `json:"blocking"`
+	NotBlocking int `json:"not_blocking"`
+	// FailOn is the severity at or above which a finding blocks, or
+	// "never".
+	FailOn string `json:"fail_on"`
 }
