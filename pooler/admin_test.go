@@ -361,7 +361,8 @@ func TestAdminRefusedAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := pgx.Connect(ctx, tp.adminURL("notadmin"))
-	if err == nil || sqlState(err) != "28000" || !strings.Contains(err.Error(), "not allowed") {
+	if err == nil || sqlState(err) != "28000" || !strings.Contains(err.Error(), "not allowed") ||
+		!strings.Contains(err.Error(), "--admin-users") || !strings.Contains(err.Error(), "admin_users") {
 		t.Fatalf("non-admin login: %v", err)
 	}
 
