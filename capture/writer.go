@@ -112,6 +112,7 @@ type Writer struct {
 	path     string
 	bw       *bufio.Writer
 	buf      []byte
+	parts    []int // the part numbers written, in order (Create only)
 	written  int64 // bytes in the current file
 	events   int64 // events in the current file
 	unsynced int64 // events in bw since the last successful flush
@@ -142,6 +143,7 @@ func Create(path string, h Header, opt Options) (*Writer, error) {
 		w.first.Part, w.header.Part = part, part
 		w.log.Warn("capture file exists: keeping it and writing to the next part", "file", path, "part", PartPath(path, part))
 	}
+	w.parts = []int{part}
 	w.startLoop()
 	return w, nil
 }
@@ -174,6 +176,19 @@ func (w *Writer) Path() string {
 		return ""
 	}
 	return PartPath(w.path, w.header.Part)
+}
+
+// Files returns the files a writer made by Create wrote, in order: the
+// part it started in (path itself, or the next free part when path held
+// an earlier capture) and the parts rotation went on to. Call it after
+// Close. It returns nil for a writer made by NewWriter.
+func (w *Writer) Files() []string {
+	<-w.done
+	var files []string
+	for _, n := range w.parts {
+		files = append(files, PartPath(w.path, n))
+	}
+	return files
 }
 
 // NewWriter writes a capture to out, which it does not close. It never
@@ -712,6 +727,7 @@ func (w *Writer) rotate() {
 		return
 	}
 	w.header.Part = part
+	w.parts = append(w.parts, part)
 	w.file, w.out = f, f
 	w.bw.Reset(f)
 	w.written, w.events = 0, 0

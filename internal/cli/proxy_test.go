@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -512,5 +513,65 @@ func TestProxyReloadINIDatabases(t *testing.T) {
 	want := map[string]pooler.Database{"app": {PoolSize: 5}, "a,b:c": {DBName: "app", MaxDBConnections: 2}}
 	if !maps.Equal(next.Databases, want) || next.MaxClientConn != 9 {
 		t.Errorf("after reload: databases %v, max_client_conn %d; want %v, 9", next.Databases, next.MaxClientConn, want)
+	}
+}
+
+// TestRecorderLogsThePartItWrote: a recorder restarted onto an existing
+// capture file says at shutdown that it wrote the next part, not the file
+// it was given; with rotation it names the last part as well.
+func TestRecorderLogsThePartItWrote(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "staging.jsonl")
+	start := func(extra ...string) string {
+		var f proxyFlags
+		fs := pflag.NewFlagSet("proxy", pflag.ContinueOnError)
+		f.register(fs)
+		args := append([]string{"--mode", "record", "--capture", path, "--listen", "127.0.0.1:0",
+			"--upstream", "postgres://postgres@127.0.0.1:1/postgres"}, extra...)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr,
+			getenv: func(string) string { return "" }}
+		p, _, closeCapture, err := startProxy(e, &f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Serve with a cancelled context shuts down as on SIGTERM.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := p.Serve(ctx); err != nil {
+			t.Fatal(err)
+		}
+		closeCapture()
+		return stderr.String()
+	}
+	tests := []struct {
+		name  string
+		extra []string
+		want  string
+	}{
+		{"first", nil, `msg="capture written" file=` + path + "\n"},
+		{"restarted", nil, `msg="capture written" file=` + capture.PartPath(path, 2) + "\n"},
+		{"restarted, rotating", []string{"--capture-max-bytes", "100000"}, `msg="capture written" file=` + capture.PartPath(path, 3) + "\n"},
+	}
+	for _, tc := range tests {
+		log := start(tc.extra...)
+		if !strings.Contains(log, tc.want) {
+			t.Errorf("%s: log lacks %q:\n%s", tc.name, tc.want, log)
+		}
+	}
+	// writtenAttrs with rotation names the first and the last part.
+	got := writtenAttrs([]string{"a.4.jsonl", "a.5.jsonl", "a.6.jsonl"})
+	want := []any{"file", "a.4.jsonl", "parts", 3, "last", "a.6.jsonl"}
+	if len(got) != len(want) {
+		t.Fatalf("writtenAttrs = %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("writtenAttrs = %v, want %v", got, want)
+			break
+		}
 	}
 }
