@@ -70,10 +70,13 @@ func Sort(fs []Finding) []Finding {
 type Summary struct {
 	Files      int `json:"files"`
 	Statements int `json:"statements"`
-	// Captures, CaptureFiles and Sessions describe the captured traffic
-	// analyzed: the captures (one per proxy instance and recording; the
-	// parts of a rotated capture count once), the capture files among
-	// Files and the client sessions in them. All zero for a scan.
+	// Instances, Captures, CaptureFiles and Sessions describe the
+	// captured traffic analyzed: the proxy instances that recorded it (a
+	// recorder restarted onto its capture file is still one), the
+	// captures (one per recording; the parts of a rotated capture count
+	// once), the capture files among Files and the client sessions in
+	// them. All zero for a scan.
+	Instances    int            `json:"instances"`
 	Captures     int            `json:"captures"`
 	CaptureFiles int            `json:"capture_files"`
 	Sessions     int            `json:"sessions"`

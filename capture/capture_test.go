@@ -1259,18 +1259,30 @@ func TestCreateKeepsExisting(t *testing.T) {
 	if !slices.Equal(files, parts[2:]) {
 		t.Errorf("rotated capture: Files() = %v, want %v", files, parts[2:])
 	}
-	ids := map[string]int{}
+	ids, instances := map[string]int{}, map[string]int{}
+	var firstID string
 	if _, err := ReadFiles(parts, func(h Header, file string, ev *Event) error {
 		if PartPath(path, h.Part) != file {
 			t.Errorf("%s: header part %d", file, h.Part)
 		}
+		if file == path {
+			firstID = h.ID
+			if h.Instance != "" {
+				t.Errorf("%s: the first capture has instance %q; want none (it is its own)", file, h.Instance)
+			}
+		}
 		ids[h.ID]++
+		instances[h.InstanceID()]++
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if len(ids) != 3 {
 		t.Errorf("%d captures in the parts, want 3", len(ids))
+	}
+	// The restarted recorder's captures continue the first one's instance.
+	if len(instances) != 1 || instances[firstID] == 0 {
+		t.Errorf("instances %v, want only the first capture's %s", instances, firstID)
 	}
 	// An empty file is reused.
 	empty := filepath.Join(dir, "empty.jsonl")

@@ -135,6 +135,11 @@ func Create(path string, h Header, opt Options) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
+	if part > 1 && h.Instance == "" {
+		// The recorder that wrote the capture at path, restarted: this
+		// capture continues its instance.
+		h.Instance = instanceAt(path)
+	}
 	w := newWriter(f, h, opt)
 	w.file, w.path = f, path
 	if part > 1 {
@@ -146,6 +151,18 @@ func Create(path string, h Header, opt Options) (*Writer, error) {
 	w.parts = []int{part}
 	w.startLoop()
 	return w, nil
+}
+
+// instanceAt returns the instance of the capture in the file at path (its
+// capture_id when it has no instance), or "" when the file holds no
+// readable header.
+func instanceAt(path string) string {
+	r, err := Open(path)
+	if err != nil {
+		return ""
+	}
+	defer r.Close()
+	return r.Header().InstanceID()
 }
 
 // createPart creates the first part of path from n on that does not exist
@@ -218,6 +235,9 @@ func newWriter(out io.Writer, h Header, opt Options) *Writer {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
 		h.ID = hex.EncodeToString(b[:])
+	}
+	if h.Instance == h.ID {
+		h.Instance = "" // the capture is its own instance
 	}
 	h.Part = 1
 	h.Upstream = SafeUpstream(h.Upstream)

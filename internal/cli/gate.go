@@ -119,6 +119,7 @@ func merge(into, from *analyzer.Report) {
 	into.Findings = analyzer.Sort(into.Findings)
 	into.Summary.Files += from.Summary.Files
 	into.Summary.Statements += from.Summary.Statements
+	into.Summary.Instances += from.Summary.Instances
 	into.Summary.Captures += from.Summary.Captures
 	into.Summary.CaptureFiles += from.Summary.CaptureFiles
 	into.Summary.Sessions += from.Summary.Sessions

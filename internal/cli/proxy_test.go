@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"maps"
 	"math/big"
@@ -451,6 +452,34 @@ func TestAnalyzeCaptureParts(t *testing.T) {
 		if !strings.Contains(stdout, rule) {
 			t.Errorf("analyze %s: no %s finding (was the second part read?)\n%s", path, rule, stdout)
 		}
+	}
+	// The restarted recorder is one proxy instance with two recordings.
+	var doc struct {
+		Summary struct{ Instances, Captures, CaptureFiles int } `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if s := doc.Summary; s.Instances != 1 || s.Captures != 2 {
+		t.Errorf("summary %+v, want 1 instance and 2 captures", s)
+	}
+	text, _, _ := runCLI(t, "", "analyze", "--fail-on", "never", path)
+	if want := "traffic from 1 proxy instance (2 recordings, 2 capture files)"; !strings.Contains(text, want) {
+		t.Errorf("text summary lacks %q:\n%s", want, text)
+	}
+	// A second recorder at another path is another instance.
+	other := filepath.Join(dir, "other.jsonl")
+	w, err := capture.Create(other, capture.Header{Mode: "record"}, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.StartSession(capture.SessionInfo{User: "u"}).End("done")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	text, _, _ = runCLI(t, "", "analyze", "--fail-on", "never", path, other)
+	if want := "traffic from 2 proxy instances (3 recordings, 3 capture files)"; !strings.Contains(text, want) {
+		t.Errorf("text summary lacks %q:\n%s", want, text)
 	}
 	// A corrupt line in the middle of part 2.
 	part2 := capture.PartPath(path, 2)

@@ -77,8 +77,9 @@ type jsonTraffic struct {
 type jsonSummary struct {
 	Files      int `json:"files"`
 	Statements int `json:"statements"`
-	// Captures, CaptureFiles and Sessions describe the captured traffic
+	// Instances, Captures, CaptureFiles and Sessions describe the captured traffic
 	// (analyze, gate --capture); 0 for a scan.
+	Instances    int            `json:"instances"`
 	Captures     int            `json:"captures"`
 	CaptureFiles int            `json:"capture_files"`
 	Sessions     int            `json:"sessions"`
@@ -117,6 +118,7 @@ func writeJSONSummary(buf *bytes.Buffer, rep *analyzer.Report, s analyzer.Summar
 		Summary: jsonSummary{
 			Files:         s.Files,
 			Statements:    s.Statements,
+			Instances:     s.Instances,
 			Captures:      s.Captures,
 			CaptureFiles:  s.CaptureFiles,
 			Sessions:      s.Sessions,
