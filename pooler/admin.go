@@ -260,6 +260,9 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 			rs = p.showConfig()
 		case "HAZARDS":
 			rs = showHazards(p.Hazards())
+			if note := hazardsNote(p.cfg.Mode); note != "" {
+				return rs.encode(noticeResponse(nil, note), "SHOW"), false, nil
+			}
 		case "VERSION":
 			rs = &resultSet{cols: []string{"version"}, types: []uint32{oidText}}
 			rs.add("pgpoolcheck " + version.String())
