@@ -111,6 +111,9 @@ func TestParseYAMLErrors(t *testing.T) {
 		{"pool_size: 1\npool-size: 2\n", "line 2: pool-size is already set on line 1"},
 		{"- a\n- b\n", "line 1: the config must be a mapping"},
 		{"listen: [\n", "line 1"},
+		// A syntax error names the line at fault, not the line before the
+		// block it is in.
+		{"# proxy\n\nlisten: 127.0.0.1:6432\ndatabases:\n  app: db\n pool_size: 5\n", "line 6 column 2: did not find expected key"},
 		{"a: 1\n---\nb: 2\n", "line 2: more than one YAML document"},
 	} {
 		_, err := ParseYAML([]byte(tc.text))
