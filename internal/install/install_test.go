@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -23,6 +24,9 @@ func root(t *testing.T) string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
+
+// buildVersion is the VERSION build argument the tests build with.
+const buildVersion = "v0.0.0-install-test"
 
 // built is the binary the Dockerfile's build stage makes, built once.
 var built string
@@ -55,6 +59,9 @@ func dockerBuild(t *testing.T) string {
 	out := t.TempDir()
 	cmd := exec.Command("bash", "-c", strings.ReplaceAll(run, "/out/", out+"/"))
 	cmd.Dir = root(t)
+	// docker build --build-arg VERSION=…: the ARG is in the RUN's
+	// environment.
+	cmd.Env = append(os.Environ(), "VERSION="+buildVersion)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", run, err, msg)
 	} else if !strings.HasPrefix(string(msg), "pgpoolcheck ") {
@@ -65,6 +72,10 @@ func dockerBuild(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The image's user (uid 10001) runs it.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	built = filepath.Join(dir, "pgpoolcheck")
 	if err := os.Rename(filepath.Join(out, "pgpoolcheck"), built); err != nil {
 		t.Fatal(err)
@@ -73,7 +84,7 @@ func dockerBuild(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m)
 	if built != "" {
 		os.RemoveAll(filepath.Dir(built))
 	}
