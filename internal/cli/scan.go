@@ -247,7 +247,7 @@ func scanInputs(e *env, f scanFlags, cfg *config.Config, args []string) ([]analy
 	walk := analyzer.Walk{Gitignore: true, Wants: func(path string) bool {
 		lang := languageOf(path)
 		return lang != "" && cfg.Language(lang) && cfg.Selects(path)
-	}}
+	}, Warn: func(msg string) { fmt.Fprintf(e.stderr, "pgpoolcheck: warning: %s\n", msg) }}
 	files, err := analyzer.Collect(paths, walk)
 	if err != nil {
 		return nil, err

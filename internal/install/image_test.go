@@ -432,14 +432,17 @@ func TestImageScan(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	var stderr strings.Builder
 	scan := func(system string) []string {
 		cmd := exec.Command(bin, "scan", "--no-config", "--format", "json", "--fail-on", "never", ".")
 		cmd.Dir = repo
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "GIT_CONFIG_SYSTEM=" + system, "GIT_CONFIG_GLOBAL=/dev/null"}
 		asImageUser(cmd)
+		stderr.Reset()
+		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("scan: %v\n%s", err, out)
+			t.Fatalf("scan: %v\n%s%s", err, out, stderr.String())
 		}
 		var doc struct {
 			Findings []struct{ File string } `json:"findings"`
@@ -453,14 +456,15 @@ func TestImageScan(t *testing.T) {
 		}
 		return got
 	}
-	if got := scan(sysconfig); len(got) != 1 || got[0] != "./db/001.sql" {
-		t.Errorf("scan with the image's git config found %v; want only ./db/001.sql (generated/ is ignored)", got)
+	if got := scan(sysconfig); len(got) != 1 || got[0] != "./db/001.sql" || stderr.Len() > 0 {
+		t.Errorf("scan with the image's git config found %v, stderr %q; want only ./db/001.sql (generated/ is ignored)", got, stderr.String())
 	}
 	if os.Geteuid() == 0 {
 		// Without it, git refuses the repository of another uid and
-		// .gitignore is not honoured: the config is what makes it work.
-		if got := scan("/dev/null"); len(got) != 2 {
-			t.Errorf("scan without the image's git config found %v; the test expects git to refuse the repository", got)
+		// .gitignore is not honoured (scan says so): the config is what
+		// makes it work.
+		if got := scan("/dev/null"); len(got) != 2 || !strings.Contains(stderr.String(), "dubious ownership") {
+			t.Errorf("scan without the image's git config found %v, stderr %q; the test expects git to refuse the repository", got, stderr.String())
 		}
 	}
 
