@@ -1,10 +1,11 @@
 module github.com/pgpoolcheck/pgpoolcheck
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/fatih/color v1.19.0
+	github.com/goccy/go-yaml v1.19.2
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/lib/pq v1.12.3
 	github.com/mattn/go-isatty v0.0.20

@@ -58,6 +58,10 @@ type Walk struct {
 	// WalkDir walks a directory; nil is filepath.WalkDir. Tests put a
 	// file system's errors in through it.
 	WalkDir func(root string, fn fs.WalkDirFunc) error
+	// Warn, when set, is told when Gitignore cannot be honoured for a
+	// directory inside a git work tree (git missing, or refusing the
+	// repository), so that the walk does not silently take ignored files.
+	Warn func(msg string)
 }
 
 // IsSQLFile reports whether path has one of SQLExtensions.
@@ -102,7 +106,7 @@ func Collect(paths []string, w Walk) ([]Input, error) {
 			if w.Named(p) && !inSkippedDir(p) {
 				keep := []Input{{Name: p}}
 				if w.Gitignore {
-					keep = dropGitIgnored(filepath.Dir(p), keep)
+					keep = dropGitIgnored(filepath.Dir(p), keep, w.Warn)
 				}
 				out = append(out, keep...)
 			}
@@ -144,7 +148,7 @@ func Collect(paths []string, w Walk) ([]Input, error) {
 			return nil, err
 		}
 		if w.Gitignore {
-			found = dropGitIgnored(p, found)
+			found = dropGitIgnored(p, found, w.Warn)
 		}
 		out = append(out, found...)
 	}
@@ -167,8 +171,9 @@ func inSkippedDir(p string) bool {
 }
 
 // dropGitIgnored removes the inputs git ignores under dir. Outside a git
-// work tree, or without git, nothing is removed.
-func dropGitIgnored(dir string, in []Input) []Input {
+// work tree, or without git, nothing is removed; inside one, warn (when
+// set) says why.
+func dropGitIgnored(dir string, in []Input, warn func(string)) []Input {
 	if len(in) == 0 {
 		return in
 	}
@@ -183,10 +188,22 @@ func dropGitIgnored(dir string, in []Input) []Input {
 	}
 	cmd := exec.Command("git", "-C", dir, "check-ignore", "-z", "--stdin")
 	cmd.Stdin = &stdin
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	outb, err := cmd.Output()
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
-		return in // not a work tree, or no git
+		// Not a work tree, or no git: only the second is worth a word.
+		if warn != nil && inWorkTree(dir) {
+			why := err.Error()
+			if errors.Is(err, exec.ErrNotFound) {
+				why = "git is not installed"
+			} else if line, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n"); line != "" {
+				why = "git check-ignore: " + line
+			}
+			warn(fmt.Sprintf("%s: .gitignore is not honoured (%s); ignored files are scanned", dir, why))
+		}
+		return in
 	}
 	ignored := map[string]bool{}
 	for _, p := range bytes.Split(outb, []byte{0}) {
@@ -202,6 +219,25 @@ func dropGitIgnored(dir string, in []Input) []Input {
 		}
 	}
 	return kept
+}
+
+// inWorkTree reports whether dir or a parent holds a .git (a directory,
+// or the file of a worktree or submodule).
+func inWorkTree(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(abs, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(abs)
+		if parent == abs {
+			return false
+		}
+		abs = parent
+	}
 }
 
 // asGiven rebuilds path, found by walking root, with root spelled as the

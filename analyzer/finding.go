@@ -70,10 +70,13 @@ func Sort(fs []Finding) []Finding {
 type Summary struct {
 	Files      int `json:"files"`
 	Statements int `json:"statements"`
-	// Captures, CaptureFiles and Sessions describe the captured traffic
-	// analyzed: the captures (one per proxy instance and recording; the
-	// parts of a rotated capture count once), the capture files among
-	// Files and the client sessions in them. All zero for a scan.
+	// Instances, Captures, CaptureFiles and Sessions describe the
+	// captured traffic analyzed: the proxy instances that recorded it (a
+	// recorder restarted onto its capture file is still one), the
+	// captures (one per recording; the parts of a rotated capture count
+	// once), the capture files among Files and the client sessions in
+	// them. All zero for a scan.
+	Instances    int            `json:"instances"`
 	Captures     int            `json:"captures"`
 	CaptureFiles int            `json:"capture_files"`
 	Sessions     int            `json:"sessions"`
@@ -141,4 +144,22 @@ type Report struct {
 	Target   rules.Target `json:"target"`
 	Findings []Finding    `json:"findings"`
 	Summary  Summary      `json:"summary"`
+	// Verdict is gate's verdict; nil for scan and analyze.
+	Verdict *Verdict `json:"verdict,omitempty"`
+}
+
+// Verdict is gate's answer: ready for transaction pooling or not.
+type Verdict struct {
+	// Ready is true when no finding blocks.
+	Ready bool `json:"ready"`
+	// Message is the verdict line gate prints, e.g. "NOT READY: 2
+	// blocking findings".
+	Message string `json:"message"`
+	// Blocking counts the findings at or above FailOn that no baseline
+	// hides; NotBlocking the findings below FailOn (not listed).
+	Blocking    int `json:"blocking"`
+	NotBlocking int `json:"not_blocking"`
+	// FailOn is the severity at or above which a finding blocks, or
+	// "never".
+	FailOn string `json:"fail_on"`
 }

@@ -88,6 +88,11 @@ func (c *Config) AnalyzeCaptures(paths []string, opt CaptureOptions) (*Report, [
 	rep.Summary.Files = files
 	rep.Summary.CaptureFiles = files
 	rep.Summary.Captures = len(caps)
+	instances := map[string]bool{}
+	for _, cs := range caps {
+		instances[cs.instance] = true
+	}
+	rep.Summary.Instances = len(instances)
 	rep.Summary.Sessions = total.sessionsSeen
 	rep.Summary.Statements = total.statements
 	for i := range rep.Findings {
@@ -109,9 +114,12 @@ type captureFile struct {
 
 // captureSet is one recording: the files of one capture, in part order.
 type captureSet struct {
-	key   string // identifies the capture among the others; sessions are keyed by it
-	start time.Time
-	files []captureFile
+	key string // identifies the capture among the others; sessions are keyed by it
+	// instance identifies the proxy instance that recorded it: captures
+	// of a restarted recorder share it.
+	instance string
+	start    time.Time
+	files    []captureFile
 }
 
 // groupCaptures reads the header of every file and groups the files into
@@ -129,13 +137,14 @@ func groupCaptures(paths []string) ([]*captureSet, []string, error) {
 		}
 		h := f.Header()
 		f.Close()
-		key := "file:" + p
+		key, instance := "file:"+p, "file:"+p
 		if h.ID != "" {
 			key = h.ID + "@" + h.Start.UTC().Format(time.RFC3339Nano)
+			instance = "id:" + h.InstanceID()
 		}
 		cs := byKey[key]
 		if cs == nil {
-			cs = &captureSet{key: key, start: h.Start}
+			cs = &captureSet{key: key, instance: instance, start: h.Start}
 			byKey[key] = cs
 			caps = append(caps, cs)
 		}

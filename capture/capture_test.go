@@ -1207,6 +1207,7 @@ func TestQuietSessionBatch(t *testing.T) {
 func TestCreateKeepsExisting(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cap.jsonl")
+	var files []string // the files the last record wrote
 	record := func(opt Options, queries int) string {
 		w, err := Create(path, Header{Mode: "record"}, opt)
 		if err != nil {
@@ -1221,6 +1222,10 @@ func TestCreateKeepsExisting(t *testing.T) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
+		files = w.Files()
+		if len(files) == 0 || files[0] != at {
+			t.Fatalf("Files() = %v, want it to start with %s", files, at)
+		}
 		return at
 	}
 	if at := record(Options{}, 3); at != path {
@@ -1229,6 +1234,9 @@ func TestCreateKeepsExisting(t *testing.T) {
 	first, _ := os.ReadFile(path)
 	if at := record(Options{}, 3); at != PartPath(path, 2) {
 		t.Fatalf("restarted capture written to %s, want part 2", at)
+	}
+	if len(files) != 1 {
+		t.Errorf("restarted capture: Files() = %v, want only part 2", files)
 	}
 	if again, _ := os.ReadFile(path); !bytes.Equal(again, first) {
 		t.Fatal("the existing capture changed")
@@ -1248,18 +1256,33 @@ func TestCreateKeepsExisting(t *testing.T) {
 		t.Fatalf("%d parts, want the two earlier captures and at least three of the rotated one", len(parts))
 	}
 	checkPartTrailers(t, parts)
-	ids := map[string]int{}
+	if !slices.Equal(files, parts[2:]) {
+		t.Errorf("rotated capture: Files() = %v, want %v", files, parts[2:])
+	}
+	ids, instances := map[string]int{}, map[string]int{}
+	var firstID string
 	if _, err := ReadFiles(parts, func(h Header, file string, ev *Event) error {
 		if PartPath(path, h.Part) != file {
 			t.Errorf("%s: header part %d", file, h.Part)
 		}
+		if file == path {
+			firstID = h.ID
+			if h.Instance != "" {
+				t.Errorf("%s: the first capture has instance %q; want none (it is its own)", file, h.Instance)
+			}
+		}
 		ids[h.ID]++
+		instances[h.InstanceID()]++
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if len(ids) != 3 {
 		t.Errorf("%d captures in the parts, want 3", len(ids))
+	}
+	// The restarted recorder's captures continue the first one's instance.
+	if len(instances) != 1 || instances[firstID] == 0 {
+		t.Errorf("instances %v, want only the first capture's %s", instances, firstID)
 	}
 	// An empty file is reused.
 	empty := filepath.Join(dir, "empty.jsonl")

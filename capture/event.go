@@ -23,7 +23,7 @@ const Format = "pgpoolcheck-capture"
 // Version is the format version this package writes, major.minor. A reader
 // accepts every minor version of its major version: minor versions only
 // add fields and event kinds, which older readers skip.
-const Version = "1.0"
+const Version = "1.1"
 
 // Major is the major version this package reads.
 const Major = 1
@@ -39,6 +39,12 @@ type Header struct {
 	// ID identifies one recording; the parts of a rotated capture share
 	// it, and session ids are unique within it.
 	ID string `json:"capture_id"`
+	// Instance identifies the recorder (the proxy instance) when it is not
+	// the capture itself: a recorder restarted onto the file of an earlier
+	// capture writes a new capture (a new ID, in the next free part) of
+	// the earlier capture's instance. Empty when the capture is its own
+	// instance (and in files of version 1.0); InstanceID resolves it.
+	Instance string `json:"instance,omitempty"`
 	// Part numbers the files of a rotated capture from 1.
 	Part int `json:"part"`
 	// Start is the wall-clock time the capture started (set by the
@@ -51,6 +57,15 @@ type Header struct {
 	Mode string `json:"mode"`
 	// Redacted is set when literals in SQL were replaced by placeholders.
 	Redacted bool `json:"redacted"`
+}
+
+// InstanceID identifies the proxy instance that wrote the capture: its
+// Instance, or its ID when it is its own instance.
+func (h Header) InstanceID() string {
+	if h.Instance != "" {
+		return h.Instance
+	}
+	return h.ID
 }
 
 // Trailer is the last line of a capture file written by Close (or by

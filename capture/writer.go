@@ -112,6 +112,7 @@ type Writer struct {
 	path     string
 	bw       *bufio.Writer
 	buf      []byte
+	parts    []int // the part numbers written, in order (Create only)
 	written  int64 // bytes in the current file
 	events   int64 // events in the current file
 	unsynced int64 // events in bw since the last successful flush
@@ -134,6 +135,11 @@ func Create(path string, h Header, opt Options) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
+	if part > 1 && h.Instance == "" {
+		// The recorder that wrote the capture at path, restarted: this
+		// capture continues its instance.
+		h.Instance = instanceAt(path)
+	}
 	w := newWriter(f, h, opt)
 	w.file, w.path = f, path
 	if part > 1 {
@@ -142,8 +148,21 @@ func Create(path string, h Header, opt Options) (*Writer, error) {
 		w.first.Part, w.header.Part = part, part
 		w.log.Warn("capture file exists: keeping it and writing to the next part", "file", path, "part", PartPath(path, part))
 	}
+	w.parts = []int{part}
 	w.startLoop()
 	return w, nil
+}
+
+// instanceAt returns the instance of the capture in the file at path (its
+// capture_id when it has no instance), or "" when the file holds no
+// readable header.
+func instanceAt(path string) string {
+	r, err := Open(path)
+	if err != nil {
+		return ""
+	}
+	defer r.Close()
+	return r.Header().InstanceID()
 }
 
 // createPart creates the first part of path from n on that does not exist
@@ -176,6 +195,19 @@ func (w *Writer) Path() string {
 	return PartPath(w.path, w.header.Part)
 }
 
+// Files returns the files a writer made by Create wrote, in order: the
+// part it started in (path itself, or the next free part when path held
+// an earlier capture) and the parts rotation went on to. Call it after
+// Close. It returns nil for a writer made by NewWriter.
+func (w *Writer) Files() []string {
+	<-w.done
+	var files []string
+	for _, n := range w.parts {
+		files = append(files, PartPath(w.path, n))
+	}
+	return files
+}
+
 // NewWriter writes a capture to out, which it does not close. It never
 // rotates (opt.MaxBytes is ignored).
 func NewWriter(out io.Writer, h Header, opt Options) *Writer {
@@ -203,6 +235,9 @@ func newWriter(out io.Writer, h Header, opt Options) *Writer {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
 		h.ID = hex.EncodeToString(b[:])
+	}
+	if h.Instance == h.ID {
+		h.Instance = "" // the capture is its own instance
 	}
 	h.Part = 1
 	h.Upstream = SafeUpstream(h.Upstream)
@@ -712,6 +747,7 @@ func (w *Writer) rotate() {
 		return
 	}
 	w.header.Part = part
+	w.parts = append(w.parts, part)
 	w.file, w.out = f, f
 	w.bw.Reset(f)
 	w.written, w.events = 0, 0

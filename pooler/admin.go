@@ -58,7 +58,8 @@ func (p *Proxy) isAdmin(user string) bool {
 func (c *clientConn) adminLogin(out []byte) bool {
 	p := c.proxy
 	if !p.isAdmin(c.user) && !p.isStatsUser(c.user) {
-		c.send(append(out, fatal(codeInvalidAuth, "not allowed: user %q is not an admin or stats user of the pgpoolcheck console", c.user)...))
+		c.send(append(out, fatal(codeInvalidAuth, "not allowed: user %q is not an admin or stats user of the pgpoolcheck console "+
+			"(add it to --admin-users, admin_users in the ini file, or for the SHOW commands only to --stats-users, stats_users)", c.user)...))
 		p.log.Info("admin console refused", "user", c.user, "addr", c.conn.RemoteAddr().String())
 		return false
 	}
@@ -259,6 +260,9 @@ func (c *clientConn) adminCommand(cmd string) ([]byte, bool, error) {
 			rs = p.showConfig()
 		case "HAZARDS":
 			rs = showHazards(p.Hazards())
+			if note := hazardsNote(p.cfg.Mode); note != "" {
+				return rs.encode(noticeResponse(nil, note), "SHOW"), false, nil
+			}
 		case "VERSION":
 			rs = &resultSet{cols: []string{"version"}, types: []uint32{oidText}}
 			rs.add("pgpoolcheck " + version.String())

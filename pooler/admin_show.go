@@ -327,6 +327,22 @@ func showHazards(hs []HazardCount) *resultSet {
 	return rs
 }
 
+// hazardsNote says, in the modes where the pooler judges no session state,
+// why SHOW HAZARDS has no rows and where the hazards are found instead.
+func hazardsNote(m Mode) string {
+	switch m {
+	case ModeRecord:
+		return "SHOW HAZARDS counts what transaction mode does with session state; in record mode every client keeps " +
+			"its own server connection and nothing is judged here: run pgpoolcheck analyze on the capture (--capture FILE) " +
+			"for the session state the clients relied on"
+	case ModeSession:
+		return "SHOW HAZARDS counts what transaction mode does with session state; in session mode every client keeps " +
+			"its own server connection and nothing is judged here: record the traffic (--mode record --capture FILE) " +
+			"and run pgpoolcheck analyze on it"
+	}
+	return ""
+}
+
 func yesNo(b bool) string {
 	if b {
 		return "yes"

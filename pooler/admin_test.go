@@ -361,7 +361,8 @@ func TestAdminRefusedAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := pgx.Connect(ctx, tp.adminURL("notadmin"))
-	if err == nil || sqlState(err) != "28000" || !strings.Contains(err.Error(), "not allowed") {
+	if err == nil || sqlState(err) != "28000" || !strings.Contains(err.Error(), "not allowed") ||
+		!strings.Contains(err.Error(), "--admin-users") || !strings.Contains(err.Error(), "admin_users") {
 		t.Fatalf("non-admin login: %v", err)
 	}
 
@@ -728,5 +729,62 @@ func TestAdminDisableReconnect(t *testing.T) {
 		if pid := pidOf(c); pid == idlePID || pid == busyPID {
 			t.Fatalf("a client got an old server %d after RECONNECT", pid)
 		}
+	}
+}
+
+// TestAdminHazardsOutsideTransactionMode: in record and session mode,
+// where no session state is judged, SHOW HAZARDS says so and points at
+// pgpoolcheck analyze instead of answering with nothing.
+func TestAdminHazardsOutsideTransactionMode(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tests := []struct {
+		mode Mode
+		want []string
+	}{
+		{ModeRecord, []string{"record mode", "pgpoolcheck analyze", "--capture"}},
+		{ModeSession, []string{"session mode", "--mode record", "pgpoolcheck analyze"}},
+		{ModeTransaction, nil},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			cfg := Config{Mode: tc.mode, AdminUsers: []string{pgtest.SuperUser}, Classifier: stubClassifier{}}
+			var tp *testProxy
+			if tc.mode == ModeRecord {
+				tp, _, _ = startRecording(t, srv, cfg)
+			} else {
+				tp = startProxy(t, srv, cfg)
+			}
+			fe, conn := rawLogin(t, tp, map[string]string{"database": AdminDatabase})
+			defer conn.Close()
+			fe.Send(&pgproto3.Query{String: "SHOW HAZARDS"})
+			fe.Flush()
+			var notices []string
+			for {
+				msg, err := fe.Receive()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n, ok := msg.(*pgproto3.NoticeResponse); ok {
+					notices = append(notices, n.Message)
+				}
+				if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+					break
+				}
+			}
+			if tc.want == nil {
+				if len(notices) != 0 {
+					t.Errorf("notices in transaction mode: %q", notices)
+				}
+				return
+			}
+			if len(notices) != 1 {
+				t.Fatalf("notices %q, want one", notices)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(notices[0], w) {
+					t.Errorf("notice %q lacks %q", notices[0], w)
+				}
+			}
+		})
 	}
 }

@@ -115,6 +115,17 @@ func TestGitignore(t *testing.T) {
 	if len(d.Findings) != 1 {
 		t.Fatalf("a file named on the command line must be scanned: %+v", d.Findings)
 	}
+	// Without git (or with a git that refuses the repository) the
+	// ignored files are scanned, and a warning says so.
+	t.Setenv("PATH", t.TempDir())
+	out, errOut, _ := runCLI(t, "", "scan", "--no-config", "--format", "json", ".")
+	var doc jsonDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Findings) != 3 || !strings.Contains(errOut, "warning: .: .gitignore is not honoured (git is not installed); ignored files are scanned") {
+		t.Errorf("without git: %d findings, stderr %q; want 3 and a warning", len(doc.Findings), errOut)
+	}
 }
 
 // TestBaselineCalls checks that findings at calls of routines defined in

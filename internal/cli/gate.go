@@ -26,7 +26,8 @@ one verdict:
 A finding blocks when its severity is at or above --fail-on (default error,
 judged against --target) and --baseline does not record it. Only the blocking
 findings are listed, in the chosen --format; with a format other than text the
-verdict goes to standard error.
+verdict goes to standard error as well, and --format json carries it in its
+"verdict" object.
 
 Exit status: 0 when ready, 1 when not ready, 2 for a usage error, unreadable
 input or an internal error.`,
@@ -81,6 +82,11 @@ input or an internal error.`,
 			} else if bad := rep.Summary.Unreadable(); len(bad) > 0 {
 				verdict = fmt.Sprintf("UNKNOWN: %s could not be read", plural(len(bad), "path"))
 			}
+			failOn := "never"
+			if j.failOn != 0 {
+				failOn = j.failOn.String()
+			}
+			rep.Verdict = &analyzer.Verdict{Ready: len(blocking) == 0, Message: verdict, Blocking: len(blocking), NotBlocking: below, FailOn: failOn}
 			if err := output.Write(e.stdout, j.format, rep, output.Options{Color: j.color}); err != nil {
 				return fmt.Errorf("writing output: %w", err)
 			}
@@ -118,6 +124,7 @@ func merge(into, from *analyzer.Report) {
 	into.Findings = analyzer.Sort(into.Findings)
 	into.Summary.Files += from.Summary.Files
 	into.Summary.Statements += from.Summary.Statements
+	into.Summary.Instances += from.Summary.Instances
 	into.Summary.Captures += from.Summary.Captures
 	into.Summary.CaptureFiles += from.Summary.CaptureFiles
 	into.Summary.Sessions += from.Summary.Sessions

@@ -223,10 +223,12 @@ func startProxy(e *env, f *proxyFlags) (p *pooler.Proxy, cfg pooler.Config, clos
 		cfg.Capture = w
 		cfg.Logger.Info("capture started", "file", w.Path())
 		closeCapture = func() {
-			if err := w.Close(); err != nil {
-				cfg.Logger.Warn("capture closed with an error", "file", file, "err", err)
+			err := w.Close()
+			attrs := writtenAttrs(w.Files())
+			if err != nil {
+				cfg.Logger.Warn("capture closed with an error", append(attrs, "err", err)...)
 			} else {
-				cfg.Logger.Info("capture written", "file", file)
+				cfg.Logger.Info("capture written", attrs...)
 			}
 		}
 	}
@@ -239,6 +241,21 @@ func startProxy(e *env, f *proxyFlags) (p *pooler.Proxy, cfg pooler.Config, clos
 		return nil, cfg, nil, err
 	}
 	return p, cfg, closeCapture, nil
+}
+
+// writtenAttrs are the log attributes naming the capture files a
+// recorder wrote: file, the part it started in (the --capture file, or the
+// next free part when that file held an earlier capture), and with
+// rotation the number of parts and the last one.
+func writtenAttrs(files []string) []any {
+	if len(files) == 0 {
+		return nil
+	}
+	attrs := []any{"file", files[0]}
+	if n := len(files); n > 1 {
+		attrs = append(attrs, "parts", n, "last", files[n-1])
+	}
+	return attrs
 }
 
 // proxyConfig turns the flags, the config files and the environment into

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"maps"
 	"math/big"
@@ -451,6 +453,34 @@ func TestAnalyzeCaptureParts(t *testing.T) {
 			t.Errorf("analyze %s: no %s finding (was the second part read?)\n%s", path, rule, stdout)
 		}
 	}
+	// The restarted recorder is one proxy instance with two recordings.
+	var doc struct {
+		Summary struct{ Instances, Captures, CaptureFiles int } `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if s := doc.Summary; s.Instances != 1 || s.Captures != 2 {
+		t.Errorf("summary %+v, want 1 instance and 2 captures", s)
+	}
+	text, _, _ := runCLI(t, "", "analyze", "--fail-on", "never", path)
+	if want := "traffic from 1 proxy instance (2 recordings, 2 capture files)"; !strings.Contains(text, want) {
+		t.Errorf("text summary lacks %q:\n%s", want, text)
+	}
+	// A second recorder at another path is another instance.
+	other := filepath.Join(dir, "other.jsonl")
+	w, err := capture.Create(other, capture.Header{Mode: "record"}, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.StartSession(capture.SessionInfo{User: "u"}).End("done")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	text, _, _ = runCLI(t, "", "analyze", "--fail-on", "never", path, other)
+	if want := "traffic from 2 proxy instances (3 recordings, 3 capture files)"; !strings.Contains(text, want) {
+		t.Errorf("text summary lacks %q:\n%s", want, text)
+	}
 	// A corrupt line in the middle of part 2.
 	part2 := capture.PartPath(path, 2)
 	data, _ := os.ReadFile(part2)
@@ -512,5 +542,65 @@ func TestProxyReloadINIDatabases(t *testing.T) {
 	want := map[string]pooler.Database{"app": {PoolSize: 5}, "a,b:c": {DBName: "app", MaxDBConnections: 2}}
 	if !maps.Equal(next.Databases, want) || next.MaxClientConn != 9 {
 		t.Errorf("after reload: databases %v, max_client_conn %d; want %v, 9", next.Databases, next.MaxClientConn, want)
+	}
+}
+
+// TestRecorderLogsThePartItWrote: a recorder restarted onto an existing
+// capture file says at shutdown that it wrote the next part, not the file
+// it was given; with rotation it names the last part as well.
+func TestRecorderLogsThePartItWrote(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "staging.jsonl")
+	start := func(extra ...string) string {
+		var f proxyFlags
+		fs := pflag.NewFlagSet("proxy", pflag.ContinueOnError)
+		f.register(fs)
+		args := append([]string{"--mode", "record", "--capture", path, "--listen", "127.0.0.1:0",
+			"--upstream", "postgres://postgres@127.0.0.1:1/postgres"}, extra...)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr,
+			getenv: func(string) string { return "" }}
+		p, _, closeCapture, err := startProxy(e, &f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Serve with a cancelled context shuts down as on SIGTERM.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := p.Serve(ctx); err != nil {
+			t.Fatal(err)
+		}
+		closeCapture()
+		return stderr.String()
+	}
+	tests := []struct {
+		name  string
+		extra []string
+		want  string
+	}{
+		{"first", nil, `msg="capture written" file=` + path + "\n"},
+		{"restarted", nil, `msg="capture written" file=` + capture.PartPath(path, 2) + "\n"},
+		{"restarted, rotating", []string{"--capture-max-bytes", "100000"}, `msg="capture written" file=` + capture.PartPath(path, 3) + "\n"},
+	}
+	for _, tc := range tests {
+		log := start(tc.extra...)
+		if !strings.Contains(log, tc.want) {
+			t.Errorf("%s: log lacks %q:\n%s", tc.name, tc.want, log)
+		}
+	}
+	// writtenAttrs with rotation names the first and the last part.
+	got := writtenAttrs([]string{"a.4.jsonl", "a.5.jsonl", "a.6.jsonl"})
+	want := []any{"file", "a.4.jsonl", "parts", 3, "last", "a.6.jsonl"}
+	if len(got) != len(want) {
+		t.Fatalf("writtenAttrs = %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("writtenAttrs = %v, want %v", got, want)
+			break
+		}
 	}
 }

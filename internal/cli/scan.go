@@ -257,7 +257,8 @@ func scanInputs(e *env, f scanFlags, cfg *config.Config, args []string) ([]analy
 	walk := analyzer.Walk{Gitignore: true, Wants: func(path string) bool {
 		lang := languageOf(path)
 		return lang != "" && cfg.Language(lang) && cfg.Selects(path)
-	}, Excluded: cfg.ExcludesDir, WalkDir: e.walkDir}
+	}, Excluded: cfg.ExcludesDir, WalkDir: e.walkDir,
+		Warn: func(msg string) { fmt.Fprintf(e.stderr, "pgpoolcheck: warning: %s\n", msg) }}
 	if f.forceExclude {
 		walk.Named = walk.Wants
 	}

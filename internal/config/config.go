@@ -24,6 +24,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/suggest"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/yamlpos"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 	"go.yaml.in/yaml/v3"
 )
@@ -127,8 +128,9 @@ func Parse(b []byte) (*Config, error) {
 	c := &Config{}
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, yamlpos.Error(b, err)
 	}
+	at := nodeLines(&doc)
 	if len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
 		m := doc.Content[0]
 		for i := 0; i+1 < len(m.Content); i += 2 {
@@ -151,23 +153,23 @@ func Parse(b []byte) (*Config, error) {
 		if errors.As(err, &te) {
 			return nil, errors.New(describeTypeError(te))
 		}
-		return nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, yamlpos.Error(b, err)
 	}
 	if c.Target != "" {
 		if _, err := rules.ParseTarget(c.Target); err != nil {
-			return nil, fmt.Errorf("target: %v", err)
+			return nil, fmt.Errorf("%starget: %v", at.key("target"), err)
 		}
 	}
 	if c.FailOn != "" && !strings.EqualFold(c.FailOn, "never") {
 		if _, err := rules.ParseSeverity(c.FailOn); err != nil {
-			return nil, fmt.Errorf("fail_on: %v (or never)", err)
+			return nil, fmt.Errorf("%sfail_on: %v (or never)", at.key("fail_on"), err)
 		}
 	}
 	c.Severity = map[string]rules.Severity{}
 	c.Disabled = map[string]bool{}
 	for id, v := range c.Rules {
 		if rules.Lookup(id) == nil {
-			return nil, fmt.Errorf("rules: unknown rule %q%s (see pgpoolcheck rules)", id, suggest.Hint(id, rules.IDs()))
+			return nil, fmt.Errorf("%srules: unknown rule %q%s (see pgpoolcheck rules)", at.entry("rules", id), id, suggest.Hint(id, rules.IDs()))
 		}
 		if strings.EqualFold(v, "off") || strings.EqualFold(v, "false") {
 			c.Disabled[id] = true
@@ -175,16 +177,22 @@ func Parse(b []byte) (*Config, error) {
 		}
 		sev, err := rules.ParseSeverity(v)
 		if err != nil {
-			return nil, fmt.Errorf("rules: %s: %q is not off, info, warning, error or critical", id, v)
+			return nil, fmt.Errorf("%srules: %s: %q is not off, info, warning, error or critical", at.entry("rules", id), id, v)
 		}
 		c.Severity[id] = sev
 	}
-	for _, g := range append(append([]string{}, c.Include...), c.Exclude...) {
-		if !doublestar.ValidatePattern(g) {
-			return nil, fmt.Errorf("bad glob %q", g)
+	for _, key := range []string{"include", "exclude"} {
+		globs := c.Include
+		if key == "exclude" {
+			globs = c.Exclude
+		}
+		for i, g := range globs {
+			if !doublestar.ValidatePattern(g) {
+				return nil, fmt.Errorf("%s%s: bad glob %q", at.item(key, i), key, g)
+			}
 		}
 	}
-	for _, l := range c.Languages {
+	for i, l := range c.Languages {
 		ok := false
 		for _, k := range knownLanguages {
 			if strings.EqualFold(l, k) {
@@ -192,10 +200,57 @@ func Parse(b []byte) (*Config, error) {
 			}
 		}
 		if !ok {
-			return nil, fmt.Errorf("languages: unknown language %q (want %s)", l, strings.Join(knownLanguages, ", "))
+			return nil, fmt.Errorf("%slanguages: unknown language %q (want %s)", at.item("languages", i), l, strings.Join(knownLanguages, ", "))
 		}
 	}
 	return c, nil
+}
+
+// lines finds the lines of a config document's values, for errors.
+type lines struct{ top map[string]*yaml.Node }
+
+// nodeLines indexes the top-level keys of doc.
+func nodeLines(doc *yaml.Node) lines {
+	l := lines{top: map[string]*yaml.Node{}}
+	if len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
+		m := doc.Content[0]
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			l.top[m.Content[i].Value] = m.Content[i+1]
+		}
+	}
+	return l
+}
+
+// prefix is "line N: " for a node, "" for none.
+func prefix(n *yaml.Node) string {
+	if n == nil || n.Line == 0 {
+		return ""
+	}
+	return fmt.Sprintf("line %d: ", n.Line)
+}
+
+// key is the prefix of the value of a top-level key.
+func (l lines) key(k string) string { return prefix(l.top[k]) }
+
+// entry is the prefix of the entry name of the mapping under k (a rule
+// under rules).
+func (l lines) entry(k, name string) string {
+	if m := l.top[k]; m != nil && m.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == name {
+				return prefix(m.Content[i])
+			}
+		}
+	}
+	return l.key(k)
+}
+
+// item is the prefix of item i of the sequence under k.
+func (l lines) item(k string, i int) string {
+	if s := l.top[k]; s != nil && s.Kind == yaml.SequenceNode && i < len(s.Content) {
+		return prefix(s.Content[i])
+	}
+	return l.key(k)
 }
 
 // Selects reports whether a file found by walking a directory is scanned:

@@ -44,6 +44,40 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseErrorLines: every error names the line of the value at fault,
+// below comments and blank lines, for syntax errors too.
+func TestParseErrorLines(t *testing.T) {
+	const head = "# pgpoolcheck settings\n\ntarget: pgbouncer\n" // three lines before each case
+	tests := []struct{ name, text, want string }{
+		{"bad target", "# scan\n\ntarget: pgbouncr\n", "line 3: target: unknown target"},
+		{"bad fail_on", head + "fail_on: eror\n", `line 4: fail_on: unknown severity "eror"`},
+		{"unknown rule", head + "rules:\n  listen: error\n  sesion-role: off\n", `line 6: rules: unknown rule "sesion-role" (did you mean session-role?)`},
+		{"bad severity", head + "rules:\n  listen: loud\n", `line 5: rules: listen: "loud" is not off`},
+		{"bad glob", head + "include:\n  - db/**\nexclude:\n  - db/old/**\n  - '[a-'\n", `line 8: exclude: bad glob "[a-"`},
+		{"bad language", head + "languages: [sql,\n  cobol]\n", `line 5: languages: unknown language "cobol"`},
+		{"unknown key", head + "targets: generic\n", `line 4: unknown key "targets"`},
+		{"wrong type", head + "exclude: 5\n", "line 4: cannot unmarshal"},
+		{"mis-indented key", head + "rules:\n  listen: error\n backend-pid: off\n", "line 6 column 2: did not find expected key"},
+		{"item in a mapping", head + "- sql\n", "line 4 column 1: did not find expected key"},
+		{"tab", head + "rules:\n\tlisten: error\n", "line 5: found character that cannot start any token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.text))
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("error %v, want one starting %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseRulesRead(t *testing.T) {
+	c, err := Parse([]byte("rules:\n  backend-pid: off\n  listen: critical\n"))
+	if err != nil || !c.Disabled["backend-pid"] || c.Severity["listen"] != rules.Critical {
+		t.Errorf("rules not read: %+v, %v", c, err)
+	}
+}
+
 func TestSelects(t *testing.T) {
 	dir := t.TempDir()
 	c := &Config{Dir: dir, Include: []string{"db/**"}, Exclude: []string{"db/legacy", "**/*_test.sql"}}

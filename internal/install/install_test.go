@@ -6,7 +6,6 @@
 package install
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -24,6 +24,9 @@ func root(t *testing.T) string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
+
+// buildVersion is the VERSION build argument the tests build with.
+const buildVersion = "v0.0.0-install-test"
 
 // built is the binary the Dockerfile's build stage makes, built once.
 var built string
@@ -56,6 +59,9 @@ func dockerBuild(t *testing.T) string {
 	out := t.TempDir()
 	cmd := exec.Command("bash", "-c", strings.ReplaceAll(run, "/out/", out+"/"))
 	cmd.Dir = root(t)
+	// docker build --build-arg VERSION=…: the ARG is in the RUN's
+	// environment.
+	cmd.Env = append(os.Environ(), "VERSION="+buildVersion)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", run, err, msg)
 	} else if !strings.HasPrefix(string(msg), "pgpoolcheck ") {
@@ -66,6 +72,10 @@ func dockerBuild(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The image's user (uid 10001) runs it.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	built = filepath.Join(dir, "pgpoolcheck")
 	if err := os.Rename(filepath.Join(out, "pgpoolcheck"), built); err != nil {
 		t.Fatal(err)
@@ -74,7 +84,7 @@ func dockerBuild(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m)
 	if built != "" {
 		os.RemoveAll(filepath.Dir(built))
 	}
@@ -99,6 +109,8 @@ func TestDockerfile(t *testing.T) {
 type step struct {
 	Name string            `yaml:"name"`
 	ID   string            `yaml:"id"`
+	Uses string            `yaml:"uses"`
+	If   string            `yaml:"if"`
 	Run  string            `yaml:"run"`
 	Env  map[string]string `yaml:"env"`
 }
@@ -124,7 +136,12 @@ func actionSteps(t *testing.T) map[string]step {
 	if a.Runs.Using != "composite" {
 		t.Fatalf("runs.using = %q", a.Runs.Using)
 	}
-	for _, in := range []string{"paths", "target", "fail-on", "baseline", "sarif"} {
+	for _, s := range a.Runs.Steps {
+		if strings.Contains(s.Uses, "setup-go") || strings.Contains(s.Run, "go build") || strings.Contains(s.Run, "go install") {
+			t.Errorf("action step %q builds or sets up Go (%s%s): the action runs a released binary and leaves the job's Go alone", s.Name, s.Uses, s.Run)
+		}
+	}
+	for _, in := range []string{"paths", "captures", "target", "fail-on", "baseline", "sarif", "version", "verify-attestation"} {
 		if _, ok := a.Inputs[in]; !ok {
 			t.Errorf("action input %s missing", in)
 		}
@@ -169,47 +186,6 @@ func runStep(t *testing.T, s step, env map[string]string) (output map[string]str
 		}
 	}
 	return output, string(b), code
-}
-
-func TestAction(t *testing.T) {
-	bin := dockerBuild(t)
-	steps := actionSteps(t)
-	scan, verdict := steps["Scan"], steps["Verdict"]
-	if scan.Run == "" || verdict.Run == "" {
-		t.Fatalf("steps Scan and Verdict missing: %v", steps)
-	}
-	runner := filepath.Dir(bin) // the Build step puts the binary in $RUNNER_TEMP
-	inputs := func(sarif, failOn, target string) map[string]string {
-		return map[string]string{"RUNNER_TEMP": runner, "PGPOOLCHECK_PATHS": "hazards.sql clean.sql",
-			"PGPOOLCHECK_TARGET": target, "PGPOOLCHECK_FAIL_ON": failOn, "PGPOOLCHECK_BASELINE": "", "PGPOOLCHECK_SARIF": sarif}
-	}
-	// SARIF: the file is written, the step passes, the verdict fails.
-	out, _, code := runStep(t, scan, inputs("true", "error", "pgbouncer"))
-	if code != 0 || out["status"] != "1" {
-		t.Fatalf("scan step with findings: exit %d, outputs %v; want 0 and status 1", code, out)
-	}
-	var sarif struct {
-		Version string `json:"version"`
-		Runs    []struct {
-			Results []json.RawMessage `json:"results"`
-		} `json:"runs"`
-	}
-	data, err := os.ReadFile(out["sarif-file"])
-	if err != nil || json.Unmarshal(data, &sarif) != nil || sarif.Version != "2.1.0" || len(sarif.Runs) != 1 || len(sarif.Runs[0].Results) == 0 {
-		t.Fatalf("SARIF file %s: %v, %s", out["sarif-file"], err, data)
-	}
-	if _, _, code := runStep(t, verdict, map[string]string{"STATUS": out["status"]}); code != 1 {
-		t.Errorf("verdict step: exit %d, want 1", code)
-	}
-	// Annotations, fail-on never: status 0.
-	out, stdout, code := runStep(t, scan, inputs("false", "never", "pgbouncer"))
-	if code != 0 || out["status"] != "0" || !strings.Contains(stdout, "::") {
-		t.Fatalf("annotations: exit %d, outputs %v, stdout %q", code, out, stdout)
-	}
-	// A usage error fails the step itself.
-	if _, _, code := runStep(t, scan, inputs("false", "error", "no-such-pooler")); code != 2 {
-		t.Errorf("bad target: exit %d, want 2", code)
-	}
 }
 
 func TestPreCommitHook(t *testing.T) {

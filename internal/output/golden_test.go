@@ -179,7 +179,8 @@ var cases = []struct {
 		},
 		Summary: analyzer.Summary{Files: 3, Statements: 2},
 	}},
-	// traffic is analyze over the captures of three proxy instances.
+	// traffic is analyze over the captures of three proxy instances, one
+	// of them restarted (four recordings).
 	{"traffic", &analyzer.Report{
 		Tool: "pgpoolcheck", Version: "1.2.3", Target: rules.PgBouncer,
 		Findings: []analyzer.Finding{
@@ -194,12 +195,14 @@ var cases = []struct {
 					LastSeen:         time.Date(2026, 11, 30, 5, 12, 9, 450_000_000, time.UTC),
 					ApplicationNames: []string{"", "billing", "reports"}}},
 		},
-		Summary: analyzer.Summary{Files: 5, CaptureFiles: 5, Captures: 3, Sessions: 412, Statements: 9876},
+		Summary: analyzer.Summary{Files: 5, CaptureFiles: 5, Instances: 3, Captures: 4, Sessions: 412, Statements: 9876},
 	}},
-	// gate is gate over scanned files and two captures, with nothing left.
+	// gate is gate over scanned files and a capture in two parts, with
+	// nothing left.
 	{"gate", &analyzer.Report{
 		Tool: "pgpoolcheck", Version: "1.2.3", Target: rules.PgBouncer,
-		Summary: analyzer.Summary{Files: 14, CaptureFiles: 2, Captures: 1, Sessions: 1, Statements: 230},
+		Summary: analyzer.Summary{Files: 14, CaptureFiles: 2, Instances: 1, Captures: 1, Sessions: 1, Statements: 230},
+		Verdict: &analyzer.Verdict{Ready: true, Message: "READY for transaction pooling behind pgbouncer", NotBlocking: 2, FailOn: "error"},
 	}},
 }
 

@@ -16,12 +16,23 @@ const JSONVersion = 1
 
 // jsonReport is the top-level object of the json format.
 type jsonReport struct {
-	Version     int           `json:"version"`
-	Tool        string        `json:"tool"`
-	ToolVersion string        `json:"tool_version"`
-	Target      string        `json:"target"`
-	Findings    []jsonFinding `json:"findings"`
-	Summary     jsonSummary   `json:"summary"`
+	Version     int    `json:"version"`
+	Tool        string `json:"tool"`
+	ToolVersion string `json:"tool_version"`
+	Target      string `json:"target"`
+	// Verdict is present for gate only.
+	Verdict  *jsonVerdict  `json:"verdict,omitempty"`
+	Findings []jsonFinding `json:"findings"`
+	Summary  jsonSummary   `json:"summary"`
+}
+
+// jsonVerdict is gate's verdict.
+type jsonVerdict struct {
+	Ready       bool   `json:"ready"`
+	Message     string `json:"message"`
+	Blocking    int    `json:"blocking"`
+	NotBlocking int    `json:"not_blocking"`
+	FailOn      string `json:"fail_on"`
 }
 
 // jsonFinding is one finding of the json format.
@@ -66,8 +77,9 @@ type jsonTraffic struct {
 type jsonSummary struct {
 	Files      int `json:"files"`
 	Statements int `json:"statements"`
-	// Captures, CaptureFiles and Sessions describe the captured traffic
+	// Instances, Captures, CaptureFiles and Sessions describe the captured traffic
 	// (analyze, gate --capture); 0 for a scan.
+	Instances    int            `json:"instances"`
 	Captures     int            `json:"captures"`
 	CaptureFiles int            `json:"capture_files"`
 	Sessions     int            `json:"sessions"`
@@ -108,6 +120,7 @@ func writeJSONSummary(buf *bytes.Buffer, rep *analyzer.Report, s analyzer.Summar
 		Summary: jsonSummary{
 			Files:         s.Files,
 			Statements:    s.Statements,
+			Instances:     s.Instances,
 			Captures:      s.Captures,
 			CaptureFiles:  s.CaptureFiles,
 			Sessions:      s.Sessions,
@@ -119,6 +132,9 @@ func writeJSONSummary(buf *bytes.Buffer, rep *analyzer.Report, s analyzer.Summar
 			Baselined:     s.Baselined,
 			StaleBaseline: append([]analyzer.BaselineEntry{}, s.StaleBaseline...),
 		},
+	}
+	if v := rep.Verdict; v != nil {
+		out.Verdict = &jsonVerdict{Ready: v.Ready, Message: v.Message, Blocking: v.Blocking, NotBlocking: v.NotBlocking, FailOn: v.FailOn}
 	}
 	for _, f := range rep.Findings {
 		out.Findings = append(out.Findings, jsonFindingOf(f))

@@ -54,6 +54,7 @@ type (
 	}
 	// sarifRunProperties say what captured traffic a run covered.
 	sarifRunProperties struct {
+		Instances    int `json:"instances"`
 		Captures     int `json:"captures"`
 		CaptureFiles int `json:"captureFiles"`
 		Sessions     int `json:"sessions"`
@@ -169,7 +170,7 @@ func writeSARIF(buf *bytes.Buffer, rep *analyzer.Report, _ Options) error {
 		run.Invocations = []sarifInvocation{inv}
 	}
 	if s := rep.Summary; s.Captures > 0 {
-		run.Properties = &sarifRunProperties{Captures: s.Captures, CaptureFiles: s.CaptureFiles, Sessions: s.Sessions}
+		run.Properties = &sarifRunProperties{Instances: s.Instances, Captures: s.Captures, CaptureFiles: s.CaptureFiles, Sessions: s.Sessions}
 	}
 	log := sarifLog{
 		Schema:  sarifSchema,

@@ -46,7 +46,7 @@ func NewStream(w io.Writer, format string, rep *analyzer.Report, opt Options) (*
 		return nil, errors.New("output: nil report")
 	}
 	s := &Stream{w: w, format: format, pal: newPalette(opt.Color)}
-	s.rep = analyzer.Report{Tool: rep.Tool, Version: rep.Version, Target: rep.Target, Findings: []analyzer.Finding{}}
+	s.rep = analyzer.Report{Tool: rep.Tool, Version: rep.Version, Target: rep.Target, Verdict: rep.Verdict, Findings: []analyzer.Finding{}}
 	s.counts.Count(nil)
 	switch format {
 	case "text", "github":

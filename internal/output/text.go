@@ -188,7 +188,12 @@ func writeTextSummaryOf(buf *bytes.Buffer, s analyzer.Summary) {
 		writeRuleCounts(buf, s.ByRule)
 	}
 	if s.Captures > 0 {
-		fmt.Fprintf(buf, "traffic from %s (%s)\n", plural(s.Captures, "proxy instance"), plural(s.CaptureFiles, "capture file"))
+		files := plural(s.CaptureFiles, "capture file")
+		if s.Captures != s.Instances {
+			// A restarted recorder: one instance, several recordings.
+			files = plural(s.Captures, "recording") + ", " + files
+		}
+		fmt.Fprintf(buf, "traffic from %s (%s)\n", plural(s.Instances, "proxy instance"), files)
 	}
 	if s.Baselined > 0 {
 		fmt.Fprintf(buf, "%s hidden by the baseline\n", plural(s.Baselined, "finding"))

@@ -111,6 +111,9 @@ func TestParseYAMLErrors(t *testing.T) {
 		{"pool_size: 1\npool-size: 2\n", "line 2: pool-size is already set on line 1"},
 		{"- a\n- b\n", "line 1: the config must be a mapping"},
 		{"listen: [\n", "line 1"},
+		// A syntax error names the line at fault, not the line before the
+		// block it is in.
+		{"# proxy\n\nlisten: 127.0.0.1:6432\ndatabases:\n  app: db\n pool_size: 5\n", "line 6 column 2: did not find expected key"},
 		{"a: 1\n---\nb: 2\n", "line 2: more than one YAML document"},
 	} {
 		_, err := ParseYAML([]byte(tc.text))
@@ -244,6 +247,11 @@ func TestPgBouncerINIErrors(t *testing.T) {
 		{"[pgbouncer]\nlisten_port\n", "line 2: want key = value"},
 		{"[pgbouncer\n", "line 1: section header without ]"},
 		{"[pgbouncer]\nlisten_port = http\n", `line 2: listen_port: invalid port "http"`},
+		// A near miss of a key is a typo: its setting would stay at the
+		// default.
+		{"[pgbouncer]\nlisten_prot = 6433\n", "line 2: listen_prot: unknown key (did you mean listen_port?)"},
+		{"[pgbouncer]\nlisten_port = 6433\nclient_tls_sslmod = require\n", "line 3: client_tls_sslmod: unknown key (did you mean client_tls_sslmode?)"},
+		{"[pgbouncer]\nmax_client_con = 10\n", "did you mean max_client_conn?"},
 		{"[pgbouncer]\ndefault_pool_size = 0\n", "line 2: default_pool_size: must be at least 1"},
 		{"[pgbouncer]\nmax_client_conn = lots\n", `invalid number "lots"`},
 		{"[pgbouncer]\nquery_wait_timeout = -1\n", "negative duration"},
@@ -591,5 +599,29 @@ func TestYAMLDeprecatedSpelling(t *testing.T) {
 	}
 	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "line 1: pool-size is deprecated: write pool_size") {
 		t.Fatalf("warnings %q", s.Warnings)
+	}
+}
+
+// TestPgBouncerUnknownKeys: a key of PgBouncer's that pgpoolcheck does not
+// use, and a key far from every known one (a newer PgBouncer's, say), are
+// ignored with a warning that tells them apart; a near miss is an error
+// (TestPgBouncerINIErrors).
+func TestPgBouncerUnknownKeys(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"[pgbouncer]\nlogfile = /var/log/pgbouncer.log\n", "pgbouncer logfile: not used by pgpoolcheck"},
+		{"[pgbouncer]\nfrobnicate_everything = 1\n", "pgbouncer frobnicate_everything: unknown key, not a PgBouncer setting pgpoolcheck knows; ignored"},
+	} {
+		_, ignored, err := ParsePgBouncerINI([]byte(tc.text))
+		if err != nil {
+			t.Errorf("%q: %v", tc.text, err)
+			continue
+		}
+		if len(ignored) != 1 {
+			t.Errorf("%q: ignored %v, want one line", tc.text, ignored)
+			continue
+		}
+		if got := ignored[0].Section + " " + ignored[0].Key + ": " + ignored[0].Reason; got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.text, got, tc.want)
+		}
 	}
 }

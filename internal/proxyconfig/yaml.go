@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/suggest"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/yamlpos"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 	"go.yaml.in/yaml/v3"
 )
@@ -38,7 +39,7 @@ func ParseYAML(b []byte) (*Settings, error) {
 		if errors.Is(err, io.EOF) {
 			return &Settings{}, nil
 		}
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, yamlpos.Error(b, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
