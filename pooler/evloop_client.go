@@ -290,7 +290,7 @@ func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
 	c.waiter.loop, c.waiter.c = nil, nil
 	rio := s.lrio()
 	if rio == nil {
-		l.eject(c, s, handoffTLSServer)
+		l.eject(c, s, handoffForeign)
 		return false
 	}
 	fd := s.lfd

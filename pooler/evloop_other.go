@@ -33,7 +33,7 @@ func (p *Proxy) startLoops(int)                             {}
 func (l *evLoop) post(loopMsg)                              {}
 func (p *Proxy) pickLoop() *evLoop                          { return nil }
 func (s *serverConn) leaveLoop()                            {}
-func (s *serverConn) lrio() *rawIO                          { r, _ := s.rio.(*rawIO); return r }
+func (s *serverConn) lrio() *rawIO                          { return s.raw }
 func (r *rawIO) flushBlocking()                             {}
 func (l *evLoop) dropServer(*serverConn)                    {}
 func (p *Proxy) loopsStarted() []*evLoop                    { return nil }

@@ -10,11 +10,9 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
-// lrio returns the server's raw socket, or nil behind TLS.
-func (s *serverConn) lrio() *rawIO {
-	r, _ := s.rio.(*rawIO)
-	return r
-}
+// lrio returns the server's socket (under TLS, when the server speaks it),
+// or nil when the pooler cannot own it.
+func (s *serverConn) lrio() *rawIO { return s.raw }
 
 // leaveLoop takes a server that a goroutine is about to use out of the
 // event loop that last had it.
@@ -60,7 +58,9 @@ func (l *evLoop) serverReadable(s *serverConn) {
 		}
 		got, short, err := readMore(s.r)
 		if got > 0 {
-			drained = short
+			// Behind TLS a short read is one record: the socket may
+			// hold more, which no new edge would announce.
+			drained = short && !s.tls
 			continue
 		}
 		if errors.Is(err, errAgain) {

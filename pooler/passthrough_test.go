@@ -342,12 +342,10 @@ func TestAuthQueryDefault(t *testing.T) {
 	}
 }
 
-// TestSCRAMPassThroughTLS: over TLS pgconn uses SCRAM-SHA-256-PLUS
-// (channel_binding=require in the upstream URL makes sure of it), and the
-// pass-through signs the channel binding data with the rest.
-func TestSCRAMPassThroughTLS(t *testing.T) {
-	srv := pgtest.New(t)
-	ctx := testCtx(t, 90*time.Second)
+// serveTLS makes srv speak TLS with a certificate of a new test PKI, and
+// waits until it does.
+func serveTLS(t *testing.T, ctx context.Context, srv *pgtest.Server) *testPKI {
+	t.Helper()
 	pk := newTestPKI(t, "server")
 	// The server reads its key as the postgres OS user: copy the files
 	// into its directory, owned as it is.
@@ -379,21 +377,31 @@ func TestSCRAMPassThroughTLS(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The reload is asynchronous: wait until the server speaks TLS.
+	url := fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=verify-full&sslrootcert=%s", pgtest.SuperUser, srv.Port, pgtest.Database, pk.caFile)
+	for i := 0; ; i++ {
+		c, err := pgconn.Connect(ctx, url)
+		if err == nil {
+			c.Close(ctx)
+			return pk
+		}
+		if i == 50 {
+			t.Fatalf("the server does not speak TLS: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestSCRAMPassThroughTLS: over TLS pgconn uses SCRAM-SHA-256-PLUS
+// (channel_binding=require in the upstream URL makes sure of it), and the
+// pass-through signs the channel binding data with the rest.
+func TestSCRAMPassThroughTLS(t *testing.T) {
+	srv := pgtest.New(t)
+	ctx := testCtx(t, 90*time.Second)
+	pk := serveTLS(t, ctx, srv)
 	tlsURL := func(user string) string {
 		return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=verify-full&sslrootcert=%s&channel_binding=require",
 			user, srv.Port, pgtest.Database, pk.caFile)
-	}
-	// The reload is asynchronous: wait until the server speaks TLS.
-	for i := 0; ; i++ {
-		c, err := pgconn.Connect(ctx, tlsURL(pgtest.SCRAMUser)+"&password="+pgtest.SCRAMPassword)
-		if err == nil {
-			c.Close(ctx)
-			break
-		}
-		if i == 50 {
-			t.Fatalf("the server does not take SCRAM-SHA-256-PLUS over TLS: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	direct, err := pgx.Connect(ctx, srv.SocketURL(pgtest.SuperUser))
 	if err != nil {

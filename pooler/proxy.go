@@ -145,6 +145,7 @@ func New(cfg Config) (*Proxy, error) {
 	if c.dial != nil {
 		up.DialFunc = c.dial
 	}
+	up.DialFunc = rawDial(up.DialFunc)
 	trust, err := parseTrust(c.TrustedRoutines)
 	if err != nil {
 		return nil, err

@@ -161,8 +161,16 @@ func (r *rawIO) write(b []byte, fn func(uintptr) bool) (int, error) {
 // to check that the event loop always watches a socket it owes bytes.
 var shortWrites atomic.Int64
 
-// errAgain is a read in nb mode that found nothing to read.
-var errAgain = errors.New("no data ready")
+// errAgain is a read in nb mode that found nothing to read. It is a
+// temporary net.Error, so that a tls.Conn above the socket keeps the
+// record it has half read and goes on at the next read.
+var errAgain error = againError{}
+
+type againError struct{}
+
+func (againError) Error() string   { return "no data ready" }
+func (againError) Timeout() bool   { return true }
+func (againError) Temporary() bool { return true }
 
 // readNB is doRead for nb mode: it never waits.
 func (r *rawIO) readNB(fd uintptr) bool {

@@ -89,8 +89,12 @@ type serverConn struct {
 	// the pump and the client goroutine to look at without the lock.
 	eng       engine.Server
 	synthHead atomic.Bool
-	// rio is the socket under r and w: a *rawIO, except behind TLS.
+	// rio is what r and w read and write: the socket (raw), or the
+	// tls.Conn above it behind TLS (tls is set). raw is the socket, which
+	// an event loop owns and watches either way.
 	rio io.ReadWriter
+	raw *rawIO
+	tls bool
 	// Event-loop state (evloop.go). loop is the loop whose epoll set has
 	// the descriptor lfd, and the fields after it are used by that loop
 	// alone: lclient is the loop's client s is attached to, lfatal
@@ -154,21 +158,30 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 		return nil, err
 	}
 	now := time.Now()
-	rio := newRawIO(hc.Conn)
-	if _, ok := rio.(*rawIO); !ok {
-		// TLS: the event loops cannot relay for this pool's clients.
-		p.tls.Store(true)
+	// The socket is a rawIO (rawDial), under pgconn's TLS when the server
+	// speaks it.
+	var raw *rawIO
+	tlsUp := false
+	switch c := hc.Conn.(type) {
+	case *rawIO:
+		raw = c
+	case *tls.Conn:
+		raw, _ = c.NetConn().(*rawIO)
+		tlsUp = true
 	}
-	var conn net.Conn = hc.Conn
-	if r, ok := rio.(*rawIO); ok {
-		conn = r
+	if raw == nil {
+		// A socket the pooler cannot watch itself (a dialer of a test's):
+		// the event loops do not relay for this pool's clients.
+		p.tls.Store(true)
 	}
 	s := &serverConn{
 		pool:    p,
-		conn:    conn,
-		rio:     rio,
-		r:       bufio.NewReaderSize(rio, serverBufSize),
-		w:       bufio.NewWriterSize(rio, serverBufSize),
+		conn:    hc.Conn,
+		rio:     hc.Conn,
+		raw:     raw,
+		tls:     tlsUp,
+		r:       bufio.NewReaderSize(hc.Conn, serverBufSize),
+		w:       bufio.NewWriterSize(hc.Conn, serverBufSize),
 		pid:     hc.PID,
 		secret:  hc.SecretKey,
 		params:  hc.ParameterStatuses,
@@ -179,6 +192,22 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 	}
 	s.sig = paramsSig(s.params)
 	return s, nil
+}
+
+// rawDial wraps a dialer so that the sockets of server connections are
+// rawIOs, which an event loop can own (newRawIO): pgconn's TLS, when the
+// server speaks it, then runs above the rawIO.
+func rawDial(dial pgconn.DialFunc) pgconn.DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if r, ok := newRawIO(nc).(*rawIO); ok {
+			return r, nil
+		}
+		return nc, nil
+	}
 }
 
 // connectServer logs cfg's user in to the server. Without a password in

@@ -543,11 +543,11 @@ const (
 	handoffLargeAnswer                 // a server message larger than the read buffer
 	handoffVerify                      // the server's session state is read (round trips)
 	handoffPause                       // the database is paused (PAUSE)
-	handoffTLSServer                   // a server behind TLS
+	handoffForeign                     // a server socket the pooler cannot own (no descriptor)
 	handoffEpoll                       // the server's socket could not join the epoll set
 	numHandoffs
 )
 
-var handoffNames = [numHandoffs]string{"large-message", "large-answer", "verify", "pause", "tls-server", "epoll"}
+var handoffNames = [numHandoffs]string{"large-message", "large-answer", "verify", "pause", "foreign-socket", "epoll"}
 
 func (h handoff) String() string { return handoffNames[h] }

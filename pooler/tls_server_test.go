@@ -1,0 +1,92 @@
+package pooler
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/sessionstate"
+)
+
+// A server that speaks TLS is relayed by the event loop like any other:
+// clients of several application names share a pool of two, in simple and
+// extended protocol, with answers larger than a TLS record and settings
+// that follow them, and no client leaves its loop for a goroutine.
+func TestServerTLSOnLoop(t *testing.T) {
+	srv := pgtest.New(t)
+	ctx := testCtx(t, 120*time.Second)
+	pk := serveTLS(t, ctx, srv)
+	tp := startProxy(t, srv, Config{
+		Relay:    RelayLoop,
+		PoolSize: 2,
+		Upstream: fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=verify-full&sslrootcert=%s",
+			pgtest.SuperUser, srv.Port, pgtest.Database, pk.caFile),
+		Classifier: sessionstate.New(),
+	})
+	big := strings.Repeat("x", 40000) // three TLS records, two read buffers
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 6 {
+		mode := pgx.QueryExecModeSimpleProtocol
+		if i%2 == 1 {
+			mode = pgx.QueryExecModeCacheStatement
+		}
+		c := tp.connectParams(t, mode, map[string]string{"application_name": fmt.Sprintf("app%d", i%3)})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 40 {
+				var ssl bool
+				var app, mem string
+				var n int
+				err := c.QueryRow(ctx, "SELECT ssl, current_setting('application_name'), current_setting('work_mem'), length(repeat('x', $1::int)) FROM pg_stat_ssl WHERE pid = pg_backend_pid()", len(big)/2).Scan(&ssl, &app, &mem, &n)
+				if err != nil {
+					errs <- fmt.Errorf("client %d, query %d: %v", i, j, err)
+					return
+				}
+				wantMem := "4MB"
+				if j > 0 && i == 0 {
+					wantMem = "1234kB" // set below, follows client 0
+				}
+				if !ssl || app != fmt.Sprintf("app%d", i%3) || n != len(big)/2 || mem != wantMem {
+					errs <- fmt.Errorf("client %d, query %d: ssl %v, application_name %q, work_mem %q, length %d", i, j, ssl, app, mem, n)
+					return
+				}
+				if j == 0 && i == 0 {
+					if _, err := c.Exec(ctx, "SET work_mem = '1234kB'"); err != nil {
+						errs <- err
+						return
+					}
+				}
+				var s string
+				if err := c.QueryRow(ctx, "SELECT $1::text", big).Scan(&s); err != nil || s != big {
+					errs <- fmt.Errorf("client %d: echo of %d bytes: %d bytes, %v", i, len(big), len(s), err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	// Between transactions every client is on the loop.
+	deadline := time.Now().Add(5 * time.Second)
+	for ClientsOnLoops(tp.Proxy) != 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d clients on the event loop, want 6", ClientsOnLoops(tp.Proxy))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h := tp.Snapshot().Handoffs
+	for why, n := range h {
+		if n != 0 && why != "large-message" && why != "large-answer" {
+			t.Errorf("%d clients handed from the loop to a goroutine for %q", n, why)
+		}
+	}
+}
