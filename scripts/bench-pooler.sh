@@ -57,6 +57,10 @@
 #   BASE_REV (unset)                 also pgpoolcheck-base: pgpoolcheck built from this git
 #                                    revision, with the same flags (a change beside its base)
 #   SCRIPT (unset)                   a pgbench script file run instead of -S (pgbench -f)
+#   SERVER_TLS (0)                   1: PostgreSQL speaks TLS (a throwaway self-signed certificate)
+#                                    and the poolers reach it over TCP with sslmode=require
+#   CLIENT_TLS (0)                   1: pgbench reaches the poolers with sslmode=require (the
+#                                    poolers' client TLS with that certificate); direct stays plain
 #   APPS (1)                         application names the clients are split over: APPS pgbench
 #                                    processes with CLIENTS/APPS clients each, application_name
 #                                    app1..appN, their results summed (servers must be set up for
@@ -103,6 +107,8 @@ GOROUTINE_RELAY=${GOROUTINE_RELAY:-0}
 BASE_REV=${BASE_REV-}
 APPS=${APPS:-1}
 SCRIPT=${SCRIPT-}
+SERVER_TLS=${SERVER_TLS:-0}
+CLIENT_TLS=${CLIENT_TLS:-0}
 EVLOOP_LOOPS=${EVLOOP_LOOPS:-2}
 read -ra EVLOOP_EXTRA <<<"${EVLOOP_ARGS-}"
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
@@ -219,8 +225,20 @@ done
 
 PPC_HELP=$("$WORK/pgpoolcheck" proxy -h 2>&1 || true)
 UPSTREAM="postgres://postgres@/postgres?host=$WORK&port=${PORT[direct]}"
+[ "$SERVER_TLS" = 1 ] && UPSTREAM="postgres://postgres@127.0.0.1:${PORT[direct]}/postgres?sslmode=require"
 PPC_FLAGS=(--listen "127.0.0.1:${PORT[pgpoolcheck]}" --upstream "$UPSTREAM"
   --mode transaction --pool-size "$POOL_SIZE" --max-client-conn "$MAX_CLIENT_CONN" --log-level warn)
+# The TLS certificate (SERVER_TLS, CLIENT_TLS): self-signed, for 127.0.0.1,
+# readable by the postgres OS user that runs PostgreSQL and PgBouncer.
+if [ "$SERVER_TLS" = 1 ] || [ "$CLIENT_TLS" = 1 ]; then
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/tls.key" -out "$WORK/tls.crt" -days 2 \
+    -subj /CN=127.0.0.1 >/dev/null 2>&1
+  chmod 600 "$WORK/tls.key"
+  [ "$(id -u)" = 0 ] && chown postgres: "$WORK/tls.key" "$WORK/tls.crt"
+fi
+if [ "$CLIENT_TLS" = 1 ]; then
+  PPC_FLAGS+=(--client-tls-sslmode require --client-tls-cert-file "$WORK/tls.crt" --client-tls-key-file "$WORK/tls.key")
+fi
 if grep -q -- '-max-prepared-statements' <<<"$PPC_HELP"; then
   PPC_FLAGS+=(--max-prepared-statements "$MAX_PREPARED")
 fi
@@ -271,7 +289,7 @@ start_pgbouncer() {  # target name; 1 if it does not start
   v=$(bouncer_version "${BIN[$t]}")
   cat >"$ini" <<INI
 [databases]
-postgres = host=$WORK port=${PORT[direct]} dbname=postgres
+postgres = host=$([ "$SERVER_TLS" = 1 ] && echo 127.0.0.1 || echo "$WORK") port=${PORT[direct]} dbname=postgres
 [pgbouncer]
 listen_addr = 127.0.0.1
 listen_port = ${PORT[$t]}
@@ -287,6 +305,10 @@ log_connections = 0
 log_disconnections = 0
 INI
   if version_ge "$v" 1.21; then echo "max_prepared_statements = $MAX_PREPARED" >>"$ini"; fi
+  if [ "$SERVER_TLS" = 1 ]; then echo "server_tls_sslmode = require" >>"$ini"; fi
+  if [ "$CLIENT_TLS" = 1 ]; then
+    printf 'client_tls_sslmode = require\nclient_tls_cert_file = %s\nclient_tls_key_file = %s\n' "$WORK/tls.crt" "$WORK/tls.key" >>"$ini"
+  fi
   echo '"postgres" ""' >"$WORK/userlist.txt"
   [ "$(id -u)" = 0 ] && chown postgres: "$ini" "$WORK/userlist.txt"
   setsid "${RUNAS[@]}" sh -c 'ulimit -n "$(ulimit -Hn)"; exec "$0" "$@"' "${BIN[$t]}" "$ini" \
@@ -320,7 +342,8 @@ echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on port ${P
 "${RUNAS[@]}" "$PGBIN/initdb" -D "$WORK/data" -U postgres -A trust -E UTF8 --locale=C --no-sync >/dev/null
 setsid "${RUNAS[@]}" "$PGBIN/postgres" -D "$WORK/data" -k "$WORK" -p "${PORT[direct]}" \
   -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS * (RECORD == 1 ? 3 : 1) + POOL_SIZE * (${#BOUNCERS[@]} + 1 + EVLOOP + GOROUTINE_RELAY + (${#BASE_REV} > 0)) + 20)) \
-  -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off >"$WORK/postgres.log" 2>&1 &
+  -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off \
+  $([ "$SERVER_TLS" = 1 ] && echo "-c ssl=on -c ssl_cert_file=$WORK/tls.crt -c ssl_key_file=$WORK/tls.key") >"$WORK/postgres.log" 2>&1 &
 SIDS+=("$!")
 PG_SID=$!
 wait_ready "${PORT[direct]}" || { echo "PostgreSQL did not start:" >&2; tail -5 "$WORK/postgres.log" >&2; exit 1; }
@@ -386,7 +409,7 @@ pgbench_run() {
   dir=$(mktemp -d "$WORK/apps.XXXXXX")
   for i in $(seq "$APPS"); do
     n=$((c / APPS + (i <= c % APPS ? 1 : 0)))
-    "$PGBENCH" -n "${what[@]}" -M "$proto" -T "$DURATION" -j 1 -c "$n" "$url?application_name=app$i" >"$dir/$i" 2>&1 &
+    "$PGBENCH" -n "${what[@]}" -M "$proto" -T "$DURATION" -j 1 -c "$n" "$url$([[ $url == *\?* ]] && echo '&' || echo '?')application_name=app$i" >"$dir/$i" 2>&1 &
   done
   wait
   grep -hv '^tps = \|^latency average\|number of transactions actually processed\|number of failed transactions' "$dir"/* || true
@@ -411,7 +434,11 @@ pg_ticks() {
   done
   echo "$t"
 }
-url_for() { echo "postgresql://postgres@127.0.0.1:${PORT[$1]}/postgres"; }
+url_for() {
+  local q=
+  [ "$CLIENT_TLS" = 1 ] && [ "$1" != direct ] && q="?sslmode=require"
+  echo "postgresql://postgres@127.0.0.1:${PORT[$1]}/postgres$q"
+}
 
 # settle_backends waits (20 s at most) until the server connections of a
 # pooler just stopped are gone: hundreds of backends exiting would
