@@ -64,9 +64,12 @@ type clientConn struct {
 	// Proxy.mu).
 	pooled bool
 	// tls is set once the client's TLS handshake is done: conn and rio
-	// are its tls.Conn, which only the goroutine relay drives and whose
-	// decrypted bytes a bufferless wait on the socket would not see.
+	// are its tls.Conn, whose decrypted bytes a bufferless wait on the
+	// socket would not see (it is never parked: nudgeIdleClients). raw is
+	// the socket, under the tls.Conn or not, which an event loop owns (nil
+	// when it cannot).
 	tls bool
+	raw *rawIO
 	r   *bufio.Reader
 
 	// wmu guards w, which both the client goroutine (errors) and the pump
@@ -241,7 +244,7 @@ func (p *Proxy) serveClient(nc net.Conn) {
 	}
 	c.rio = newRawIO(nc)
 	if r, ok := c.rio.(*rawIO); ok {
-		c.conn = r
+		c.conn, c.raw = r, r
 	}
 	c.r.Reset(c.rio)
 	ok := c.handshake()
@@ -276,8 +279,7 @@ func (c *clientConn) loopable() bool {
 	if c.pool != nil && c.pool.tls.Load() {
 		return false // see bind
 	}
-	_, ok := c.rio.(*rawIO)
-	return ok
+	return c.raw != nil
 }
 
 // toLoop hands a client between transactions to an event loop.
@@ -447,9 +449,6 @@ func (c *clientConn) waitIdle() error {
 // so that it goes on waiting in waitIdle without a read buffer. The
 // janitor calls it; it reports whether the client was nudged.
 func (c *clientConn) nudge(cutoff int64) bool {
-	if c.tls {
-		return false // see clientConn.tls
-	}
 	c.nmu.Lock()
 	defer c.nmu.Unlock()
 	if at := c.parkedAt.Load(); at != 0 && at < cutoff && !c.nudged {

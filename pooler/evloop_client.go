@@ -46,7 +46,9 @@ func (l *evLoop) relayClient(c *clientConn, drained bool) {
 		}
 		got, short, err := readMore(c.r)
 		if got > 0 {
-			drained = short
+			// Behind TLS a short read is one record: the socket may
+			// hold more, which no new edge would announce.
+			drained = short && !c.tls
 			continue
 		}
 		if errors.Is(err, errAgain) {
@@ -425,7 +427,7 @@ func (l *evLoop) armOut(c *clientConn) {
 		return
 	}
 	c.wmu.Lock()
-	pend := len(c.rio.(*rawIO).pend) > 0
+	pend := len(c.raw.pend) > 0
 	c.wmu.Unlock()
 	if pend {
 		c.lout = true
@@ -436,7 +438,7 @@ func (l *evLoop) armOut(c *clientConn) {
 // clientWritable writes what the client's socket did not take before.
 func (l *evLoop) clientWritable(c *clientConn) {
 	c.wmu.Lock()
-	rio := c.rio.(*rawIO)
+	rio := c.raw
 	left, _ := rio.flushPend()
 	small := len(rio.pend) <= loopOut
 	c.wmu.Unlock()

@@ -9,7 +9,7 @@ import (
 // adopt takes a client between transactions (nothing attached) from its
 // goroutine or from login.
 func (l *evLoop) adopt(c *clientConn) {
-	rio := c.rio.(*rawIO)
+	rio := c.raw
 	rfd, err := rio.toRaw()
 	if err != nil {
 		c.inLoop.Store(false)
@@ -42,7 +42,7 @@ func (l *evLoop) adopt(c *clientConn) {
 // giveUp hands a client that closed before the loop took it to a
 // goroutine, which cleans up after it.
 func (l *evLoop) giveUp(c *clientConn) {
-	c.rio.(*rawIO).toRuntime()
+	c.raw.toRuntime()
 	go c.resume(nil)
 }
 
@@ -89,7 +89,7 @@ func (l *evLoop) eject(c *clientConn, s *serverConn, why handoff) {
 	if c.w != nil {
 		c.w.Flush()
 	}
-	c.rio.(*rawIO).toRuntime()
+	c.raw.toRuntime()
 	c.wmu.Unlock()
 	c.lout = false
 	if s != nil && s.lclient == c {
@@ -112,8 +112,8 @@ func (l *evLoop) eject(c *clientConn, s *serverConn, why handoff) {
 // first setting up the server acquired for it (s, when not nil).
 func (c *clientConn) resume(s *serverConn) {
 	c.wmu.Lock()
-	if rio, ok := c.rio.(*rawIO); ok {
-		rio.flushBlocking()
+	if c.raw != nil {
+		c.raw.flushBlocking()
 	}
 	c.wmu.Unlock()
 	if c.r == nil {

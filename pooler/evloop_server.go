@@ -100,7 +100,7 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 			l.eject(c, s, handoffVerify)
 			return smLost
 		}
-		if rio, _ := c.rio.(*rawIO); len(rio.pend) > loopOut {
+		if len(c.raw.pend) > loopOut {
 			s.lblocked = true
 			return smNext
 		}

@@ -651,7 +651,9 @@ func (p *Proxy) nudgeIdleClients(now time.Time) {
 	n := 0
 	p.mu.Lock()
 	for c := range p.clients {
-		if c.nudge(cutoff) {
+		// A TLS client is not parked: the tls.Conn may hold what it
+		// decrypted, which a wait on the socket would not see.
+		if !c.tls && c.nudge(cutoff) {
 			n++
 		}
 	}

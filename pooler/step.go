@@ -476,10 +476,10 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) smResult {
 	if !gone && c.proxy.closing.Load() {
 		c.closeForShutdown()
 	}
-	if !gone && !c.inLoop.Load() && (c.proxy.stats.relaying.Load() > c.proxy.budget.Load() || c.loopable()) {
+	if !gone && !c.inLoop.Load() && (c.loopable() || !c.tls && c.proxy.stats.relaying.Load() > c.proxy.budget.Load()) {
 		// The client goroutine, already waiting for the next message,
-		// hands the client to the idle poller (see relayBudget) or back
-		// to an event loop.
+		// hands the client back to an event loop or, not behind TLS (see
+		// nudgeIdleClients), to the idle poller (see relayBudget).
 		c.nudge(math.MaxInt64)
 	}
 	return r

@@ -90,3 +90,81 @@ func TestServerTLSOnLoop(t *testing.T) {
 		}
 	}
 }
+
+// A client that uses TLS is relayed by the event loop too: between
+// transactions it is on the loop, whose reads of its tls.Conn go on until
+// nothing is left (one read is one record), with queries and answers
+// larger than a record, pipelines of many small messages, and a quiet
+// gap; a server behind TLS as well.
+func TestClientTLSOnLoop(t *testing.T) {
+	srv := pgtest.New(t)
+	ctx := testCtx(t, 120*time.Second)
+	spk := serveTLS(t, ctx, srv)
+	pk := newTestPKI(t, "loop")
+	tp := startProxy(t, srv, Config{
+		Relay: RelayLoop, PoolSize: 2, ClientTLSMode: TLSRequire, ClientTLS: pk.config(),
+		Upstream: fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=verify-full&sslrootcert=%s",
+			pgtest.SuperUser, srv.Port, pgtest.Database, spk.caFile),
+		Classifier: sessionstate.New(),
+	})
+	tp.nudgeAfter.Store(int64(10 * time.Millisecond))
+	var clients []*pgx.Conn
+	for i := range 4 {
+		c, err := connectURL(ctx, t, tp.tlsURL(fmt.Sprintf("sslmode=verify-full&sslrootcert=%s&application_name=tls%d", pk.caFile, i%2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !usesTLS(c) {
+			t.Fatal("the client's connection is not TLS")
+		}
+		clients = append(clients, c)
+	}
+	big := strings.Repeat("y", 70000)
+	var wg sync.WaitGroup
+	errs := make(chan error, len(clients))
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 30 {
+				var s string
+				if err := c.QueryRow(ctx, "SELECT $1::text || current_setting('application_name')", big).Scan(&s); err != nil || s != big+fmt.Sprintf("tls%d", i%2) {
+					errs <- fmt.Errorf("client %d, query %d: %d bytes, %v", i, j, len(s), err)
+					return
+				}
+				b := &pgx.Batch{}
+				for k := range 50 {
+					b.Queue("SELECT $1::int", k)
+				}
+				br := c.SendBatch(ctx, b)
+				for k := range 50 {
+					var got int
+					if err := br.QueryRow().Scan(&got); err != nil || got != k {
+						errs <- fmt.Errorf("client %d, batch %d, query %d: %d, %v", i, j, k, got, err)
+						br.Close()
+						return
+					}
+				}
+				if err := br.Close(); err != nil {
+					errs <- err
+					return
+				}
+				if j%10 == 9 {
+					time.Sleep(1200 * time.Millisecond) // longer than nudgeAfter and a janitor tick
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for ClientsOnLoops(tp.Proxy) != len(clients) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d clients on the event loop, want %d", ClientsOnLoops(tp.Proxy), len(clients))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
