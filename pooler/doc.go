@@ -11,11 +11,17 @@
 // server that leaves a client goes through one function, pool.putBack.
 //
 // Two drivers relay a logged-in client: the event loops (evloop*.go, in
-// transaction mode) and the goroutine relay (relay.go). Both ask the same
-// code what each message means: the client's engine (package engine:
-// framing, the relay state and every release, verify, clean and vanish
-// decision, the policy from login) and the per-message steps of step.go.
-// A client has one owner at a time; a loop's own record (evLoop.own) says
+// transaction mode, with or without TLS on either side) and the goroutine
+// relay (relay.go: session and record mode, and what a loop hands on:
+// reading a server's state after routines changed it, messages larger
+// than the buffers, a paused pool). A loop logs servers in aside, and sets
+// up and cleans servers with queries whose answers it reads itself. Both
+// ask the same code what each message means: the client's engine (package
+// engine: framing, the relay state and every release, verify, clean and
+// vanish decision, the policy from login), the per-message steps of
+// step.go, the setup and clean plans (setupSQL, cleanPlan) and the reading
+// of the pooler's own queries' answers (serverConn.internalAnswer). A
+// client has one owner at a time; a loop's own record (evLoop.own) says
 // which clients are its. docs/design-event-loop.md describes the drivers,
 // where a client can be, and the hand-offs between them.
 //
