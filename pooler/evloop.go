@@ -294,10 +294,10 @@ func (l *evLoop) stop(work []loopMsg) {
 		}
 	}
 	for _, s := range l.servers.v {
-		if s != nil && (s.lsetup || s.lclean != nil) {
-			// Running a client's setup query or a clean: nothing
-			// waits for it any more.
-			s.lsetup, s.lclean = false, nil
+		if s != nil && s.lquery != nil {
+			// Running a query of the pooler's own (a setup or a
+			// clean): nothing waits for it any more.
+			s.lquery = nil
 			l.dropServer(s)
 			s.pool.putBack(s, closeServer)
 		}

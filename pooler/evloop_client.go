@@ -285,7 +285,7 @@ func (l *evLoop) loginAside(c *clientConn, granted bool) {
 
 // bind attaches s to the client on the loop; when s must be set up for
 // the client first, the client waits (lwait) while s runs the setup query
-// (setUpAnswer). It reports whether s is attached now; async says that
+// (runQueries). It reports whether s is attached now; async says that
 // the client's message that asked for the server waits in its buffer
 // (bind runs for an inbox message), and it is then relayed here.
 func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
@@ -323,16 +323,20 @@ func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
 	s.lclient, s.lfatal, s.lblocked = c, false, false
 	l.servers.set(fd, s)
 	if q, restored := c.setupSQL(s); q != "" {
+		// The client waits on its loop until s has run the query.
 		c.lwait = true
-		s.lsetup, s.lrestored, s.lsetupErr = true, restored, nil
-		s.eng.SimpleQuery()
-		s.wmu.Lock()
-		if err := writeQuery(s.w, q); err != nil {
-			s.wmu.Unlock()
+		err := l.runQueries(c, s, []string{q}, false, func(err error, _ []string) {
+			if err != nil {
+				l.setUpFailed(c, s, err)
+				return
+			}
+			c.lwait = false
+			c.setUpDone(s, false, restored)
+			l.relayClient(c, !c.lmore)
+		})
+		if err != nil {
 			l.setUpFailed(c, s, err)
-			return false
 		}
-		l.flushServer(c, s)
 		return false
 	}
 	c.setUpDone(s, false, false)
@@ -344,54 +348,10 @@ func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
 	return true
 }
 
-// setUpAnswer reads the answer to the setup query of s (bind): at its
-// ReadyForQuery s is the waiting client's, whose buffered messages are
-// relayed then.
-func (l *evLoop) setUpAnswer(c *clientConn, s *serverConn) {
-	for {
-		for s.r.Buffered() >= headerLen {
-			h, _ := s.r.Peek(headerLen)
-			typ, n, ok := engine.ServerHeader(h)
-			if !ok || headerLen+n > s.r.Size() {
-				l.setUpFailed(c, s, errBadInternalAnswer)
-				return
-			}
-			b, err := s.r.Peek(headerLen + n)
-			if err != nil {
-				break // the rest is still on its way
-			}
-			done := s.internalAnswer(typ, b[headerLen:], nil, &s.lsetupErr)
-			s.r.Discard(headerLen + n)
-			if !done {
-				continue
-			}
-			if s.lsetupErr != nil {
-				l.setUpFailed(c, s, s.lsetupErr)
-				return
-			}
-			s.lsetup = false
-			c.lwait = false
-			c.setUpDone(s, false, s.lrestored)
-			l.relayClient(c, !c.lmore)
-			return
-		}
-		got, _, err := readMore(s.r)
-		if got > 0 {
-			continue
-		}
-		if errors.Is(err, errAgain) {
-			return
-		}
-		l.setUpFailed(c, s, err)
-		return
-	}
-}
-
 // setUpFailed gives back a server whose setup for the waiting client c
 // failed (setupFate) and closes the client, as a goroutine's failed
 // setUp does.
 func (l *evLoop) setUpFailed(c *clientConn, s *serverConn, err error) {
-	s.lsetup, s.lsetupErr = false, nil
 	c.lwait = false
 	l.dropServer(s)
 	c.pool.putBack(s, setupFate(err))

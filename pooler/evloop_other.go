@@ -26,7 +26,7 @@ type loopMsg struct {
 	err  error
 }
 
-type loopClean struct{}
+type loopQuery struct{}
 
 func (l *evLoop) clean(*clientConn, *serverConn, bool) bool { return false }
 func (p *Proxy) startLoops(int)                             {}

@@ -32,12 +32,8 @@ func (l *evLoop) serverReadable(s *serverConn) {
 	if c == nil {
 		return
 	}
-	switch {
-	case s.lsetup:
-		l.setUpAnswer(c, s)
-		return
-	case s.lclean != nil:
-		l.cleanAnswer(c, s)
+	if s.lquery != nil {
+		l.queryAnswers(s)
 		return
 	}
 	drained := false
@@ -162,136 +158,59 @@ func (l *evLoop) afterRelease(c *clientConn) {
 	}
 }
 
-// loopClean is a clean the loop runs on a server its client released
-// (evLoop.clean): the plan, the answers still due, what they brought.
-type loopClean struct {
-	plan cleanPlan
-	gone bool
-	// due counts the ReadyForQuery still to come; readback is set while
-	// the answer under way is the readback's, whose row is row.
-	due      int
-	readback bool
-	row      []string
-	err      error
-}
-
 // clean cleans s, which its client c released, of c's session state
 // without blocking, with the plan a goroutine's cleanServer follows: the
-// readback and the cleanup leave together and their answers are read as
-// they come (cleanAnswer), and cleanDone gives s back. Meanwhile the
-// client waits (lwait), so that its next server gets the settings read
-// back. It reports whether the clean is under way; otherwise s was given
-// back already.
+// readback and the cleanup leave together (runQueries) and s goes back to
+// its pool at their end. Meanwhile the client waits (lwait), so that its
+// next server gets the settings read back. It reports whether the clean is
+// under way; otherwise s was given back already.
 func (l *evLoop) clean(c *clientConn, s *serverConn, gone bool) bool {
 	pl, ok := c.cleanPlan(gone)
-	l.dropServer(s)
 	switch {
 	case !ok:
+		l.dropServer(s)
 		c.pool.putBack(s, closeServer)
 		return false
 	case pl.readback == "" && pl.cleanup == "":
+		l.dropServer(s)
 		c.cleanFinish(nil, nil)
 		c.pool.putBack(s, reuse)
 		return false
 	}
-	lc := &loopClean{plan: pl, gone: gone, readback: pl.readback != ""}
-	s.eng.SimpleQuery()
-	s.wmu.Lock()
-	var err error
+	var qs []string
 	for _, q := range []string{pl.readback, pl.cleanup} {
 		if q != "" {
-			lc.due++
-			err = errors.Join(err, writeQuery(s.w, q))
+			qs = append(qs, q)
 		}
 	}
-	err = errors.Join(err, s.w.Flush())
-	pend := len(s.lrio().pend) > 0
-	s.wmu.Unlock()
+	err := l.runQueries(c, s, qs, pl.readback != "", func(err error, row []string) {
+		l.dropServer(s)
+		if err == nil && len(row) != len(pl.names) {
+			err = errBadInternalAnswer
+		}
+		if err != nil {
+			c.cleanFailed("could not clean a server of session state; server closed", err)
+			c.pool.putBack(s, closeServer)
+		} else {
+			c.cleanFinish(pl.names, row)
+			c.pool.putBack(s, reuse)
+		}
+		if !gone {
+			c.lwait = false
+		}
+		l.afterRelease(c)
+	})
 	if err != nil {
-		s.close()
+		l.dropServer(s)
 		c.cleanFailed("could not clean a server of session state; server closed", err)
 		c.pool.putBack(s, closeServer)
 		return false
-	}
-	s.lclient, s.lclean = c, lc
-	l.servers.set(s.lfd, s)
-	if pend && !s.lout {
-		s.lout = true
-		l.modify(s.lfd, true)
 	}
 	if !gone {
 		c.lwait = true
 	}
 	return true
 }
-
-// cleanAnswer reads the answers to the clean of s (clean).
-func (l *evLoop) cleanAnswer(c *clientConn, s *serverConn) {
-	lc := s.lclean
-	for {
-		for s.r.Buffered() >= headerLen {
-			h, _ := s.r.Peek(headerLen)
-			typ, n, ok := engine.ServerHeader(h)
-			if !ok || headerLen+n > s.r.Size() {
-				l.cleanDone(c, s, errBadInternalAnswer)
-				return
-			}
-			b, err := s.r.Peek(headerLen + n)
-			if err != nil {
-				break // the rest is still on its way
-			}
-			var row *[]string
-			if lc.readback {
-				row = &lc.row
-			}
-			done := s.internalAnswer(typ, b[headerLen:], row, &lc.err)
-			s.r.Discard(headerLen + n)
-			if !done {
-				continue
-			}
-			if lc.readback && lc.err == nil && len(lc.row) != len(lc.plan.names) {
-				lc.err = errBadInternalAnswer
-			}
-			lc.readback = false
-			if lc.due--; lc.due == 0 {
-				l.cleanDone(c, s, lc.err)
-				return
-			}
-		}
-		got, _, err := readMore(s.r)
-		if got > 0 {
-			continue
-		}
-		if errors.Is(err, errAgain) {
-			return
-		}
-		l.cleanDone(c, s, err)
-		return
-	}
-}
-
-// cleanDone ends the clean of s: s goes back to its pool (closed when the
-// clean failed, err) and its client goes on (afterRelease).
-func (l *evLoop) cleanDone(c *clientConn, s *serverConn, err error) {
-	lc := s.lclean
-	s.lclean = nil
-	l.dropServer(s)
-	if err != nil {
-		c.cleanFailed("could not clean a server of session state; server closed", err)
-		c.pool.putBack(s, closeServer)
-	} else {
-		c.cleanFinish(lc.plan.names, lc.row)
-		c.pool.putBack(s, reuse)
-	}
-	if !lc.gone {
-		c.lwait = false
-	}
-	l.afterRelease(c)
-}
-
-// errBadInternalAnswer is a malformed answer to a query of the pooler's
-// own.
-var errBadInternalAnswer = errors.New("malformed answer to a query of the pooler's own")
 
 // dropServer forgets a server that is no longer attached on this loop
 // (its descriptor stays in the epoll set: see leaveLoop).
@@ -305,12 +224,9 @@ func (l *evLoop) dropServer(s *serverConn) {
 
 // serverGone handles a server whose stream ended or broke.
 func (l *evLoop) serverGone(c *clientConn, s *serverConn) {
-	switch {
-	case s.lsetup:
-		l.setUpFailed(c, s, errServerGone)
-		return
-	case s.lclean != nil:
-		l.cleanDone(c, s, errServerGone)
+	if q := s.lquery; q != nil {
+		s.lquery = nil
+		q.done(errServerGone, nil)
 		return
 	}
 	c.serverLost(s, s.lfatal)

@@ -105,14 +105,9 @@ type serverConn struct {
 	lfd                    int32
 	lclient                *clientConn
 	lfatal, lblocked, lout bool
-	// lsetup is set while s runs the setup query of its client, which
-	// waits for it (evLoop.bind); lrestored says that query restores
-	// the client's settings, lsetupErr is the first error it got.
-	lsetup, lrestored bool
-	lsetupErr         error
-	// lclean is the clean the loop runs on s after its client released
-	// it (evLoop.clean), nil when none.
-	lclean *loopClean
+	// lquery is the queries of the pooler's own that the loop runs on s
+	// (a setup, a clean: evLoop.runQueries), nil when none.
+	lquery *loopQuery
 }
 
 // serverBufSize is the read and write buffer size of a server connection.
@@ -408,7 +403,7 @@ func (s *serverConn) runInternal(sql string) ([]string, error) {
 // pooler's own: it keeps the server's parameters, the first data row (row
 // may be nil) and the first error; it reports the ReadyForQuery that ends
 // the answer. Both drivers read the answers with it (runInternal, and an
-// event loop's setUpAnswer).
+// event loop's queryAnswers).
 func (s *serverConn) internalAnswer(typ byte, body []byte, row *[]string, firstErr *error) bool {
 	switch typ {
 	case 'S':

@@ -1,0 +1,101 @@
+//go:build linux
+
+package pooler
+
+import (
+	"errors"
+
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
+)
+
+// loopQuery is a run of queries of the pooler's own that a loop sends on a
+// server for a client (a setup before the client gets it, a clean after
+// the client released it): their answers are read as they come
+// (queryAnswers), and done runs once, at the last ReadyForQuery or when
+// the server fails, with the first error and the first query's first row
+// (when asked for).
+type loopQuery struct {
+	due     int // ReadyForQuery still to come
+	wantRow bool
+	row     []string
+	err     error
+	done    func(err error, row []string)
+}
+
+// runQueries sends qs on s, which the loop watches for c, and runs done
+// when their answers are in (or s failed). wantRow keeps the first
+// query's first row for done. When the queries cannot be written, s is
+// closed and the error returned, and done does not run.
+func (l *evLoop) runQueries(c *clientConn, s *serverConn, qs []string, wantRow bool, done func(err error, row []string)) error {
+	q := &loopQuery{due: len(qs), wantRow: wantRow, done: done}
+	s.eng.SimpleQuery()
+	s.wmu.Lock()
+	var err error
+	for _, sql := range qs {
+		err = errors.Join(err, writeQuery(s.w, sql))
+	}
+	err = errors.Join(err, s.w.Flush())
+	pend := len(s.raw.pend) > 0
+	s.wmu.Unlock()
+	if err != nil {
+		s.close()
+		return err
+	}
+	s.lclient, s.lquery = c, q
+	l.servers.set(s.lfd, s)
+	if pend && !s.lout {
+		s.lout = true
+		l.modify(s.lfd, true)
+	}
+	return nil
+}
+
+// queryAnswers reads what s answered to the loop's queries (runQueries).
+func (l *evLoop) queryAnswers(s *serverConn) {
+	q := s.lquery
+	end := func(err error) {
+		s.lquery = nil
+		q.done(err, q.row)
+	}
+	for {
+		for s.r.Buffered() >= headerLen {
+			h, _ := s.r.Peek(headerLen)
+			typ, n, ok := engine.ServerHeader(h)
+			if !ok || headerLen+n > s.r.Size() {
+				end(errBadInternalAnswer)
+				return
+			}
+			b, err := s.r.Peek(headerLen + n)
+			if err != nil {
+				break // the rest is still on its way
+			}
+			var row *[]string
+			if q.wantRow {
+				row = &q.row
+			}
+			ready := s.internalAnswer(typ, b[headerLen:], row, &q.err)
+			s.r.Discard(headerLen + n)
+			if !ready {
+				continue
+			}
+			q.wantRow = false
+			if q.due--; q.due == 0 {
+				end(q.err)
+				return
+			}
+		}
+		got, _, err := readMore(s.r)
+		if got > 0 {
+			continue
+		}
+		if errors.Is(err, errAgain) {
+			return
+		}
+		end(err)
+		return
+	}
+}
+
+// errBadInternalAnswer is a malformed answer to a query of the pooler's
+// own.
+var errBadInternalAnswer = errors.New("malformed answer to a query of the pooler's own")
