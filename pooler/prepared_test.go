@@ -3,6 +3,7 @@ package pooler
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os/exec"
 	"sync"
@@ -628,4 +629,49 @@ func TestPreparedRawProtocol(t *testing.T) {
 		t.Fatalf("Bind of a closed statement: %s %s", e.Code, e.Message)
 	}
 	expectTypes(t, fe, "ReadyForQuery")
+}
+
+// TestFetchStatementNotReused: PostgreSQL crashes the backend (and with
+// it every session of the server) when a statement parsed as FETCH while
+// its cursor was open is described after the cursor was closed. A client
+// that prepares the same FETCH again after closing its cursor, as pgx's
+// statement cache does after an error, must get the server's error, not
+// a crash: the pooler never answers such a Parse from its cache.
+func TestFetchStatementNotReused(t *testing.T) {
+	srv := pgtest.New(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	ctx := testCtx(t, 30*time.Second)
+	c, err := pgconn.Connect(ctx, tp.url(pgtest.SuperUser, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := c.Exec(ctx, sql).ReadAll(); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	exec("DECLARE c CURSOR WITH HOLD FOR SELECT g FROM generate_series(1, 10) g")
+	if _, err := c.Prepare(ctx, "s1", "FETCH 3 FROM c", nil); err != nil {
+		t.Fatalf("FETCH prepared while the cursor is open: %v", err)
+	}
+	exec("CLOSE c")
+	if _, err := c.Prepare(ctx, "s2", "FETCH 3 FROM c", nil); err != nil {
+		t.Fatalf("FETCH prepared again after CLOSE: %v", err)
+	}
+	err = c.ExecPrepared(ctx, "s2", nil, nil, nil).Read().Err
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "34000" {
+		t.Fatalf("FETCH run after CLOSE: %v; want the server's 34000 (cursor does not exist)", err)
+	}
+	exec("SELECT 1")
+	direct, err := pgconn.Connect(ctx, srv.SocketURL(pgtest.SuperUser))
+	if err != nil {
+		t.Fatalf("PostgreSQL after the FETCH: %v", err)
+	}
+	defer direct.Close(ctx)
+	if _, err := direct.Exec(ctx, "SELECT 1").ReadAll(); err != nil {
+		t.Fatalf("PostgreSQL after the FETCH: %v", err)
+	}
 }

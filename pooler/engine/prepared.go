@@ -413,6 +413,68 @@ func deallocateTarget(q []byte) (string, bool) {
 	return string(name), true
 }
 
+// readsPortal reports whether the query of a Parse body (rest: the query
+// and what follows it) is a FETCH, whose rows are those of a cursor of
+// the session: what describing the statement returns depends on a portal
+// that may be gone. PostgreSQL (15.18 here) crashes the backend, and with
+// it every session of the server, when a statement parsed as `FETCH n
+// FROM c` while c was open is described after c was closed; so such a
+// statement is never taken from the server's cache (planFrontend).
+// Comments before the keyword are skipped.
+func readsPortal(rest []byte) bool {
+	q, _, ok := CString(rest)
+	if !ok {
+		return false
+	}
+	i := 0
+	for {
+		i = skipSpace(q, i)
+		switch {
+		case i+1 < len(q) && q[i] == '-' && q[i+1] == '-':
+			for i < len(q) && q[i] != '\n' {
+				i++
+			}
+			continue
+		case i+1 < len(q) && q[i] == '/' && q[i+1] == '*':
+			// PostgreSQL's block comments nest.
+			depth := 0
+			for {
+				switch {
+				case i+1 >= len(q):
+					return false // not closed
+				case q[i] == '/' && q[i+1] == '*':
+					depth++
+					i += 2
+				case q[i] == '*' && q[i+1] == '/':
+					depth--
+					i += 2
+				default:
+					i++
+				}
+				if depth == 0 {
+					break
+				}
+			}
+			continue
+		}
+		break
+	}
+	const kw = "fetch"
+	if len(q)-i < len(kw) {
+		return false
+	}
+	for j := range len(kw) {
+		if q[i+j]|0x20 != kw[j] {
+			return false
+		}
+	}
+	if i+len(kw) == len(q) {
+		return true
+	}
+	b := q[i+len(kw)]
+	return !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' || b == '$' || b >= 0x80)
+}
+
 func IsSpace(b byte) bool {
 	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v'
 }

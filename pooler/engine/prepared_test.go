@@ -105,3 +105,58 @@ func TestErrorResponse(t *testing.T) {
 		t.Fatalf("%+v", e)
 	}
 }
+
+func TestReadsPortal(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want bool
+	}{
+		{"FETCH 3 FROM c", true},
+		{"  fetch next in \"C\"", true},
+		{"Fetch", true},
+		{"FETCH;", true},
+		{"-- the next rows\n/* of /* nested */ c */ FETCH ALL c", true},
+		{"fetcher", false},
+		{"fetch_x", false},
+		{"SELECT 1 -- FETCH", false},
+		{"MOVE 3 IN c", false},
+		{"/* unclosed FETCH", false},
+		{"", false},
+	} {
+		rest := append(append([]byte(tc.q), 0), 0, 0)
+		if got := readsPortal(rest); got != tc.want {
+			t.Errorf("readsPortal(%q) = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+}
+
+// A FETCH statement is parsed on the server every time a client parses
+// it, under a name of its own: a statement parsed while the cursor was
+// open and described after it was closed crashes PostgreSQL's backend.
+// Other statements are shared.
+func TestFetchNeverShared(t *testing.T) {
+	lim := Limits{MaxPrepared: 100}
+	a, b := Client{Limits: &lim}, Client{Limits: &lim}
+	var srv Server
+	var ctr Counters
+	parse := func(c *Client, name, q string) Plan {
+		body := append(append(append([]byte(name), 0), q...), 0, 0, 0)
+		return c.Frontend(&srv, 'P', body, len(body), &ctr)
+	}
+	names := map[string]bool{}
+	for i, p := range []Plan{parse(&a, "s1", "FETCH 3 FROM c"), parse(&a, "s2", "FETCH 3 FROM c"), parse(&b, "s1", "FETCH 3 FROM c")} {
+		if p.Action != PlanRename || p.NewName == "" {
+			t.Fatalf("FETCH parse %d: action %d, name %q; want sent under a name of its own", i, p.Action, p.NewName)
+		}
+		if names[p.NewName] {
+			t.Errorf("FETCH parse %d reuses server statement %s", i, p.NewName)
+		}
+		names[p.NewName] = true
+	}
+	if p := parse(&a, "s3", "SELECT 1"); p.Action != PlanRename {
+		t.Fatalf("first SELECT parse: action %d", p.Action)
+	}
+	if p := parse(&b, "s3", "SELECT 1"); p.Action != PlanDrop {
+		t.Errorf("second client's SELECT parse: action %d, want PlanDrop (the server's statement is shared)", p.Action)
+	}
+}

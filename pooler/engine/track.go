@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 )
 
 // PlanAction is what happens to the client's message itself.
@@ -317,7 +318,13 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 			pl.Action = PlanDrop
 			return pl
 		}
-		srv := serverStmtName(serverStmtBase(rest, c.stmtContext()), c.Limits.Epoch.Load())
+		ctx := c.stmtContext()
+		if readsPortal(rest) {
+			// Never taken from the server's cache, not even the
+			// client's own (see readsPortal): a name of its own.
+			ctx = "portal " + strconv.FormatUint(nonces.Add(1), 10)
+		}
+		srv := serverStmtName(serverStmtBase(rest, ctx), c.Limits.Epoch.Load())
 		st := &stmt{srv: srv, rest: append([]byte(nil), rest...), seq: c.qseq, effs: effs}
 		c.stmts[cname] = st
 		pl.Action = PlanRename
