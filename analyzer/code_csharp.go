@@ -194,20 +194,8 @@ func csharpThrowsArgs(src []byte, lits []extract.Literal, comments []extract.Com
 			if j >= len(src) || src[j] != '(' {
 				continue
 			}
-			depth := 0
-			for e := j; e < len(src); e++ {
-				if !code[e] {
-					continue
-				}
-				if src[e] == '(' {
-					depth++
-				} else if src[e] == ')' {
-					depth--
-					if depth == 0 {
-						out = append(out, [2]int{j, e + 1})
-						break
-					}
-				}
+			if e := extract.CloseParen(src, code, j); e >= 0 {
+				out = append(out, [2]int{j, e})
 			}
 		}
 	}

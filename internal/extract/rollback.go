@@ -456,20 +456,8 @@ func receiverCalls(src []byte, code []bool, scope Span, v string, tx int) []Span
 		if k >= len(src) || src[k] != '(' {
 			continue
 		}
-		depth := 0
-		for e := k; e < len(src); e++ {
-			if !code[e] {
-				continue
-			}
-			if src[e] == '(' {
-				depth++
-			} else if src[e] == ')' {
-				depth--
-				if depth == 0 {
-					out = append(out, Span{Start: k, End: e + 1, Tx: tx})
-					break
-				}
-			}
+		if e := CloseParen(src, code, k); e >= 0 {
+			out = append(out, Span{Start: k, End: e, Tx: tx})
 		}
 	}
 	return out

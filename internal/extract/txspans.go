@@ -618,6 +618,27 @@ func RustOfflineTests(src []byte) []Span {
 	return spans
 }
 
+// CloseParen returns the offset just past the parenthesis that closes
+// the one at open, counting only the bytes that are code (CodeMask), or
+// -1 when it is not closed.
+func CloseParen(src []byte, code []bool, open int) int {
+	depth := 0
+	for e := open; e < len(src); e++ {
+		if !code[e] {
+			continue
+		}
+		switch src[e] {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return e + 1
+			}
+		}
+	}
+	return -1
+}
+
 // CodeMask marks the bytes of src outside string literals and comments.
 func CodeMask(src []byte, lits []Literal, comments []Comment) []bool {
 	code := make([]bool, len(src))

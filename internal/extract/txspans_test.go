@@ -185,3 +185,25 @@ func checkMarks(t *testing.T, label, src string, spans []Span, what string) {
 		}
 	}
 }
+
+func TestCloseParen(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		open int
+		want int
+	}{
+		{"f(a, (b), c) + d", 1, 12},
+		{`f(")", g(x))`, 1, 12},
+		{"f(/* ) */ x)", 1, 12},
+		{"f(a", 1, -1},
+	} {
+		src := []byte(tc.src)
+		lits, comments, err := Literals(Go, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := CloseParen(src, CodeMask(src, lits, comments), tc.open); got != tc.want {
+			t.Errorf("CloseParen(%q, %d) = %d, want %d", tc.src, tc.open, got, tc.want)
+		}
+	}
+}
