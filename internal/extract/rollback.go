@@ -186,14 +186,10 @@ var goFuncHeader = regexp.MustCompile(`(?m)^func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w
 // it (wrapped or not): test helpers that hand out a transaction that is
 // always rolled back.
 func goTestHelpers(src []byte) []string {
-	if !bytes.Contains(src, []byte("Rollback")) {
+	code := codeWith(Go, src, "Rollback")
+	if code == nil {
 		return nil
 	}
-	lits, comments, err := Literals(Go, src)
-	if err != nil {
-		return nil
-	}
-	code := CodeMask(src, lits, comments)
 	var names []string
 	for _, m := range goFuncHeader.FindAllSubmatchIndex(src, -1) {
 		open := bytes.IndexByte(src[m[1]:], '{')

@@ -392,14 +392,10 @@ var csCompleteRE = regexp.MustCompile(`\.\s*Complete\s*\(`)
 // csharpRolledBack returns the scopes of TransactionScopes that are never
 // completed.
 func csharpRolledBack(src []byte) []Span {
-	if !bytes.Contains(src, []byte("TransactionScope")) {
+	code := codeWith(CSharp, src, "TransactionScope")
+	if code == nil {
 		return nil
 	}
-	lits, comments, err := Literals(CSharp, src)
-	if err != nil {
-		return nil
-	}
-	code := CodeMask(src, lits, comments)
 	isWord := func(c byte) bool { return c == '_' || isIdentChar(c) }
 	skip := func(i int) int {
 		for i < len(src) && (!code[i] || src[i] == ' ' || src[i] == '\t' || src[i] == '\r' || src[i] == '\n') {
@@ -616,6 +612,19 @@ func RustOfflineTests(src []byte) []Span {
 		}
 	}
 	return spans
+}
+
+// codeWith returns the code mask (CodeMask) of src in lang, or nil when
+// src does not hold word at all or cannot be read as lang.
+func codeWith(lang Language, src []byte, word string) []bool {
+	if !bytes.Contains(src, []byte(word)) {
+		return nil
+	}
+	lits, comments, err := Literals(lang, src)
+	if err != nil {
+		return nil
+	}
+	return CodeMask(src, lits, comments)
 }
 
 // CloseParen returns the offset just past the parenthesis that closes
