@@ -19,12 +19,14 @@ import (
 // per connection costs the Go runtime a park and a wake-up for every
 // socket event; a loop handles whatever one epoll_wait returns in one go.
 //
-// Whatever would block is not done on a loop: the client is handed to the
-// goroutine relay (eject) — connecting a new server, setting parameters or
-// session settings on a server, cleaning a server of session state at its
-// release, a message larger than the read buffer, a paused pool. The
-// goroutine relay hands the client back once it is between transactions
-// (clientConn.run).
+// Nothing blocks a loop. A new server logs in on a goroutine that holds
+// only the server (loginAside); the pooler's own queries on a server (its
+// setup for a client, the read of its state after routine calls, its
+// clean at a release) are written by the loop and their answers read as
+// they come (runQueries), while the client waits on its loop (lwait).
+// What a loop still does not do (a message larger than the read buffer, a
+// paused pool) hands the client to the goroutine relay (eject), which
+// hands it back once it is between transactions (clientConn.run).
 //
 // Ownership: a client is the loop's from adopt to forget (which eject,
 // finish and the ends of a client all go through), and only the loop reads
@@ -295,9 +297,18 @@ func (l *evLoop) stop(work []loopMsg) {
 	}
 	for _, s := range l.servers.v {
 		if s != nil && s.lquery != nil {
-			// Running a query of the pooler's own (a setup or a
-			// clean): nothing waits for it any more.
+			// Running a query of the pooler's own: nothing waits for
+			// it any more. A server still attached to its client (a
+			// verify) is closed with the client below.
 			s.lquery = nil
+			if c := s.lclient; c != nil {
+				c.mu.Lock()
+				mine := c.server == s
+				c.mu.Unlock()
+				if mine {
+					continue
+				}
+			}
 			l.dropServer(s)
 			s.pool.putBack(s, closeServer)
 		}

@@ -101,7 +101,8 @@ func (l *evLoop) frontend(c *clientConn) bool {
 				c.mu.Lock()
 				s := c.server
 				c.mu.Unlock()
-				if s != nil && s.synthHead.Load() {
+				if s != nil && s.synthHead.Load() && s.lleft == 0 {
+					// Not inside a server message still streaming.
 					c.emitDueSynths(s, true)
 				}
 			}

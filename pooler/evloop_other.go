@@ -28,12 +28,13 @@ type loopMsg struct {
 
 type loopQuery struct{}
 
-func (l *evLoop) clean(*clientConn, *serverConn, bool) bool { return false }
-func (p *Proxy) startLoops(int)                             {}
-func (l *evLoop) post(loopMsg)                              {}
-func (p *Proxy) pickLoop() *evLoop                          { return nil }
-func (s *serverConn) leaveLoop()                            {}
-func (s *serverConn) lrio() *rawIO                          { return s.raw }
-func (r *rawIO) flushBlocking()                             {}
-func (l *evLoop) dropServer(*serverConn)                    {}
-func (p *Proxy) loopsStarted() []*evLoop                    { return nil }
+func (l *evLoop) clean(*clientConn, *serverConn, bool) bool     { return false }
+func (l *evLoop) verifyAttached(*clientConn, *serverConn, byte) {}
+func (p *Proxy) startLoops(int)                                 {}
+func (l *evLoop) post(loopMsg)                                  {}
+func (p *Proxy) pickLoop() *evLoop                              { return nil }
+func (s *serverConn) leaveLoop()                                {}
+func (s *serverConn) lrio() *rawIO                              { return s.raw }
+func (r *rawIO) flushBlocking()                                 {}
+func (l *evLoop) dropServer(*serverConn)                        {}
+func (p *Proxy) loopsStarted() []*evLoop                        { return nil }

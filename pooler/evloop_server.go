@@ -3,7 +3,6 @@
 package pooler
 
 import (
-	"bufio"
 	"errors"
 	"syscall"
 
@@ -39,7 +38,7 @@ func (l *evLoop) serverReadable(s *serverConn) {
 	drained := false
 	for {
 		switch l.backend(c, s) {
-		case smReleased, smCleaning, smLost:
+		case smReleased, smCleaning, smVerifying, smLost:
 			return
 		}
 		if s.lblocked {
@@ -73,6 +72,17 @@ func (l *evLoop) serverReadable(s *serverConn) {
 // s.lblocked).
 func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 	for {
+		if s.lleft > 0 {
+			if s.r.Buffered() == 0 {
+				return smNext
+			}
+			if len(c.raw.pend) > loopOut {
+				s.lblocked = true
+				return smNext
+			}
+			l.streamAnswer(c, s)
+			continue
+		}
 		if s.r.Buffered() < headerLen {
 			return smNext
 		}
@@ -84,17 +94,22 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 		}
 		total := headerLen + n
 		if total > s.r.Size() {
-			l.eject(c, s, handoffLargeAnswer)
-			return smLost
+			if !streamable(c, typ) {
+				l.eject(c, s, handoffLargeAnswer)
+				return smLost
+			}
+			// Relayed as it arrives (streamAnswer), as the goroutine
+			// relay's copyMessage does: the pooler looks into no such
+			// message, and the capture shows none.
+			if c.tracked && s.synthHead.Load() {
+				c.emitDueSynths(s, false)
+			}
+			c.ctr.tx += int64(total)
+			s.lleft = total
+			continue
 		}
 		if s.r.Buffered() < total {
 			return smNext
-		}
-		if typ == 'Z' && n == 1 && c.blocksAtReady(s.r) {
-			// Reading what the client's routines left on the server
-			// takes round trips (verify).
-			l.eject(c, s, handoffVerify)
-			return smLost
 		}
 		if len(c.raw.pend) > loopOut {
 			s.lblocked = true
@@ -105,7 +120,7 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 			// s is no longer this client's, nor perhaps this loop's.
 			l.afterRelease(c)
 			return r
-		case smCleaning:
+		case smCleaning, smVerifying:
 			return r
 		case smLost:
 			l.dropServer(s)
@@ -123,17 +138,42 @@ func (c *clientConn) mustClean() bool {
 	return c.eng.MustClean()
 }
 
-// blocksAtReady reports whether the ReadyForQuery whose whole message is
-// next in r makes the pooler read the server's session state before it
-// goes on (engine.Client.BlocksAtReady).
-func (c *clientConn) blocksAtReady(r *bufio.Reader) bool {
-	b, err := r.Peek(headerLen + 1)
-	if err != nil {
+// streamable reports whether a server message of type typ larger than the
+// read buffer may be relayed to c piece by piece: one that the relay
+// state reads (ReadyForQuery, ParameterStatus, ErrorResponse, and what
+// completes a tracked client's requests) may not.
+func streamable(c *clientConn, typ byte) bool {
+	switch typ {
+	case 'Z', 'S', 'E':
 		return false
 	}
+	return !c.tracked || !engine.MayComplete(typ)
+}
+
+// streamAnswer relays to c what s has buffered of the message being
+// streamed (s.lleft), or drops it for a client that left; at the
+// message's end it sends the pooler's own answers that became due.
+func (l *evLoop) streamAnswer(c *clientConn, s *serverConn) {
+	k := min(s.lleft, s.r.Buffered())
+	b, _ := s.r.Peek(k)
+	if !c.vanished.Load() {
+		c.wmu.Lock()
+		c.writer().Write(b) // a failed write is the client's end, seen on its socket
+		c.wmu.Unlock()
+	}
+	s.r.Discard(k)
+	s.lleft -= k
+	if s.lleft == 0 && c.tracked && s.synthHead.Load() {
+		c.emitDueSynths(s, false)
+	}
+}
+
+// unverified reports whether the client's routines changed its server's
+// state in ways only the server knows, not read yet (verify).
+func (c *clientConn) unverified() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.eng.BlocksAtReady(b[headerLen], c.gone)
+	return c.eng.Session.Unverified()
 }
 
 // afterRelease goes on with a client whose server went back to its pool.
@@ -165,6 +205,23 @@ func (l *evLoop) afterRelease(c *clientConn) {
 // next server gets the settings read back. It reports whether the clean is
 // under way; otherwise s was given back already.
 func (l *evLoop) clean(c *clientConn, s *serverConn, gone bool) bool {
+	if c.unverified() {
+		// What the client's routines left is read first, then cleaned
+		// (and read back, under preserve) with the rest.
+		l.verify(c, s, func(ok bool) {
+			switch {
+			case !ok:
+				l.p.log.Warn("could not read a server's session state; server closed", "user", c.user)
+				c.dropServerState()
+				l.dropServer(s)
+				c.pool.putBack(s, closeServer)
+			case l.clean(c, s, gone):
+				return // its end goes on with the client
+			}
+			l.afterRelease(c)
+		})
+		return true
+	}
 	pl, ok := c.cleanPlan(gone)
 	switch {
 	case !ok:

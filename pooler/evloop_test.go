@@ -34,9 +34,10 @@ func (s *slowReader) Read(b []byte) (int, error) {
 // TestSlowClientLargeResults runs results that back up in the pooler: a
 // client that reads 24 MB of rows slowly (the event loop stops relaying
 // its server while the client's socket is full, and goes on when it
-// drains), then rows larger than the server read buffer (the client is
-// handed to the goroutine relay and back). A second client waits for
-// the single server meanwhile and is served once the first is done.
+// drains), then rows larger than the server read buffer (streamed by the
+// loop as they arrive, also while the client's socket is full). A second
+// client waits for the single server meanwhile and is served once the
+// first is done.
 func TestSlowClientLargeResults(t *testing.T) {
 	srv := pgtest.Shared(t)
 	tp := startProxy(t, srv, Config{PoolSize: 1})
@@ -98,6 +99,9 @@ func TestSlowClientLargeResults(t *testing.T) {
 	query("SELECT g, 'z' FROM generate_series(1, 3) g", 3, 1)
 	if err := <-other; err != nil {
 		t.Fatal(err)
+	}
+	if n := tp.Snapshot().Handoffs["large-answer"]; n != 0 {
+		t.Errorf("%d clients handed to a goroutine for a large answer; the loop streams it", n)
 	}
 	var b [4]byte
 	binary.BigEndian.PutUint32(b[:], 4)

@@ -216,6 +216,17 @@ func (c *clientConn) attach() (*serverConn, error) {
 // errClientClosing is an attach for a client that is being closed.
 var errClientClosing = errors.New("client is closing")
 
+// relayRest copies the last left bytes of a server message to the
+// client.
+func (c *clientConn) relayRest(s *serverConn, left int) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := copyMessage(c.writer(), s.r, left); err != nil && !errors.Is(err, errWrite) {
+		return err
+	}
+	return nil
+}
+
 // pump relays the server's messages to the client while s is attached,
 // and releases s when mayRelease says so. fatalSeen carries over from an
 // event loop that handed the client over mid-transaction.
@@ -225,6 +236,20 @@ func (c *clientConn) pump(s *serverConn, fatalSeen bool) {
 		s.wmu.Lock()
 		rio.flushBlocking()
 		s.wmu.Unlock()
+	}
+	if left := s.lleft; left > 0 {
+		// The rest of a message the loop was streaming.
+		s.lleft = 0
+		if c.vanished.Load() {
+			_, err := s.r.Discard(left)
+			if err != nil {
+				c.serverLost(s, fatalSeen)
+				return
+			}
+		} else if err := c.relayRest(s, left); err != nil {
+			c.serverLost(s, fatalSeen)
+			return
+		}
 	}
 	for {
 		if s.r.Buffered() == 0 {

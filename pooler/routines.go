@@ -2,6 +2,7 @@ package pooler
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -207,118 +208,266 @@ func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 	return out
 }
 
-// learnRoutines makes sure the pooler knows routines names of the
-// client's database, reading what it does not know yet over s (idle, the
-// caller's). It returns the parameters they may set and whether any of
-// them is opaque. A DO block's own statements were analyzed with it
-// (engine.DOBlock), unless it is opaque; the routines it calls are among
-// names.
-func (c *clientConn) learnRoutines(s *serverConn, names []string) (params []string, opaque bool) {
-	p := c.proxy
-	an, ok := p.cfg.Classifier.(RoutineAnalyzer)
-	db := c.pool.key.database
-	now := time.Now()
+// stateRead reads what a client's statements left on its server in ways
+// only the server knows (verify), without doing any I/O itself: a driver
+// sends the query next returns on the server and gives answer the first
+// row of its answer (or the error), until next returns "". First the
+// routines the client called that the pooler does not know yet are
+// learned, a round trip per level of calls (the definitions of a level's
+// routines are read together); then the server's state is read in one
+// more. Both drivers run it (clientConn.verify blocking, evLoop.verify
+// without blocking).
+type stateRead struct {
+	p     *Proxy
+	db    string
+	an    RoutineAnalyzer // nil: no routine can be learned (all opaque)
+	now   time.Time
+	gen   uint64
+	roots []string // the routines called (engine.Session.TakeCalls)
+
+	nodes map[string]*routineNode // routines whose definitions were asked for
+	level []string                // routines asked for by the query out now
+	depth int                     // calls from a root that level is at
+
+	// Once the routines are known: the parameters they may set, split
+	// into custom ones (with a dot) and the others, and whether any is
+	// opaque.
+	learned       bool
+	plain, custom []string
+	opaque        bool
+
+	state  []string // the answer to the state query
+	failed bool     // the server failed: nothing more is asked
+	done   bool
+}
+
+// routineNode is what the definitions of the overloads of one routine
+// name say (an overload of an extension the operator trusts is left out).
+type routineNode struct {
+	opaque bool // no definition could be read
+	parts  []routinePart
+}
+
+// routinePart is what the classifier found in one definition.
+type routinePart struct {
+	clean, opaque bool
+	params, calls []string
+}
+
+// newStateRead starts a read of the server's state after calls of the
+// routines named roots (engine.DOBlock and engine.OpaqueDOBlock included)
+// by a client of database db.
+func newStateRead(p *Proxy, db string, roots []string) *stateRead {
+	an, _ := p.cfg.Classifier.(RoutineAnalyzer)
 	p.routines.mu.RLock()
 	gen := p.routines.gen
 	p.routines.mu.RUnlock()
+	rd := &stateRead{p: p, db: db, an: an, now: time.Now(), gen: gen, roots: roots, nodes: make(map[string]*routineNode)}
+	if an != nil {
+		for _, n := range roots {
+			if n != engine.DOBlock && n != engine.OpaqueDOBlock {
+				rd.ask(n)
+			}
+		}
+	}
+	return rd
+}
+
+// ask puts name among the routines whose definitions the next query
+// reads, unless the pooler knows it already.
+func (rd *stateRead) ask(name string) {
+	if _, ok := rd.nodes[name]; ok || rd.p.trust.trusted(name) {
+		return
+	}
+	if _, ok := rd.p.routines.get(rd.db, name, rd.now); ok {
+		return
+	}
+	rd.nodes[name] = &routineNode{}
+	rd.level = append(rd.level, name)
+}
+
+// next returns the query to send next, or "" when the read is over.
+func (rd *stateRead) next() string {
+	switch {
+	case rd.failed || rd.done:
+		return ""
+	case len(rd.level) > 0:
+		return routineDefsQuery(rd.level)
+	}
+	rd.learn()
+	return engine.VerifyQuery(rd.custom)
+}
+
+// answer takes the answer to the query next returned: its first row, or
+// the error. An error that is not the server's answer (the connection
+// failed) ends the read.
+func (rd *stateRead) answer(row []string, err error) {
+	var se *serverError
+	if err != nil && !errors.As(err, &se) {
+		rd.failed = true
+		return
+	}
+	if len(rd.level) == 0 {
+		rd.state, rd.done = row, true
+		if err != nil {
+			rd.failed = true
+		}
+		return
+	}
+	level := rd.level
+	rd.level = nil
+	var defs [][3]*string
+	if err == nil && len(row) == 1 {
+		err = json.Unmarshal([]byte(row[0]), &defs)
+	} else if err == nil {
+		err = errBadInternalAnswer
+	}
+	if err != nil {
+		// The definitions cannot be read: the routines are opaque.
+		for _, n := range level {
+			rd.nodes[n].opaque = true
+		}
+		return
+	}
+	found := make(map[string]bool, len(level))
+	for _, d := range defs {
+		if d[0] == nil {
+			continue
+		}
+		nd := rd.nodes[*d[0]]
+		if nd == nil {
+			continue
+		}
+		found[*d[0]] = true
+		if d[2] != nil && rd.p.trust.extensions[strings.ToLower(*d[2])] {
+			continue // the operator vouches for it
+		}
+		var def string
+		if d[1] != nil {
+			def = *d[1]
+		}
+		var pt routinePart
+		pt.clean, pt.opaque, pt.params, pt.calls = rd.an.AnalyzeRoutine(def)
+		nd.parts = append(nd.parts, pt)
+	}
+	rd.depth++
+	for _, n := range level {
+		nd := rd.nodes[n]
+		if !found[n] {
+			nd.opaque = true // no such routine: nothing to vouch for it
+			continue
+		}
+		if rd.depth > routineDepth {
+			continue // deeper calls count as opaque (verdict)
+		}
+		for _, pt := range nd.parts {
+			for _, callee := range pt.calls {
+				rd.ask(callee)
+			}
+		}
+	}
+}
+
+// learn makes the verdicts on the routines called, keeps what was
+// learned, and gathers the parameters the calls may have set.
+func (rd *stateRead) learn() {
+	if rd.learned {
+		return
+	}
+	rd.learned = true
 	verdicts := make(map[string]routineVerdict)
 	visiting := make(map[string]bool)
-	var visit func(name string, depth int) routineVerdict
-	visit = func(name string, depth int) routineVerdict {
-		if v, ok := verdicts[name]; ok {
-			return v
-		}
-		if v, ok := p.routines.get(db, name, now); ok {
-			return v
-		}
-		if p.trust.trusted(name) {
-			v := routineVerdict{clean: true}
-			verdicts[name] = v
-			return v
-		}
-		if depth > routineDepth || visiting[name] {
-			return routineVerdict{opaque: true}
-		}
-		visiting[name] = true
-		defer delete(visiting, name)
-		defs, err := routineDefs(s, name)
-		v := routineVerdict{clean: err == nil && len(defs) > 0, opaque: err != nil || len(defs) == 0}
-		for _, d := range defs {
-			if p.trust.extensions[d.extension] {
-				continue // the operator vouches for it
-			}
-			clean, op, ps, calls := an.AnalyzeRoutine(d.def)
-			v.clean = v.clean && clean
-			v.opaque = v.opaque || op
-			v.params = append(v.params, ps...)
-			for _, callee := range calls {
-				cv := visit(callee, depth+1)
-				v.clean = v.clean && cv.clean
-				v.opaque = v.opaque || cv.opaque
-				v.params = append(v.params, cv.params...)
-			}
-		}
-		slices.Sort(v.params)
-		v.params = slices.Compact(v.params)
-		verdicts[name] = v
-		return v
-	}
-	for _, n := range names {
+	var params []string
+	for _, n := range rd.roots {
 		var v routineVerdict
 		switch {
 		case n == engine.DOBlock:
-			continue
-		case n == engine.OpaqueDOBlock || !ok:
+			continue // its statements were analyzed with it
+		case n == engine.OpaqueDOBlock || rd.an == nil:
 			v.opaque = true
 		default:
-			v = visit(n, 0)
+			v = rd.verdict(n, verdicts, visiting)
 		}
-		opaque = opaque || v.opaque
+		rd.opaque = rd.opaque || v.opaque
 		params = append(params, v.params...)
 	}
 	if len(verdicts) > 0 {
-		p.routines.put(db, verdicts, gen, time.Now())
+		rd.p.routines.put(rd.db, verdicts, rd.gen, time.Now())
 	}
 	slices.Sort(params)
-	return slices.Compact(params), opaque
+	for _, n := range slices.Compact(params) {
+		// Custom parameters may not exist: they count only with a
+		// value. The others are read back or reset by name.
+		if strings.Contains(n, ".") {
+			rd.custom = append(rd.custom, n)
+		} else {
+			rd.plain = append(rd.plain, n)
+		}
+	}
 }
 
-// routineDef is one overload's definition and the extension it belongs
-// to ("" when none).
-type routineDef struct{ def, extension string }
-
-// routineDefs reads the definitions of every function and procedure named
-// name ("schema.name" or "name", in any schema) on s, with the extension
-// each belongs to.
-func routineDefs(s *serverConn, name string) ([]routineDef, error) {
-	where := "p.proname = " + engine.QuoteLiteral(name)
-	if i := strings.LastIndexByte(name, '.'); i >= 0 {
-		where = "p.proname = " + engine.QuoteLiteral(name[i+1:]) +
-			" AND p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = " + engine.QuoteLiteral(name[:i]) + ")"
+// verdict says what calling name can do, from what the pooler knew and
+// the definitions read; recursion and calls deeper than routineDepth
+// count as opaque.
+func (rd *stateRead) verdict(name string, verdicts map[string]routineVerdict, visiting map[string]bool) routineVerdict {
+	if v, ok := verdicts[name]; ok {
+		return v
 	}
-	// Aggregates and window functions have no definition to read (they
-	// count as opaque unless trusted).
-	row, err := s.runInternal("SELECT coalesce(json_agg(json_build_array(CASE WHEN p.prokind IN ('f', 'p') THEN pg_get_functiondef(p.oid) END, " +
+	if v, ok := rd.p.routines.get(rd.db, name, rd.now); ok {
+		return v
+	}
+	if rd.p.trust.trusted(name) {
+		v := routineVerdict{clean: true}
+		verdicts[name] = v
+		return v
+	}
+	nd := rd.nodes[name]
+	if nd == nil || visiting[name] {
+		return routineVerdict{opaque: true}
+	}
+	visiting[name] = true
+	defer delete(visiting, name)
+	v := routineVerdict{clean: !nd.opaque, opaque: nd.opaque}
+	for _, pt := range nd.parts {
+		v.clean = v.clean && pt.clean
+		v.opaque = v.opaque || pt.opaque
+		v.params = append(v.params, pt.params...)
+		for _, callee := range pt.calls {
+			cv := rd.verdict(callee, verdicts, visiting)
+			v.clean = v.clean && cv.clean
+			v.opaque = v.opaque || cv.opaque
+			v.params = append(v.params, cv.params...)
+		}
+	}
+	slices.Sort(v.params)
+	v.params = slices.Compact(v.params)
+	verdicts[name] = v
+	return v
+}
+
+// routineDefsQuery reads the definitions of every function and procedure
+// with one of names ("schema.name" or "name", in any schema), each with
+// the name asked for and the extension it belongs to. Aggregates and
+// window functions have no definition to read (they count as opaque
+// unless trusted).
+func routineDefsQuery(names []string) string {
+	var b strings.Builder
+	b.WriteString("SELECT coalesce(json_agg(json_build_array(w.k, " +
+		"CASE WHEN p.prokind IN ('f', 'p') THEN pg_get_functiondef(p.oid) END, " +
 		"(SELECT e.extname FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid " +
 		"WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' LIMIT 1))), '[]') " +
-		"FROM pg_proc p WHERE " + where)
-	if err != nil || len(row) != 1 {
-		return nil, err
-	}
-	var pairs [][2]*string
-	if err := json.Unmarshal([]byte(row[0]), &pairs); err != nil {
-		return nil, err
-	}
-	defs := make([]routineDef, 0, len(pairs))
-	for _, p := range pairs {
-		var d routineDef
-		if p[0] != nil {
-			d.def = *p[0]
+		"FROM (VALUES ")
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
 		}
-		if p[1] != nil {
-			d.extension = strings.ToLower(*p[1])
+		schema, fn := "NULL", n
+		if j := strings.LastIndexByte(n, '.'); j >= 0 {
+			schema, fn = engine.QuoteLiteral(n[:j]), n[j+1:]
 		}
-		defs = append(defs, d)
+		fmt.Fprintf(&b, "(%s, %s, %s)", engine.QuoteLiteral(n), engine.QuoteLiteral(fn), schema)
 	}
-	return defs, nil
+	b.WriteString(") AS w(k, n, nsp) JOIN pg_proc p ON p.proname = w.n " +
+		"AND (w.nsp IS NULL OR p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = w.nsp))")
+	return b.String()
 }

@@ -145,6 +145,10 @@ func TestRoutineState(t *testing.T) {
 					if hz == 0 && !tc.unnamed {
 						t.Errorf("no hazard counted for %s", call)
 					}
+					if relay == pooler.RelayLoop {
+						// The state is read on the loop (evLoop.verify).
+						noHandoffs(t, qp, "")
+					}
 				})
 			}
 		}

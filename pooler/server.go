@@ -108,6 +108,9 @@ type serverConn struct {
 	// lquery is the queries of the pooler's own that the loop runs on s
 	// (a setup, a clean: evLoop.runQueries), nil when none.
 	lquery *loopQuery
+	// lleft is what is still to come of a message larger than r that
+	// the loop streams to the client as it arrives (evLoop.backend).
+	lleft int
 }
 
 // serverBufSize is the read and write buffer size of a server connection.

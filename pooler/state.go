@@ -2,7 +2,6 @@ package pooler
 
 import (
 	"sort"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -405,50 +404,52 @@ func (c *clientConn) dropServerState() {
 
 // verify reads the session state of s, which the client's statements
 // changed in ways only the server knows (engine.StateCall), and makes the
-// client's session what it found: settings follow the client (preserve)
-// or are reset, locks, LISTEN, temporary objects, held cursors and SQL
-// prepared statements pin it (preserve) or are cleaned. What the pooler
-// did not know of counts as hazards, as if the client had sent the
-// statements. It runs on the goroutine that reads s; it reports false
-// when the state could not be read (the server cannot be proved clean).
+// client's session what it found (stateFound). It blocks on s: the
+// goroutine relay's; an event loop runs the same stateRead without
+// blocking (evLoop.verify). It reports false when the state could not be
+// read (the server cannot be proved clean).
 func (c *clientConn) verify(s *serverConn) bool {
+	rd := c.startRead()
+	for q := rd.next(); q != ""; q = rd.next() {
+		row, err := s.runInternal(q)
+		rd.answer(row, err)
+	}
+	return c.stateFound(s, rd)
+}
+
+// startRead starts reading the state the client's routines left on its
+// server: the calls are taken from the session (a read that fails
+// leaves the session opaque).
+func (c *clientConn) startRead() *stateRead {
 	c.proxy.stats.verifications.Add(1)
 	c.mu.Lock()
 	calls := c.eng.Session.TakeCalls()
 	c.mu.Unlock()
-	params, opaque := c.learnRoutines(s, calls)
+	return newStateRead(c.proxy, c.pool.key.database, calls)
+}
+
+// stateFound makes the client's session what rd read on s: settings
+// follow the client (preserve) or are reset, locks, LISTEN, temporary
+// objects, held cursors and SQL prepared statements pin it (preserve) or
+// are cleaned. What the pooler did not know of counts as hazards, as if
+// the client had sent the statements. It reports false when rd could not
+// read the state.
+func (c *clientConn) stateFound(s *serverConn, rd *stateRead) bool {
+	var f engine.Found
 	ok := false
-	defer func() {
-		if !ok {
-			// The calls are taken: whatever reads this server next cannot
-			// name what they may have set, so it is reset in full.
-			c.mu.Lock()
-			c.eng.Session.Opaque()
-			c.mu.Unlock()
-		}
-	}()
-	// Custom parameters may not exist: they count only with a value. The
-	// others are read back or reset by name.
-	var plain, custom []string
-	for _, n := range params {
-		if strings.Contains(n, ".") {
-			custom = append(custom, n)
-		} else {
-			plain = append(plain, n)
-		}
+	if !rd.failed && rd.done {
+		f, ok = engine.ParseFound(rd.state, rd.plain, rd.custom)
 	}
-	row, err := s.runInternal(engine.VerifyQuery(custom))
-	if err != nil {
-		return false
-	}
-	f, parsed := engine.ParseFound(row, plain, custom)
-	if !parsed {
-		return false
-	}
-	ok = true
 	c.mu.Lock()
+	if !ok {
+		// The calls are taken: whatever reads this server next cannot
+		// name what they may have set, so it is reset in full.
+		c.eng.Session.Opaque()
+		c.mu.Unlock()
+		return false
+	}
 	found := c.eng.Session.Reconcile(f, s.pool.key.user, isTracked)
-	if opaque {
+	if rd.opaque {
 		c.eng.Session.Opaque()
 	}
 	c.mu.Unlock()

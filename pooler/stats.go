@@ -541,13 +541,12 @@ type handoff uint8
 const (
 	handoffLargeMessage handoff = iota // a client message larger than the read buffer
 	handoffLargeAnswer                 // a server message larger than the read buffer
-	handoffVerify                      // the server's session state is read (round trips)
 	handoffPause                       // the database is paused (PAUSE)
 	handoffForeign                     // a server socket the pooler cannot own (no descriptor)
 	handoffEpoll                       // the server's socket could not join the epoll set
 	numHandoffs
 )
 
-var handoffNames = [numHandoffs]string{"large-message", "large-answer", "verify", "pause", "foreign-socket", "epoll"}
+var handoffNames = [numHandoffs]string{"large-message", "large-answer", "pause", "foreign-socket", "epoll"}
 
 func (h handoff) String() string { return handoffNames[h] }

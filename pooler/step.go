@@ -311,10 +311,11 @@ func (c *clientConn) flushClient(done bool) {
 type smResult int
 
 const (
-	smNext     smResult = iota // still attached: go on
-	smReleased                 // released at a ReadyForQuery
-	smCleaning                 // released into a clean an event loop runs (evLoop.clean)
-	smLost                     // failed; serverLost has run
+	smNext      smResult = iota // still attached: go on
+	smReleased                  // released at a ReadyForQuery
+	smCleaning                  // released into a clean an event loop runs (evLoop.clean)
+	smVerifying                 // an event loop reads the server's state first (evLoop.verifyAttached)
+	smLost                      // failed; serverLost has run
 )
 
 // serverMessage relays one server message of type typ and body length n
@@ -414,8 +415,9 @@ func isFatal(body []byte) bool {
 // readyForQuery updates the relay state after a ReadyForQuery with the
 // given status was relayed, and releases the server when the engine says
 // so: smReleased (the pump ends), smCleaning (an event loop cleans it
-// first and gives it back then), or smNext (kept). Once released, s is
-// no longer the caller's.
+// first and gives it back then), smVerifying (an event loop reads the
+// server's state first and decides then), or smNext (kept). Once
+// released, s is no longer the caller's.
 func (c *clientConn) readyForQuery(s *serverConn, status byte) smResult {
 	c.mu.Lock()
 	c.eng.Ready(status)
@@ -424,8 +426,22 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) smResult {
 		// Statements whose effects only the server knows: it is read
 		// before the server may go back to the pool, so that what pins
 		// the client pins it now.
+		if s.lclient == c {
+			// An event loop reads it without blocking and goes on
+			// with releaseAtReady then.
+			c.mu.Unlock()
+			s.loop.verifyAttached(c, s, status)
+			return smVerifying
+		}
 		c.verifyAttached(s)
 	}
+	return c.releaseAtReady(s, status)
+}
+
+// releaseAtReady releases the server after a ReadyForQuery with status
+// when the engine says so (see readyForQuery). c.mu is held; it is
+// unlocked here.
+func (c *clientConn) releaseAtReady(s *serverConn, status byte) smResult {
 	owed := 0
 	if c.tracked {
 		owed = s.eng.Pending()

@@ -88,27 +88,6 @@ func (c *Client) MustVerify(status byte, gone bool) bool {
 		c.Session.Unverified() && Quiet(c.st)
 }
 
-// BlocksAtReady reports whether relaying a ReadyForQuery with status makes
-// the pooler read the server's session state first, in round trips whose
-// answers a driver that must not block cannot wait for: under preserve
-// before the server could go (MustVerify), or at a release of a server
-// whose state the client's routines changed in ways only the server knows
-// (the clean starts with that read). It looks ahead and changes nothing.
-func (c *Client) BlocksAtReady(status byte, gone bool) bool {
-	if !c.policyOn || !c.Session.Unverified() {
-		return false
-	}
-	st := c.st
-	st.TxStatus = status
-	if st.PendingSyncs > 0 {
-		st.PendingSyncs--
-	}
-	if c.policy == PolicyPreserve && status == 'I' && !gone && Quiet(st) {
-		return true
-	}
-	return MayRelease(st)
-}
-
 // MustClean reports whether the attached server carries session state of
 // the client's that must be taken off (a round trip or more) before it
 // goes back to the pool.

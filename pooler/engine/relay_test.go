@@ -123,16 +123,15 @@ func TestClientMustVerifyAndClean(t *testing.T) {
 		gone      bool
 		verify    bool
 		mustClean bool
-		blocks    bool // BlocksAtReady, asked before Ready
 	}{
-		{"nothing run", PolicyPreserve, true, nil, 'I', false, false, false, false},
-		{"a setting, preserve", PolicyPreserve, true, []StateEffect{{Kind: StateSet, Name: "work_mem"}}, 'I', false, false, true, false},
-		{"routine call, preserve", PolicyPreserve, true, call, 'I', false, true, true, true},
-		{"routine call, inside a transaction", PolicyPreserve, true, call, 'T', false, false, true, false},
-		{"routine call, client gone", PolicyPreserve, true, call, 'I', true, false, true, true},
-		{"routine call, reset", PolicyReset, true, call, 'I', false, false, true, true},
-		{"routine call, reset, inside a transaction", PolicyReset, true, call, 'T', false, false, true, false},
-		{"policy off", PolicyPreserve, false, call, 'I', false, false, false, false},
+		{"nothing run", PolicyPreserve, true, nil, 'I', false, false, false},
+		{"a setting, preserve", PolicyPreserve, true, []StateEffect{{Kind: StateSet, Name: "work_mem"}}, 'I', false, false, true},
+		{"routine call, preserve", PolicyPreserve, true, call, 'I', false, true, true},
+		{"routine call, inside a transaction", PolicyPreserve, true, call, 'T', false, false, true},
+		{"routine call, client gone", PolicyPreserve, true, call, 'I', true, false, true},
+		{"routine call, reset", PolicyReset, true, call, 'I', false, false, true},
+		{"routine call, reset, inside a transaction", PolicyReset, true, call, 'T', false, false, true},
+		{"policy off", PolicyPreserve, false, call, 'I', false, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,9 +140,6 @@ func TestClientMustVerifyAndClean(t *testing.T) {
 			c.Attached(false)
 			c.Sent('Q')
 			c.Session.Apply(tt.effs, func(string) bool { return false })
-			if got := c.BlocksAtReady(tt.status, tt.gone); got != tt.blocks {
-				t.Errorf("BlocksAtReady = %v, want %v", got, tt.blocks)
-			}
 			c.Ready(tt.status)
 			if got := c.MustVerify(tt.status, tt.gone); got != tt.verify {
 				t.Errorf("MustVerify = %v, want %v", got, tt.verify)

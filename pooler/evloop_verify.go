@@ -1,0 +1,61 @@
+//go:build linux
+
+package pooler
+
+// verify reads the session state the client's routines left on s, the
+// server attached to it on the loop, without blocking: the stateRead's
+// queries go out one after another (runQueries) while the client waits
+// (lwait), and then runs with whether the state was read
+// (clientConn.stateFound). A goroutine's clientConn.verify runs the same
+// stateRead blocking.
+func (l *evLoop) verify(c *clientConn, s *serverConn, then func(ok bool)) {
+	rd := c.startRead()
+	c.lwait = true
+	var answered func(err error, row []string)
+	send := func() {
+		q := rd.next()
+		if q != "" {
+			err := l.runQueries(c, s, []string{q}, true, answered)
+			if err == nil {
+				return
+			}
+			rd.answer(nil, err) // s is closed: the read fails
+		}
+		c.lwait = false
+		then(c.stateFound(s, rd))
+	}
+	answered = func(err error, row []string) {
+		rd.answer(row, err)
+		send()
+	}
+	send()
+}
+
+// verifyAttached verifies the client's server between transactions,
+// before it may go back to the pool (preserve), as a goroutine's
+// clientConn.verifyAttached does: what pins the client is found before
+// anyone else could get the server. The ReadyForQuery with status was
+// relayed; the release it may bring waits for the read (releaseAtReady).
+func (l *evLoop) verifyAttached(c *clientConn, s *serverConn, status byte) {
+	l.flushClient(c)
+	l.verify(c, s, func(ok bool) {
+		c.mu.Lock()
+		if ok {
+			c.setPinnedLocked(c.eng.Session.Held())
+		} else {
+			// Not proved clean: the server stays with the client, and
+			// is verified again (or closed) when it leaves.
+			l.p.log.Warn("could not read a server's session state; client kept on it", "user", c.user)
+			c.setPinnedLocked(true)
+		}
+		switch c.releaseAtReady(s, status) {
+		case smReleased:
+			l.afterRelease(c)
+		case smNext:
+			if c.lmore || c.r != nil && c.r.Buffered() > 0 {
+				// The client's next message came during the read.
+				l.relayClient(c, !c.lmore)
+			}
+		}
+	})
+}
