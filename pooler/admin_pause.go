@@ -126,6 +126,16 @@ func (p *Proxy) waitPaused(db string) int {
 	}
 }
 
+// paused reports whether db is paused (all databases or db by name).
+func (ps *pauseState) paused(db string) bool {
+	if !ps.on.Load() {
+		return false
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.all || ps.dbs[db]
+}
+
 // pauseWait holds a client that wants a server of a paused pool until it
 // is resumed, the deadline passes, ctx ends or KILL kicks its waiter w
 // (nil: none).

@@ -154,6 +154,13 @@ type clientConn struct {
 	lwait  bool
 	lmore  bool // the socket may hold bytes the loop has not read
 	lout   bool
+	// A message larger than the read buffer: lleft is what is still to
+	// come of one the loop streams to the server (or drops: ldrop);
+	// lbody gathers one the pooler must see whole (its frame: lframe).
+	lleft  int
+	ldrop  bool
+	lbody  []byte
+	lframe engine.Frame
 	// finished is set by done.
 	finished atomic.Bool
 

@@ -12,10 +12,11 @@
 //
 // Two drivers relay a logged-in client: the event loops (evloop*.go, in
 // transaction mode, with or without TLS on either side) and the goroutine
-// relay (relay.go: session and record mode, and what a loop hands on:
-// reading a server's state after routines changed it, messages larger
-// than the buffers, a paused pool). A loop logs servers in aside, and sets
-// up and cleans servers with queries whose answers it reads itself. Both
+// relay (relay.go: session and record mode, and a server socket a loop
+// cannot own). A loop logs servers in and waits out a paused database
+// aside, streams messages larger than its buffers, and sets up, verifies
+// (stateRead) and cleans servers with queries whose answers it reads
+// itself. Both
 // ask the same code what each message means: the client's engine (package
 // engine: framing, the relay state and every release, verify, clean and
 // vanish decision, the policy from login), the per-message steps of

@@ -24,8 +24,10 @@ import (
 // setup for a client, the read of its state after routine calls, its
 // clean at a release) are written by the loop and their answers read as
 // they come (runQueries), while the client waits on its loop (lwait).
-// What a loop still does not do (a message larger than the read buffer, a
-// paused pool) hands the client to the goroutine relay (eject), which
+// Messages larger than the read buffers are streamed (or gathered, when
+// the pooler must see them whole); a wait for a paused database runs
+// aside (pauseAside). What a loop still does not do (a server socket it
+// cannot own) hands the client to the goroutine relay (eject), which
 // hands it back once it is between transactions (clientConn.run).
 //
 // Ownership: a client is the loop's from adopt to forget (which eject,
@@ -73,6 +75,7 @@ const (
 	msgShutdown                    // close the clients between transactions
 	msgStop                        // shut down: close every client
 	msgLoggedIn                    // a server logged in aside for a waiting client (s), or err
+	msgResumed                     // a waiting client's database is no longer paused, or err
 )
 
 type loopMsg struct {
@@ -268,6 +271,15 @@ func (l *evLoop) handle(m loopMsg) {
 			return
 		}
 		l.bind(c, m.s, true)
+	case msgResumed:
+		c.lwait = false
+		if m.err != nil {
+			l.noServer(c, m.err)
+			return
+		}
+		if l.attach(c) {
+			l.relayClient(c, !c.lmore)
+		}
 	case msgShutdown:
 		l.shutdownIdle()
 	case msgExpired, msgClosed:

@@ -61,6 +61,12 @@ func (l *evLoop) relayClient(c *clientConn, drained bool) {
 			c.putReader()
 		}
 		l.flushServerOf(c)
+		if c.lleft > 0 && !c.ldrop {
+			// The server has part of a message and cannot be reused.
+			c.mu.Lock()
+			c.eng.Broke()
+			c.mu.Unlock()
+		}
 		c.vanish()
 		l.afterVanish(c)
 		return
@@ -96,48 +102,79 @@ func (l *evLoop) frontend(c *clientConn) bool {
 		}
 	}()
 	for {
-		if c.r.Buffered() < headerLen {
-			if c.r.Buffered() == 0 && c.tracked {
-				c.mu.Lock()
-				s := c.server
-				c.mu.Unlock()
-				if s != nil && s.synthHead.Load() && s.lleft == 0 {
-					// Not inside a server message still streaming.
-					c.emitDueSynths(s, true)
-				}
+		if c.lleft > 0 {
+			// The rest of a message larger than the read buffer.
+			if !l.streamClient(c, &locked) {
+				return false
 			}
-			return true
-		}
-		h, _ := c.r.Peek(headerLen)
-		f := c.eng.Frame(h)
-		typ, n, total := f.Type, f.Len, f.Total
-		switch f.Act {
-		case engine.Violation:
-			l.flushLocked(c, &locked)
-			c.protocolError(f.Err)
-			l.afterVanish(c)
-			return false
-		case engine.Terminate:
-			l.flushLocked(c, &locked)
-			c.vanish()
-			l.afterVanish(c)
-			return false
-		}
-		if total > c.r.Size() {
-			// Streamed through the goroutine relay.
-			l.flushLocked(c, &locked)
-			l.eject(c, nil, handoffLargeMessage)
-			return false
-		}
-		if c.r.Buffered() < total {
-			return true
-		}
-		if f.Act == engine.Skip {
-			c.r.Discard(total)
+			if c.lleft > 0 {
+				return true
+			}
 			continue
 		}
-		m, ok, _ := c.admit(f, false) // whole in the buffer: no read
+		if c.lbody != nil && len(c.lbody) < cap(c.lbody) {
+			k := min(cap(c.lbody)-len(c.lbody), c.r.Buffered())
+			b, _ := c.r.Peek(k)
+			c.lbody = append(c.lbody, b...)
+			c.r.Discard(k)
+			if len(c.lbody) < cap(c.lbody) {
+				return true
+			}
+		}
+		var f engine.Frame
+		if c.lbody != nil {
+			f = c.lframe // gathered whole
+		} else {
+			if c.r.Buffered() < headerLen {
+				if c.r.Buffered() == 0 && c.tracked {
+					c.mu.Lock()
+					s := c.server
+					c.mu.Unlock()
+					if s != nil && s.synthHead.Load() && s.lleft == 0 {
+						// Not inside a server message still streaming.
+						c.emitDueSynths(s, true)
+					}
+				}
+				return true
+			}
+			h, _ := c.r.Peek(headerLen)
+			f = c.eng.Frame(h)
+			switch f.Act {
+			case engine.Violation:
+				l.flushLocked(c, &locked)
+				c.protocolError(f.Err)
+				l.afterVanish(c)
+				return false
+			case engine.Terminate:
+				l.flushLocked(c, &locked)
+				c.vanish()
+				l.afterVanish(c)
+				return false
+			}
+			switch {
+			case f.Total > c.r.Size():
+				l.flushLocked(c, &locked)
+				if goOn, ret := l.large(c, f); !goOn {
+					return ret
+				}
+				if c.lleft > 0 || c.lbody != nil {
+					continue // dropped, or gathered
+				}
+				// Streamed: judged on what the full buffer shows of it.
+			case c.r.Buffered() < f.Total:
+				return true
+			case f.Act == engine.Skip:
+				c.r.Discard(f.Total)
+				continue
+			}
+		}
+		typ, n, total := f.Type, f.Len, f.Total
+		m, ok, err := c.admit(f, false, c.lbody) // whole in the buffer (or gathered): no read
 		if !ok {
+			c.lbody = nil
+			if more := (*moreToCome)(nil); errors.As(err, &more) {
+				c.lleft, c.ldrop = more.left, more.drop
+			}
 			continue
 		}
 		effs, replace := m.effs, m.replace
@@ -147,7 +184,11 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			c.mu.Unlock()
 			l.flushLocked(c, &locked)
 			if engine.IgnoredDetached(typ) {
-				c.r.Discard(total)
+				if c.lbody != nil {
+					c.lbody = nil
+				} else {
+					c.r.Discard(total)
+				}
 				continue
 			}
 			// The verdict waits with the message; whichever driver
@@ -173,12 +214,19 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			locked = s
 			c.mu.Lock()
 		}
-		if err := c.forward(s, typ, n, m.body, false, effs, replace); err != nil {
-			if errors.Is(err, errWrite) {
-				l.flushLocked(c, &locked)
-				l.serverFailed(c, s)
-				return false
-			}
+		err = c.forward(s, typ, n, m.body, m.consumed, effs, replace)
+		c.lbody = nil
+		var more *moreToCome
+		switch {
+		case err == nil:
+		case errors.As(err, &more):
+			// Streamed: the rest goes to s (or is dropped) as it comes.
+			c.lleft, c.ldrop = more.left, more.drop
+		case errors.Is(err, errWrite):
+			l.flushLocked(c, &locked)
+			l.serverFailed(c, s)
+			return false
+		default:
 			c.mu.Lock()
 			c.eng.Broke()
 			c.mu.Unlock()
@@ -188,6 +236,81 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			return false
 		}
 	}
+}
+
+// large starts a client message larger than the read buffer, framed by f
+// (its header is next in c.r). goOn says that frontend goes on with it;
+// otherwise frontend returns ret. A message for no server is dropped as
+// it comes; any other gets the server first (so that no partial message
+// waits for one). A message the pooler must see whole (seesWhole) is then
+// gathered (lbody) and judged whole, as a goroutine's frontendBody reads
+// it; any other is judged on what the full read buffer shows of it, and
+// forward streams it (moreToCome).
+func (l *evLoop) large(c *clientConn, f engine.Frame) (goOn, ret bool) {
+	if f.Act == engine.Skip {
+		c.lleft, c.ldrop = f.Total, true
+		return true, true
+	}
+	if c.detached() {
+		if engine.IgnoredDetached(f.Type) {
+			c.lleft, c.ldrop = f.Total, true
+			return true, true
+		}
+		if !l.attach(c) {
+			return false, false // goes on once the server is attached
+		}
+	}
+	if c.seesWhole(f.Type, f.Len) {
+		c.r.Discard(headerLen)
+		c.lframe, c.lbody = f, make([]byte, 0, f.Len)
+		return true, true
+	}
+	if c.r.Buffered() < c.r.Size() {
+		return false, true // the head of the message is read first
+	}
+	return true, true
+}
+
+// streamClient moves what the client's socket brought of the rest of a
+// large message (c.lleft) to its server, or drops it. It reports false
+// when frontend stops: the server does not keep up (serverWritable goes
+// on), or failed.
+func (l *evLoop) streamClient(c *clientConn, locked **serverConn) bool {
+	k := min(c.lleft, c.r.Buffered())
+	if k == 0 {
+		return true
+	}
+	if c.ldrop {
+		c.r.Discard(k)
+		c.lleft -= k
+		return true
+	}
+	c.mu.Lock()
+	s := c.server
+	c.mu.Unlock()
+	if s == nil {
+		// The server failed (the client is being closed).
+		c.ldrop = true
+		return true
+	}
+	if *locked != s {
+		l.flushLocked(c, locked)
+		if rio := s.lrio(); rio != nil && len(rio.pend) > loopOut {
+			return false
+		}
+		s.wmu.Lock()
+		*locked = s
+	}
+	b, _ := c.r.Peek(k)
+	_, err := s.w.Write(b)
+	c.r.Discard(k)
+	c.lleft -= k
+	if err != nil {
+		l.flushLocked(c, locked)
+		l.serverFailed(c, s)
+		return false
+	}
+	return true
 }
 
 // flushLocked flushes and unlocks the server frontend holds.
@@ -238,11 +361,11 @@ func (l *evLoop) attach(c *clientConn) bool {
 		l.noServer(c, errPoolClosed)
 		return false
 	}
-	if p.pause.on.Load() {
-		l.eject(c, nil, handoffPause)
+	c.move(engine.Waiting)
+	if p.pause.paused(c.pool.key.database) {
+		l.pauseAside(c)
 		return false
 	}
-	c.move(engine.Waiting)
 	w := &c.waiter
 	w.loop, w.c = l, c
 	a, s, err := c.pool.admit(w, time.Now().Add(p.live.waitLimit()))
@@ -261,6 +384,20 @@ func (l *evLoop) attach(c *clientConn) bool {
 		c.lwait = true
 	}
 	return false
+}
+
+// pauseAside waits, on a goroutine that holds nothing of the client's,
+// while the client's database is paused (PAUSE), as a goroutine's
+// acquire does; the client waits on its loop (lwait) for the msgResumed
+// that ends the wait (RESUME, or the wait timeout, KILL or shutdown).
+func (l *evLoop) pauseAside(c *clientConn) {
+	c.lwait = true
+	p, pl, w := l.p, c.pool, &c.waiter
+	deadline := time.Now().Add(p.live.waitLimit())
+	go func() {
+		err := pl.pauseWait(p.ctx, deadline, w)
+		l.post(loopMsg{kind: msgResumed, c: c, err: err})
+	}()
 }
 
 // loginAside logs a server in for the client on a goroutine of its own,

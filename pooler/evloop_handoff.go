@@ -3,6 +3,7 @@
 package pooler
 
 import (
+	"errors"
 	"syscall"
 )
 
@@ -79,6 +80,16 @@ func (l *evLoop) finish(c *clientConn) {
 // not do itself (why: counted in Snapshot.Handoffs).
 func (l *evLoop) eject(c *clientConn, s *serverConn, why handoff) {
 	l.p.stats.handoffs[why].Add(1)
+	if c.lbody != nil {
+		// A message gathered whole (frontend) cannot change drivers:
+		// the goroutine relay reads messages from the socket's buffer.
+		if s != nil {
+			c.pool.putBack(s, reuse)
+		}
+		c.protocolError(errors.New("a large message could not be relayed"))
+		l.afterVanish(c)
+		return
+	}
 	if s == nil {
 		c.mu.Lock()
 		s = c.server

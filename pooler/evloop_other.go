@@ -17,6 +17,7 @@ const (
 	msgShutdown
 	msgStop
 	msgLoggedIn
+	msgResumed
 )
 
 type loopMsg struct {

@@ -94,18 +94,11 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 		}
 		total := headerLen + n
 		if total > s.r.Size() {
-			if !streamable(c, typ) {
-				l.eject(c, s, handoffLargeAnswer)
+			if typ == 'Z' {
+				l.serverGone(c, s) // a ReadyForQuery has one byte
 				return smLost
 			}
-			// Relayed as it arrives (streamAnswer), as the goroutine
-			// relay's copyMessage does: the pooler looks into no such
-			// message, and the capture shows none.
-			if c.tracked && s.synthHead.Load() {
-				c.emitDueSynths(s, false)
-			}
-			c.ctr.tx += int64(total)
-			s.lleft = total
+			l.startAnswer(c, s, typ, total)
 			continue
 		}
 		if s.r.Buffered() < total {
@@ -138,33 +131,50 @@ func (c *clientConn) mustClean() bool {
 	return c.eng.MustClean()
 }
 
-// streamable reports whether a server message of type typ larger than the
-// read buffer may be relayed to c piece by piece: one that the relay
-// state reads (ReadyForQuery, ParameterStatus, ErrorResponse, and what
-// completes a tracked client's requests) may not.
-func streamable(c *clientConn, typ byte) bool {
-	switch typ {
-	case 'Z', 'S', 'E':
-		return false
+// startAnswer starts relaying a server message of type typ larger than
+// the read buffer (total bytes with its header) as it arrives
+// (streamAnswer), as the goroutine relay's copyMessage does: the relay
+// state sees its type only (for a tracked client, the engine decides
+// whether it is the client's or the answer to a message of the pooler's
+// own, which is dropped), and the capture shows none of it.
+func (l *evLoop) startAnswer(c *clientConn, s *serverConn, typ byte, total int) {
+	if c.tracked && s.synthHead.Load() {
+		c.emitDueSynths(s, false)
 	}
-	return !c.tracked || !engine.MayComplete(typ)
+	forward := true
+	if c.tracked && engine.MayComplete(typ) {
+		c.mu.Lock()
+		forward = c.eng.Backend(&s.eng, typ, nil)
+		c.mu.Unlock()
+	}
+	if forward {
+		c.ctr.tx += int64(total)
+	}
+	s.lleft, s.ldrop = total, !forward
 }
 
 // streamAnswer relays to c what s has buffered of the message being
-// streamed (s.lleft), or drops it for a client that left; at the
-// message's end it sends the pooler's own answers that became due.
+// streamed (s.lleft), or drops it (s.ldrop, or a client that left); at
+// the message's end it sends the pooler's own answers that became due
+// (as trackBackend does after a whole message).
 func (l *evLoop) streamAnswer(c *clientConn, s *serverConn) {
 	k := min(s.lleft, s.r.Buffered())
 	b, _ := s.r.Peek(k)
-	if !c.vanished.Load() {
+	if !s.ldrop && !c.vanished.Load() {
 		c.wmu.Lock()
 		c.writer().Write(b) // a failed write is the client's end, seen on its socket
 		c.wmu.Unlock()
 	}
 	s.r.Discard(k)
 	s.lleft -= k
-	if s.lleft == 0 && c.tracked && s.synthHead.Load() {
-		c.emitDueSynths(s, false)
+	if s.lleft == 0 && c.tracked {
+		c.wmu.Lock()
+		c.mu.Lock()
+		if s.eng.SynthDue() {
+			c.emitSynthsLocked(s)
+		}
+		c.mu.Unlock()
+		c.wmu.Unlock()
 	}
 }
 
@@ -354,7 +364,7 @@ func (l *evLoop) serverWritable(s *serverConn) {
 		s.lout = false
 		l.modify(s.lfd, false)
 	}
-	if c := s.lclient; c != nil && small && c.eng.Holding() && !c.lwait {
+	if c := s.lclient; c != nil && small && (c.eng.Holding() || c.lleft > 0) && !c.lwait {
 		l.clientReadable(c)
 	}
 }

@@ -99,7 +99,7 @@ func (c *clientConn) relay() bool {
 			}
 			continue
 		}
-		m, ok, err := c.admit(f, batched)
+		m, ok, err := c.admit(f, batched, nil)
 		if err != nil {
 			unlock()
 			c.vanish()
@@ -240,7 +240,7 @@ func (c *clientConn) pump(s *serverConn, fatalSeen bool) {
 	if left := s.lleft; left > 0 {
 		// The rest of a message the loop was streaming.
 		s.lleft = 0
-		if c.vanished.Load() {
+		if s.ldrop || c.vanished.Load() {
 			_, err := s.r.Discard(left)
 			if err != nil {
 				c.serverLost(s, fatalSeen)

@@ -109,8 +109,10 @@ type serverConn struct {
 	// (a setup, a clean: evLoop.runQueries), nil when none.
 	lquery *loopQuery
 	// lleft is what is still to come of a message larger than r that
-	// the loop streams to the client as it arrives (evLoop.backend).
+	// the loop streams to the client as it arrives (evLoop.backend), or
+	// drops (ldrop).
 	lleft int
+	ldrop bool
 }
 
 // serverBufSize is the read and write buffer size of a server connection.

@@ -539,14 +539,11 @@ func (p *Proxy) statsWindow(now map[string]PoolTotals) (from, to map[string]Pool
 type handoff uint8
 
 const (
-	handoffLargeMessage handoff = iota // a client message larger than the read buffer
-	handoffLargeAnswer                 // a server message larger than the read buffer
-	handoffPause                       // the database is paused (PAUSE)
-	handoffForeign                     // a server socket the pooler cannot own (no descriptor)
-	handoffEpoll                       // the server's socket could not join the epoll set
+	handoffForeign handoff = iota // a server socket the pooler cannot own (no descriptor)
+	handoffEpoll                  // the server's socket could not join the epoll set
 	numHandoffs
 )
 
-var handoffNames = [numHandoffs]string{"large-message", "large-answer", "pause", "foreign-socket", "epoll"}
+var handoffNames = [numHandoffs]string{"foreign-socket", "epoll"}
 
 func (h handoff) String() string { return handoffNames[h] }

@@ -3,6 +3,7 @@ package pooler
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -37,21 +38,18 @@ type inbound struct {
 // (a refusal) and the relay goes on with the next one; an error means the
 // client went away. The goroutine relay may block reading the body; the
 // loop relay calls admit only for a message it has whole in its buffer.
-func (c *clientConn) admit(f engine.Frame, batched bool) (m inbound, ok bool, err error) {
+func (c *clientConn) admit(f engine.Frame, batched bool, pre []byte) (m inbound, ok bool, err error) {
 	m.typ, m.n = f.Type, f.Len
-	whole := false
-	if c.tracked {
-		var look bool
-		if look, whole = needsBody(m.typ); look && !whole {
+	switch {
+	case pre != nil:
+		// An event loop gathered the body (seesWhole).
+		m.body, m.consumed = pre, true
+	case c.seesWhole(m.typ, m.n):
+		m.body, m.consumed, err = c.frontendBody(m.n, true)
+	case c.tracked:
+		if look, _ := needsBody(m.typ); look {
 			m.body, m.consumed, err = c.frontendBody(m.n, false)
 		}
-	}
-	if c.eng.PolicyOn() && (m.typ == 'Q' || m.typ == 'P') && m.n <= maxClassifiedQuery {
-		// The classifier sees the whole statement, however large.
-		whole = true
-	}
-	if whole {
-		m.body, m.consumed, err = c.frontendBody(m.n, true)
 	}
 	if err != nil {
 		return m, false, err
@@ -62,6 +60,19 @@ func (c *clientConn) admit(f engine.Frame, batched bool) (m inbound, ok bool, er
 	effs, replace, refused, err := c.judge(m.typ, m.n, m.body, m.consumed)
 	m.effs, m.replace = effs, replace
 	return m, !refused && err == nil, err
+}
+
+// seesWhole reports whether the pooler reads the whole body of a client
+// message of type typ and body length n before it forwards it: the
+// classifier sees a whole statement, however large, and the tracked relay
+// some messages' whole bodies (needsBody).
+func (c *clientConn) seesWhole(typ byte, n int) bool {
+	if c.tracked {
+		if _, whole := needsBody(typ); whole {
+			return true
+		}
+	}
+	return c.eng.PolicyOn() && (typ == 'Q' || typ == 'P') && n <= maxClassifiedQuery
 }
 
 // judge returns the policy's verdict on the client's next message: the
@@ -101,7 +112,8 @@ func (c *clientConn) policyStep(typ byte, n int, body []byte, consumed bool) (ef
 	}
 	// Refused outright: the client stays usable.
 	if !consumed {
-		if _, err := c.r.Discard(headerLen + n); err != nil {
+		if err := discardMessage(c.r, headerLen+n); err != nil {
+			// moreToCome: an event loop drops the rest as it comes.
 			return nil, "", true, err
 		}
 	}
@@ -136,7 +148,7 @@ func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consum
 	switch {
 	case replace != "":
 		if !consumed {
-			if _, err := c.r.Discard(headerLen + n); err != nil {
+			if err := discardMessage(c.r, headerLen+n); err != nil {
 				return err
 			}
 		}
@@ -153,6 +165,28 @@ func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consum
 		return copyMessage(s.w, c.r, headerLen+n)
 	}
 	return nil
+}
+
+// moreToCome is what copyMessage and discardMessage return on an event
+// loop's non-blocking reader when the rest of the message (left bytes)
+// has not arrived yet: the loop copies it to the server (or, with drop,
+// discards it) as it comes (evLoop.streamClient).
+type moreToCome struct {
+	left int
+	drop bool
+}
+
+func (e *moreToCome) Error() string {
+	return fmt.Sprintf("%d bytes of the message still to come", e.left)
+}
+
+// discardMessage drops total bytes of a client message from r.
+func discardMessage(r *bufio.Reader, total int) error {
+	d, err := r.Discard(total)
+	if err != nil && errors.Is(err, errAgain) {
+		return &moreToCome{left: total - d, drop: true}
+	}
+	return err
 }
 
 // errWrite marks a failed write in copyMessage.
@@ -179,6 +213,10 @@ func copyMessage(w *bufio.Writer, r *bufio.Reader, total int) error {
 		chunk := min(total, r.Size())
 		b, err := r.Peek(chunk)
 		if len(b) == 0 && err != nil {
+			if werr == nil && errors.Is(err, errAgain) {
+				// An event loop's reader: the rest comes later.
+				return &moreToCome{left: total}
+			}
 			return err
 		}
 		if werr == nil {

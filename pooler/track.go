@@ -103,14 +103,14 @@ func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, co
 	switch pl.Action {
 	case engine.PlanReplace:
 		if !consumed {
-			if _, err := c.r.Discard(headerLen + n); err != nil {
+			if err := discardMessage(c.r, headerLen+n); err != nil {
 				return err
 			}
 		}
 		writeQuery(w, pl.Replace)
 	case engine.PlanDrop:
 		if !consumed {
-			if _, err := c.r.Discard(headerLen + n); err != nil {
+			if err := discardMessage(c.r, headerLen+n); err != nil {
 				return err
 			}
 		}
