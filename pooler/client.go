@@ -277,13 +277,13 @@ func (p *Proxy) serveClient(nc net.Conn) {
 }
 
 // loopable reports whether an event loop may relay for the client:
-// transaction mode, a plain socket, no capture, servers without TLS
-// (evloop.go).
+// transaction mode, a socket the pooler owns, servers whose sockets it
+// owns (evloop.go).
 func (c *clientConn) loopable() bool {
-	if c.proxy.loops == nil || c.admin || c.rec != nil || c.proxy.cfg.Mode != ModeTransaction || c.proxy.closing.Load() {
+	if c.proxy.loops == nil || c.admin || c.proxy.cfg.Mode != ModeTransaction || c.proxy.closing.Load() {
 		return false
 	}
-	if c.pool != nil && c.pool.tls.Load() {
+	if c.pool != nil && c.pool.foreign.Load() {
 		return false // see bind
 	}
 	return c.raw != nil

@@ -96,6 +96,12 @@ func (l *evLoop) dropIdleReader(c *clientConn) {
 // server, was handed to a goroutine, or left).
 func (l *evLoop) frontend(c *clientConn) bool {
 	var locked *serverConn
+	// batched: a message after the first of this read (the capture's
+	// mark of a pipeline).
+	batched := false
+	if captureToggle && c.rec != nil {
+		c.recOff.Store(captureOff.Load())
+	}
 	defer func() {
 		if locked != nil {
 			l.flushServer(c, locked)
@@ -169,7 +175,8 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			}
 		}
 		typ, n, total := f.Type, f.Len, f.Total
-		m, ok, err := c.admit(f, false, c.lbody) // whole in the buffer (or gathered): no read
+		m, ok, err := c.admit(f, batched, c.lbody) // whole in the buffer (or gathered): no read
+		batched = true
 		if !ok {
 			c.lbody = nil
 			if more := (*moreToCome)(nil); errors.As(err, &more) {

@@ -172,7 +172,7 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 	if raw == nil {
 		// A socket the pooler cannot watch itself (a dialer of a test's):
 		// the event loops do not relay for this pool's clients.
-		p.tls.Store(true)
+		p.foreign.Store(true)
 	}
 	s := &serverConn{
 		pool:    p,

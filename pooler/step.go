@@ -54,7 +54,8 @@ func (c *clientConn) admit(f engine.Frame, batched bool, pre []byte) (m inbound,
 	if err != nil {
 		return m, false, err
 	}
-	if c.rec != nil && m.typ != 'd' {
+	if c.rec != nil && m.typ != 'd' && !c.eng.Holding() {
+		// A held message was shown to the capture when it was judged.
 		c.recordFrontend(m.typ, m.n, m.body, batched)
 	}
 	effs, replace, refused, err := c.judge(m.typ, m.n, m.body, m.consumed)
