@@ -1,16 +1,14 @@
 package rules
 
 import (
-	"strings"
-
 	pg "github.com/pganalyze/pg_query_go/v5"
 
 	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // groupIndex holds facts about a group's statements that rules look up
-// for many statements (is this parameter reset later? is this table
-// dropped later?), computed once per group so that a large transaction is
+// for many statements (is this parameter reset later? was it set
+// earlier?), computed once per group so that a large transaction is
 // not scanned once per statement.
 type groupIndex struct {
 	// firstSet is the index of the first statement that sets a parameter
@@ -21,12 +19,6 @@ type groupIndex struct {
 	// back to its default (RESET, SET … TO DEFAULT, SET ROLE NONE); ""
 	// holds the last RESET ALL.
 	lastReset map[string]int
-	// lastDrop is the index of the last DROP of an object that may be
-	// temporary, by name (lower-case); "" holds the last DISCARD TEMP.
-	lastDrop map[string]int
-	// lastClose is the index of the last CLOSE of a cursor name
-	// (lower-case); "" holds the last CLOSE ALL.
-	lastClose map[string]int
 	// firstAdvance is the index of the first statement that may advance a
 	// sequence: "insert" for INSERT and COPY (column defaults), "*" for a
 	// nextval/setval of a sequence not named by a constant, "seq:NAME" for
@@ -38,7 +30,7 @@ func (g *Group) index() *groupIndex {
 	if g.idx != nil {
 		return g.idx
 	}
-	x := &groupIndex{firstSet: map[string]int{}, lastReset: map[string]int{}, lastDrop: map[string]int{}, lastClose: map[string]int{}, firstAdvance: map[string]int{}}
+	x := &groupIndex{firstSet: map[string]int{}, lastReset: map[string]int{}, firstAdvance: map[string]int{}}
 	g.idx = x
 	firstOf := func(m map[string]int, key string, i int) {
 		if _, ok := m[key]; !ok {
@@ -74,18 +66,6 @@ func (g *Group) index() *groupIndex {
 			case effects.ResetAll:
 				if cleans {
 					x.lastReset[""] = i
-				}
-			case effects.DiscardTemp:
-				if cleans {
-					x.lastDrop[""] = i
-				}
-			case effects.DropTemp:
-				if cleans {
-					x.lastDrop[strings.ToLower(e.Name)] = i
-				}
-			case effects.CloseCursor, effects.CloseAll:
-				if cleans {
-					x.lastClose[strings.ToLower(e.Name)] = i
 				}
 			}
 		}
@@ -132,27 +112,6 @@ func setEarlier(g *Group, i int, name string) bool {
 	}
 	k, ok := g.index().firstSet[name]
 	return ok && k < i
-}
-
-// droppedLater reports whether, in one transaction, a statement after the
-// i-th drops the object named name (DROP TABLE/VIEW/SEQUENCE/FUNCTION …)
-// or every temporary object (DISCARD TEMP).
-func droppedLater(g *Group, i int, name string) bool {
-	if !g.Explicit {
-		return false
-	}
-	x := g.index()
-	return after(x.lastDrop, strings.ToLower(name), i) || after(x.lastDrop, "", i)
-}
-
-// closedLater reports whether, in one transaction, a statement after the
-// i-th closes the named cursor (or all cursors).
-func closedLater(g *Group, i int, name string) bool {
-	if !g.Explicit {
-		return false
-	}
-	x := g.index()
-	return after(x.lastClose, strings.ToLower(name), i) || after(x.lastClose, "", i)
 }
 
 // bodyTxEnd reports whether the i-th statement of a routine body is a

@@ -183,36 +183,42 @@ func (s *Session) Apply(e Effect) Step {
 	return st
 }
 
-// unlock ends one advisory lock: the latest of the same key and mode;
-// for a key known only at run time, the latest taken with the same
-// argument, else the latest whose key is unknown, else the latest one.
-func (s *Session) unlock(st *Step, e Effect) {
+// Releases reports whether the unlock u may release the advisory lock l:
+// pg_advisory_unlock_all releases every lock, an unlock one of the same
+// key and mode (the one-bigint and two-int4 keys apart); when either key
+// is only known at run time, it may be any.
+func Releases(u, l Effect) bool {
+	switch {
+	case u.Kind == AdvisoryUnlockAll:
+		return true
+	case !u.KeyKnown || !l.KeyKnown:
+		return true
+	}
+	return u.Key == l.Key && u.Pair == l.Pair && u.Shared == l.Shared
+}
+
+// unlock ends one advisory lock that u releases (Releases): the latest of
+// the same key and mode; for a key known only at run time, the latest
+// taken with the same argument, else the latest whose key is unknown,
+// else the latest one. Only the first is no Guess.
+func (s *Session) unlock(st *Step, u Effect) {
 	locks := s.FindKind(AdvisoryLock)
-	pick := func(match func(h *Held) bool) *Held {
+	pick := func(match func(l Effect) bool) *Held {
 		for i := len(locks) - 1; i >= 0; i-- {
-			if match(locks[i]) {
+			if l := locks[i].Effect; Releases(u, l) && match(l) {
 				return locks[i]
 			}
 		}
 		return nil
 	}
-	var h *Held
-	if e.KeyKnown {
-		h = pick(func(h *Held) bool {
-			l := h.Effect
-			return l.KeyKnown && l.Key == e.Key && l.Pair == e.Pair && l.Shared == e.Shared
-		})
+	h := pick(func(l Effect) bool { return u.KeyKnown && l.KeyKnown })
+	if h == nil {
+		h = pick(func(l Effect) bool { return !u.KeyKnown && l.Arg == u.Arg && l.Shared == u.Shared })
 		if h == nil {
-			h = pick(func(h *Held) bool { return !h.Effect.KeyKnown })
-			st.Guess = h != nil
-		}
-	} else {
-		h = pick(func(h *Held) bool { return !h.Effect.KeyKnown && h.Effect.Arg == e.Arg && h.Effect.Shared == e.Shared })
-		if h == nil {
-			h = pick(func(h *Held) bool { return !h.Effect.KeyKnown })
+			h = pick(func(l Effect) bool { return !l.KeyKnown })
 		}
 		if h == nil {
-			h = pick(func(h *Held) bool { return true })
+			h = pick(func(Effect) bool { return true })
 		}
 		st.Guess = h != nil
 	}

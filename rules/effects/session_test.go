@@ -255,3 +255,26 @@ func TestSessionForget(t *testing.T) {
 		t.Errorf("rollback after forget: %s", renderStep(st))
 	}
 }
+
+// TestReleases covers which locks an unlock may release.
+func TestReleases(t *testing.T) {
+	key := func(k int64) Effect { return Effect{Kind: AdvisoryLock, Key: k, KeyKnown: true} }
+	tests := []struct {
+		name    string
+		u, l    Effect
+		release bool
+	}{
+		{"same key", Effect{Kind: AdvisoryUnlock, Key: 1, KeyKnown: true}, key(1), true},
+		{"another key", Effect{Kind: AdvisoryUnlock, Key: 2, KeyKnown: true}, key(1), false},
+		{"another mode", Effect{Kind: AdvisoryUnlock, Key: 1, KeyKnown: true, Shared: true}, key(1), false},
+		{"two-int4 key apart", Effect{Kind: AdvisoryUnlock, Key: 1, KeyKnown: true, Pair: true}, key(1), false},
+		{"unknown unlock", Effect{Kind: AdvisoryUnlock, Arg: "$1"}, key(1), true},
+		{"unknown lock", Effect{Kind: AdvisoryUnlock, Key: 1, KeyKnown: true}, Effect{Kind: AdvisoryLock, Arg: "?"}, true},
+		{"unlock all", Effect{Kind: AdvisoryUnlockAll}, Effect{Kind: AdvisoryLock, Key: 3, KeyKnown: true, Shared: true}, true},
+	}
+	for _, tt := range tests {
+		if got := Releases(tt.u, tt.l); got != tt.release {
+			t.Errorf("%s: Releases = %v, want %v", tt.name, got, tt.release)
+		}
+	}
+}
