@@ -14,6 +14,7 @@ type pairing struct {
 	// madeAt and endedAt are the statements that made and ended each
 	// piece of state (endedAt only when it was ended and stayed so).
 	madeAt, endedAt map[*effects.Held]int
+	explicit        bool
 }
 
 // pairing runs the group through a session once.
@@ -21,7 +22,7 @@ func (g *Group) pairing() *pairing {
 	if g.pairs != nil {
 		return g.pairs
 	}
-	p := &pairing{steps: make([][]effects.Step, len(g.Stmts)), madeAt: map[*effects.Held]int{}, endedAt: map[*effects.Held]int{}}
+	p := &pairing{steps: make([][]effects.Step, len(g.Stmts)), madeAt: map[*effects.Held]int{}, endedAt: map[*effects.Held]int{}, explicit: g.Explicit}
 	g.pairs = p
 	var s effects.Session
 	if g.Explicit {
@@ -71,3 +72,20 @@ func (p *pairing) endedAfter(h *effects.Held, i int) (int, bool) {
 
 // stepOf returns the step of the j-th change of statement i.
 func (p *pairing) stepOf(i, j int) effects.Step { return p.steps[i][j] }
+
+// holds reports whether the group holds state of kind k named name when
+// its i-th statement starts: made before it and not ended before it.
+func (p *pairing) holds(k effects.Kind, name string, i int) bool {
+	if !p.explicit {
+		return false // each statement runs on a connection of its own
+	}
+	for h, m := range p.madeAt {
+		if h.Kind != k || h.Name != name || m >= i {
+			continue
+		}
+		if e, ended := p.endedAt[h]; !ended || e >= i {
+			return true
+		}
+	}
+	return false
+}
