@@ -141,14 +141,10 @@ func (s *Session) Apply(e Effect) Step {
 		st.make(s, e) // locks stack: each needs its own unlock
 	case AdvisoryUnlock:
 		s.unlock(&st, e)
-	case AdvisoryUnlockAll:
-		st.end(s, func(h *Held) bool { return h.Kind == AdvisoryLock })
-	case Listen:
-		st.renew(s, e, func(h *Held) bool { return h.Kind == Listen && h.Name == e.Name })
-	case Unlisten:
-		st.end(s, func(h *Held) bool { return h.Kind == Listen && h.Name == e.Name })
-	case UnlistenAll:
-		st.end(s, func(h *Held) bool { return h.Kind == Listen })
+	case Listen, DeclareHold, Prepare, Load:
+		// LISTEN again keeps listening; a cursor or statement name that
+		// exists is refused; a library loads once.
+		st.renew(s, e, func(h *Held) bool { return h.Kind == e.Kind && h.Name == e.Name })
 	case CreateTemp:
 		// A name that exists is refused (or kept by IF NOT EXISTS).
 		st.renew(s, e, func(h *Held) bool {
@@ -158,22 +154,10 @@ func (s *Session) Apply(e Effect) Step {
 		st.end(s, func(h *Held) bool {
 			return h.Kind == CreateTemp && h.Name == e.Name && sameNamespace(h.Effect.Object, e.Object)
 		})
-	case DiscardTemp:
-		st.end(s, func(h *Held) bool { return h.Kind == CreateTemp })
-	case DeclareHold:
-		st.renew(s, e, func(h *Held) bool { return h.Kind == DeclareHold && h.Name == e.Name })
-	case CloseCursor:
-		st.end(s, func(h *Held) bool { return h.Kind == DeclareHold && h.Name == e.Name })
-	case CloseAll:
-		st.end(s, func(h *Held) bool { return h.Kind == DeclareHold })
-	case Prepare:
-		st.renew(s, e, func(h *Held) bool { return h.Kind == Prepare && h.Name == e.Name })
-	case Deallocate:
-		st.end(s, func(h *Held) bool { return h.Kind == Prepare && h.Name == e.Name })
-	case DeallocateAll:
-		st.end(s, func(h *Held) bool { return h.Kind == Prepare })
-	case Load:
-		st.renew(s, e, func(h *Held) bool { return h.Kind == Load && h.Name == e.Name })
+	case Unlisten, CloseCursor, Deallocate:
+		st.end(s, func(h *Held) bool { return h.Kind == endsOne[e.Kind] && h.Name == e.Name })
+	case UnlistenAll, CloseAll, DeallocateAll, DiscardTemp, AdvisoryUnlockAll:
+		st.end(s, func(h *Held) bool { return h.Kind == endsAll[e.Kind] })
 	case DiscardAll:
 		// CLOSE ALL, SET SESSION AUTHORIZATION DEFAULT, RESET ALL,
 		// DEALLOCATE ALL, UNLISTEN *, pg_advisory_unlock_all(), DISCARD
@@ -182,6 +166,14 @@ func (s *Session) Apply(e Effect) Step {
 	}
 	return st
 }
+
+// endsOne and endsAll name the kind of state that an effect ends one of
+// by name (UNLISTEN name, CLOSE name, DEALLOCATE name) or all of.
+var (
+	endsOne = map[Kind]Kind{Unlisten: Listen, CloseCursor: DeclareHold, Deallocate: Prepare}
+	endsAll = map[Kind]Kind{UnlistenAll: Listen, CloseAll: DeclareHold, DeallocateAll: Prepare,
+		DiscardTemp: CreateTemp, AdvisoryUnlockAll: AdvisoryLock}
+)
 
 // Releases reports whether the unlock u may release the advisory lock l:
 // pg_advisory_unlock_all releases every lock, an unlock one of the same
