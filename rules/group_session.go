@@ -14,7 +14,10 @@ type pairing struct {
 	// madeAt and endedAt are the statements that made and ended each
 	// piece of state (endedAt only when it was ended and stayed so).
 	madeAt, endedAt map[*effects.Held]int
-	explicit        bool
+	// replacedBy is the later SET of the same parameter (or role) that
+	// ended a SET.
+	replacedBy map[*effects.Held]*effects.Held
+	explicit   bool
 }
 
 // pairing runs the group through a session once.
@@ -22,7 +25,8 @@ func (g *Group) pairing() *pairing {
 	if g.pairs != nil {
 		return g.pairs
 	}
-	p := &pairing{steps: make([][]effects.Step, len(g.Stmts)), madeAt: map[*effects.Held]int{}, endedAt: map[*effects.Held]int{}, explicit: g.Explicit}
+	p := &pairing{steps: make([][]effects.Step, len(g.Stmts)), madeAt: map[*effects.Held]int{}, endedAt: map[*effects.Held]int{},
+		replacedBy: map[*effects.Held]*effects.Held{}, explicit: g.Explicit}
 	g.pairs = p
 	var s effects.Session
 	if g.Explicit {
@@ -34,6 +38,9 @@ func (g *Group) pairing() *pairing {
 		}
 		for _, h := range step.Ended {
 			p.endedAt[h] = i
+			if n := step.Held; n != nil && n.Kind == h.Kind && n.Name == h.Name {
+				p.replacedBy[h] = n
+			}
 		}
 		for _, h := range step.Restored {
 			delete(p.endedAt, h)
@@ -86,6 +93,25 @@ func (p *pairing) holds(k effects.Kind, name string, i int) bool {
 		if e, ended := p.endedAt[h]; !ended || e >= i {
 			return true
 		}
+	}
+	return false
+}
+
+// resetAfter reports whether the parameter or role set by the j-th change
+// of statement i is put back to its default later in the group (RESET,
+// RESET ALL, SET … TO DEFAULT, SET ROLE NONE, or SET SESSION
+// AUTHORIZATION for the role), after any later SETs of the same name
+// that replace it: a change undone in the transaction that made it never
+// reaches the pool.
+func (p *pairing) resetAfter(i, j int) bool {
+	h := p.stepOf(i, j).Held
+	for h != nil {
+		if n := p.replacedBy[h]; n != nil {
+			h = n
+			continue
+		}
+		_, ok := p.endedAfter(h, i)
+		return ok
 	}
 	return false
 }

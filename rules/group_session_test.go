@@ -35,9 +35,18 @@ func TestPairingOneTransaction(t *testing.T) {
 		{"cursor closed", "DECLARE c CURSOR WITH HOLD FOR SELECT 1; CLOSE c", true, ""},
 		{"other cursor closed", "DECLARE c CURSOR WITH HOLD FOR SELECT 1; CLOSE d", true, "cursor-with-hold:error"},
 		{"close all", "DECLARE c CURSOR WITH HOLD FOR SELECT 1; CLOSE ALL", true, ""},
+		{"set and reset", "SET work_mem = '1MB'; RESET work_mem", true, ""},
+		{"set and reset apart", "SET work_mem = '1MB'; RESET work_mem", false, "session-set:error session-set:warning"},
+		{"set twice and reset", "SET work_mem = '1MB'; SET work_mem = '2MB'; RESET work_mem", true, ""},
+		{"set twice", "SET work_mem = '1MB'; SET work_mem = '2MB'", true, "session-set:error session-set:error"},
+		{"reset all", "SET work_mem = '1MB'; SELECT set_config('app.x', '1', false); RESET ALL", true, ""},
+		{"reset of another name", "SET work_mem = '1MB'; RESET search_path", true, "session-set:error session-set:warning"},
+		{"reset undone by a savepoint", "SET work_mem = '1MB'; SAVEPOINT s; RESET work_mem; ROLLBACK TO s", true, "session-set:error"},
+		{"set role and reset", "SET ROLE admin; RESET ROLE", true, ""},
+		{"reset all keeps the role", "SET ROLE admin; RESET ALL", true, "session-set:warning session-role:critical"},
 	}
 	var checks []*rules.Rule
-	for _, id := range []string{"sql-prepare", "listen", "advisory-lock-session", "temp-table", "cursor-with-hold"} {
+	for _, id := range []string{"sql-prepare", "listen", "advisory-lock-session", "temp-table", "cursor-with-hold", "session-set", "session-role"} {
 		checks = append(checks, rules.Lookup(id))
 	}
 	funcs := rules.InterestingFuncs(checks)
