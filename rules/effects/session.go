@@ -232,19 +232,21 @@ func (s *Session) FindKind(k Kind) []*Held {
 }
 
 // sameNamespace reports whether temporary objects of kinds a and b share
-// their names: relations share one namespace, routines another (DROP
-// ROUTINE drops a function or a procedure), other objects one per kind.
-func sameNamespace(a, b string) bool {
-	family := func(o string) string {
-		switch {
-		case IsRelationObject(o) || o == "":
-			return "relation"
-		case o == "function" || o == "procedure" || o == "routine" || o == "aggregate":
-			return "routine"
-		}
-		return o
+// their names (Namespace).
+func sameNamespace(a, b string) bool { return Namespace(a) == Namespace(b) }
+
+// Namespace names the names a temporary object of kind object (an Object
+// of CreateTemp or DropTemp) shares: "" for relations, which share one,
+// "routine" for functions, procedures and aggregates (DROP ROUTINE drops
+// any of them), the kind itself for other objects.
+func Namespace(object string) string {
+	switch {
+	case object == "" || IsRelationObject(object):
+		return ""
+	case object == "function" || object == "procedure" || object == "routine" || object == "aggregate":
+		return "routine"
 	}
-	return family(a) == family(b)
+	return object
 }
 
 // make adds the state e makes.

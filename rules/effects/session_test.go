@@ -278,3 +278,17 @@ func TestReleases(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespace covers which temporary objects share their names.
+func TestNamespace(t *testing.T) {
+	tests := []struct{ object, want string }{
+		{"table", ""}, {"view", ""}, {"sequence", ""}, {"materialized view", ""}, {"foreign table", ""},
+		{"function", "routine"}, {"procedure", "routine"}, {"routine", "routine"}, {"aggregate", "routine"},
+		{"type", "type"}, {"operator", "operator"}, {"domain", "domain"},
+	}
+	for _, tt := range tests {
+		if got := Namespace(tt.object); got != tt.want {
+			t.Errorf("Namespace(%q) = %q, want %q", tt.object, got, tt.want)
+		}
+	}
+}
