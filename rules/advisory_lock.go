@@ -38,7 +38,7 @@ func callLabel(e effects.Effect) string {
 }
 
 func checkAdvisoryLock(p *Pass) {
-	h, note := p.Target.Handle(StateAdvisoryLock)
+	h, note := p.Target.Handle(effects.AdvisoryLock)
 	pairs := p.Group.pairing()
 	type lock struct {
 		st *Stmt

@@ -16,7 +16,7 @@ var CursorWithHold = &Rule{
 }
 
 func checkCursorWithHold(p *Pass) {
-	h, note := p.Target.Handle(StateHoldCursor)
+	h, note := p.Target.Handle(effects.DeclareHold)
 	pairs := p.Group.pairing()
 	for i, st := range p.Group.Stmts {
 		if st.Node == nil || p.Group.Undone(i) || p.Group.EndsInPrepare() {

@@ -12,7 +12,7 @@ var Listen = &Rule{
 }
 
 func checkListen(p *Pass) {
-	h, note := p.Target.Handle(StateListen)
+	h, note := p.Target.Handle(effects.Listen)
 	pairs := p.Group.pairing()
 	for i, st := range p.Group.Stmts {
 		if st.Node == nil || p.Group.Undone(i) || p.Group.EndsInPrepare() {

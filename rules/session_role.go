@@ -33,7 +33,7 @@ func roleName(role string) string {
 }
 
 func checkSessionRole(p *Pass) {
-	h, note := p.Target.Handle(StateRole)
+	h, note := p.Target.Handle(effects.SetRole)
 	pairs := p.Group.pairing()
 	for i, st := range p.Group.Stmts {
 		if st.Node == nil || p.Group.Undone(i) {

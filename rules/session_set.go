@@ -109,11 +109,7 @@ func reportParam(p *Pass, st *Stmt, loc int32, name string, base Severity, what,
 // paramFinding rates a change of parameter name behind target t and
 // builds the message.
 func paramFinding(t Target, name string, base Severity, what, breaks string) (Severity, string) {
-	kind := StateParam
-	if TrackedParams[name] {
-		kind = StateTrackedParam
-	}
-	h, note := t.Handle(kind)
+	h, note := t.HandleParam(name)
 	if base == Error && h == Breaks && isSecurityParam(name) {
 		base = Critical
 		breaks += " (a security leak: this setting decides what a client sees or which checks run)"

@@ -12,7 +12,7 @@ var SQLPrepare = &Rule{
 }
 
 func checkSQLPrepare(p *Pass) {
-	h, note := p.Target.Handle(StateSQLPrepare)
+	h, note := p.Target.Handle(effects.Prepare)
 	sev := Adjust(Error, h)
 	pairs := p.Group.pairing()
 	for i, st := range p.Group.Stmts {

@@ -16,7 +16,7 @@ var TempTable = &Rule{
 }
 
 func checkTempTable(p *Pass) {
-	h, note := p.Target.Handle(StateTempObject)
+	h, note := p.Target.Handle(effects.CreateTemp)
 	pairs := p.Group.pairing()
 	for i, st := range p.Group.Stmts {
 		if st.Node == nil || p.Group.Undone(i) || p.Group.EndsInPrepare() {
