@@ -474,3 +474,52 @@ func (s *Session) Control(n *pg.Node) (st Step, ok bool) {
 	}
 	return st, true
 }
+
+// Found makes the state of kind k (Listen, CreateTemp, DeclareHold or
+// Prepare) that the session holds exactly the names a server listed when
+// its state was read (pg_listening_channels(), its temporary relations,
+// pg_cursors, pg_prepared_statements): what the session did not know of
+// is made, as by an effect of kind k of that name, and what the server
+// no longer holds is forgotten. Only relations count among temporary
+// objects: the server's list holds no others. It returns what it made
+// and what it forgot.
+func (s *Session) Found(k Kind, names []string) (made, forgot []*Held) {
+	counts := func(h *Held) bool {
+		return h.Kind == k && (k != CreateTemp || Namespace(h.Effect.Object) == "")
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(s.holds, func(h *Held) bool { return counts(h) && h.Name == n }) {
+			var st Step
+			st.make(s, Effect{Kind: k, Name: n, Location: -1})
+			made = append(made, st.Held)
+		}
+	}
+	for _, h := range slices.Clone(s.holds) {
+		if counts(h) && !slices.Contains(names, h.Name) {
+			s.Forget(h)
+			forgot = append(forgot, h)
+		}
+	}
+	return made, forgot
+}
+
+// FoundLocks adjusts the advisory locks the session holds to the number
+// of them a server listed (its rows of pg_locks): none ends them all,
+// more than the session knows of are locks whose keys it could not see,
+// made with an unknown key. Fewer leave them: which ones went, only the
+// server knows. It returns what it made and what it forgot.
+func (s *Session) FoundLocks(n int) (made, forgot []*Held) {
+	locks := s.FindKind(AdvisoryLock)
+	if n == 0 {
+		for _, h := range locks {
+			s.Forget(h)
+		}
+		return nil, locks
+	}
+	for i := len(locks); i < n; i++ {
+		var st Step
+		st.make(s, Effect{Kind: AdvisoryLock, Arg: "?", Location: -1})
+		made = append(made, st.Held)
+	}
+	return made, nil
+}

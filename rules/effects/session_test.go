@@ -292,3 +292,45 @@ func TestNamespace(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionFound covers state read back from a server: the session
+// learns what it did not see and forgets what is gone.
+func TestSessionFound(t *testing.T) {
+	tests := []struct {
+		name, sql string
+		found     func(s *Session) (made, forgot []*Held)
+		holds     string
+		made      string
+		forgot    string
+	}{
+		{"listens", "LISTEN a; LISTEN b", func(s *Session) ([]*Held, []*Held) { return s.Found(Listen, []string{"b", "c"}) },
+			"listen b; listen c", "listen c", "listen a"},
+		{"temp relations only", "CREATE TEMP TABLE t (a int); CREATE FUNCTION pg_temp.f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+			func(s *Session) ([]*Held, []*Held) { return s.Found(CreateTemp, nil) }, "create-temp f", "", "create-temp t"},
+		{"cursors", "", func(s *Session) ([]*Held, []*Held) { return s.Found(DeclareHold, []string{"c"}) }, "declare-hold c", "declare-hold c", ""},
+		{"no lock left", "SELECT pg_advisory_lock(1), pg_advisory_lock($1)", func(s *Session) ([]*Held, []*Held) { return s.FoundLocks(0) },
+			"", "", "advisory-lock(i1); advisory-lock($1)"},
+		{"more locks than seen", "SELECT pg_advisory_lock(1)", func(s *Session) ([]*Held, []*Held) { return s.FoundLocks(3) },
+			"advisory-lock(i1); advisory-lock(?); advisory-lock(?)", "advisory-lock(?); advisory-lock(?)", ""},
+		{"fewer locks than seen", "SELECT pg_advisory_lock(1), pg_advisory_lock(2)", func(s *Session) ([]*Held, []*Held) { return s.FoundLocks(1) },
+			"advisory-lock(i1); advisory-lock(i2)", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &Session{}
+			if tt.sql != "" {
+				s, _ = runScript(t, tt.sql)
+			}
+			made, forgot := tt.found(s)
+			if got := renderHeld(s.Holds()); got != tt.holds {
+				t.Errorf("holds: got %q, want %q", got, tt.holds)
+			}
+			if got := renderHeld(made); got != tt.made {
+				t.Errorf("made: got %q, want %q", got, tt.made)
+			}
+			if got := renderHeld(forgot); got != tt.forgot {
+				t.Errorf("forgot: got %q, want %q", got, tt.forgot)
+			}
+		})
+	}
+}
