@@ -7,6 +7,7 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // csharpNotSQLLast are the last names of .NET methods whose first
@@ -68,7 +69,7 @@ func (c *Config) subscriptionFindings(name string, lang extract.Language, src []
 	if len(subs) == 0 {
 		return nil
 	}
-	h, note := c.target().Handle(rules.StateListen)
+	h, note := c.target().Handle(effects.Listen)
 	sev := rules.Adjust(rules.Listen.Severity, h)
 	var fs []Finding
 	seen := map[string]bool{}

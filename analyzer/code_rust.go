@@ -6,6 +6,7 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // migratorFix is the fix of a migrator's session-level lock.
@@ -29,14 +30,14 @@ func (c *Config) sessionCallFindings(name string, lang extract.Language, src []b
 		typ, method, _ := strings.Cut(s.API, ".")
 		var (
 			rule               *rules.Rule
-			state              rules.State
+			state              effects.Kind
 			base               rules.Severity
 			what, breaks, text string
 			fix                string
 		)
 		switch typ {
 		case "PgListener":
-			rule, state, base, fix = rules.Listen, rules.StateListen, rules.Listen.Severity, rules.Listen.Fix
+			rule, state, base, fix = rules.Listen, effects.Listen, rules.Listen.Severity, rules.Listen.Fix
 			if method == "connect" || method == "connect_with" {
 				text = "PgListener::" + method + "(…)"
 				what = text + " makes an sqlx PgListener, which sends LISTEN on its connection and waits there for notifications"
@@ -46,12 +47,12 @@ func (c *Config) sessionCallFindings(name string, lang extract.Language, src []b
 			}
 			breaks = "between transactions that connection serves other clients, so recv() misses the notifications and the connection's next client receives them"
 		case "PgAdvisoryLock":
-			rule, state, base, fix = rules.AdvisoryLockSession, rules.StateAdvisoryLock, rules.Error, rules.AdvisoryLockSession.Fix
+			rule, state, base, fix = rules.AdvisoryLockSession, effects.AdvisoryLock, rules.Error, rules.AdvisoryLockSession.Fix
 			text = s.Receiver + "." + method + "(…)"
 			what = text + " takes a session-level advisory lock (sqlx's PgAdvisoryLock runs pg_advisory_lock)"
 			breaks = "the guard's release runs as a later statement that may get another server connection, where it fails, and the lock stays with this one, held for its next client"
 		case "Migrator":
-			rule, state, base, fix = rules.AdvisoryLockSession, rules.StateAdvisoryLock, rules.Warning, migratorFix
+			rule, state, base, fix = rules.AdvisoryLockSession, effects.AdvisoryLock, rules.Warning, migratorFix
 			text = s.Receiver + ".run(…)"
 			what = text + " runs sqlx migrations under a session-level advisory lock (the migrator locks by default)"
 			breaks = "the lock and its release may run on different server connections, so the lock stays held and the next migration run waits for it"

@@ -9,6 +9,7 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // Session state that drivers create through their APIs rather than SQL
@@ -230,7 +231,7 @@ func (c *Config) sequelAdvisoryFindings(name string, src []byte, lines *sqlparse
 		return nil
 	}
 	code := extract.CodeMask(src, lits, comments)
-	h, note := c.target().Handle(rules.StateAdvisoryLock)
+	h, note := c.target().Handle(effects.AdvisoryLock)
 	var fs []Finding
 	for _, m := range sequelVirtualRowCall.FindAllSubmatchIndex(src, -1) {
 		if !code[m[2]] {

@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -23,36 +22,27 @@ func describeFacts(f *facts) string {
 			out = append(out, name)
 		}
 	}
-	add("set", f.sets)
-	add("reset", f.resets)
-	flag("reset-all", f.resetAll)
-	flag("role", f.role)
-	flag("reset-role", f.resetRole)
-	add("read", f.reads)
-	add("lock", f.locks)
-	add("unlock", f.unlocks)
-	flag("unlock-all", f.unlockAll)
-	add("listen", f.listens)
-	add("unlisten", f.unlistens)
-	flag("unlisten-all", f.unlistenAll)
-	for _, t := range f.temps {
-		out = append(out, fmt.Sprintf("temp=%s(drop:%v)", t.name, t.commitDrop))
+	for _, e := range f.changes {
+		c := e.Kind.String()
+		switch {
+		case e.Arg != "":
+			c += "=" + e.Arg
+		case e.Name != "":
+			c += "=" + e.Name
+		}
+		if e.Local {
+			c += "(local)"
+		}
+		out = append(out, c)
 	}
-	add("drop", f.drops)
+	add("read", f.reads)
 	add("rel", f.rels)
-	add("hold", f.holds)
 	add("cursor", f.cursors)
-	flag("close-all", f.closeAll)
-	add("prepare", f.prepares)
 	add("execute", f.executes)
-	add("dealloc", f.deallocs)
-	flag("dealloc-all", f.deallocAll)
 	add("nextval", f.nextvals)
 	add("currval", f.currvals)
 	flag("lastval", f.lastval)
 	flag("insert", f.insert)
-	flag("discard-all", f.discardAll)
-	flag("discard-temp", f.discardTemp)
 	flag("rollback", f.rollback)
 	flag("rollback-to", f.rollbackTo)
 	flag("ends", f.ends)
@@ -61,65 +51,65 @@ func describeFacts(f *facts) string {
 
 func TestStatementFacts(t *testing.T) {
 	tests := []struct{ sql, want string }{
-		{"SET search_path = app", "set=search_path"},
-		{"SET SESSION statement_timeout TO 5000", "set=statement_timeout"},
-		{"SET LOCAL statement_timeout = 5000", ""},
-		{"SET TIME ZONE 'UTC'", "set=timezone"},
-		{"SET NAMES 'UTF8'", "set=client_encoding"},
-		{"SET SCHEMA 'app'", "set=search_path"},
+		{"SET search_path = app", "set-param=search_path"},
+		{"SET SESSION statement_timeout TO 5000", "set-param=statement_timeout"},
+		{"SET LOCAL statement_timeout = 5000", "set-param=statement_timeout(local)"},
+		{"SET TIME ZONE 'UTC'", "set-param=timezone"},
+		{"SET NAMES 'UTF8'", "set-param=client_encoding"},
+		{"SET SCHEMA 'app'", "set-param=search_path"},
 		{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", ""},
-		{"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE", "set=default_transaction_isolation"},
-		{"RESET work_mem", "reset=work_mem"},
-		{"SET work_mem TO DEFAULT", "reset=work_mem"},
+		{"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE", "set-param=default_transaction_isolation"},
+		{"RESET work_mem", "reset-param=work_mem"},
+		{"SET work_mem TO DEFAULT", "reset-param=work_mem"},
 		{"RESET ALL", "reset-all"},
-		{"SET ROLE app_admin", "role"},
-		{"SET SESSION AUTHORIZATION alice", "role"},
-		{"SET LOCAL ROLE app_admin", ""},
-		{"RESET ROLE", "reset-role"},
-		{"SET ROLE NONE", "reset-role"},
-		{"SELECT set_config('app.tenant', '1', false)", "set=app.tenant"},
-		{"SELECT set_config('App.Tenant', $1, $2)", "set=app.tenant"},
-		{"SELECT set_config('app.tenant', '1', true)", ""},
-		{"SELECT set_config('role', 'x', false)", "role"},
-		{"SELECT set_config($1, '1', false)", "set=?"},
-		{"UPDATE pg_settings SET setting = '1' WHERE name = 'work_mem'", "set=work_mem rel=pg_settings"},
+		{"SET ROLE app_admin", "set-role=role"},
+		{"SET SESSION AUTHORIZATION alice", "session-auth=session_authorization"},
+		{"SET LOCAL ROLE app_admin", "set-role=role(local)"},
+		{"RESET ROLE", "reset-role=role"},
+		{"SET ROLE NONE", "reset-role=role"},
+		{"SELECT set_config('app.tenant', '1', false)", "set-param=app.tenant"},
+		{"SELECT set_config('App.Tenant', $1, $2)", "set-param=app.tenant"},
+		{"SELECT set_config('app.tenant', '1', true)", "set-param=app.tenant(local)"},
+		{"SELECT set_config('role', 'x', false)", "set-role=role"},
+		{"SELECT set_config($1, '1', false)", "set-param"},
+		{"UPDATE pg_settings SET setting = '1' WHERE name = 'work_mem'", "set-param=work_mem rel=pg_settings"},
 		{"SHOW search_path", "read=search_path"},
 		{"SELECT current_setting('app.tenant')", "read=app.tenant"},
-		{"SELECT pg_advisory_lock(42)", "lock=i42"},
-		{"SELECT pg_try_advisory_lock_shared(1, 2)", "lock=i1,i2"},
-		{"SELECT pg_advisory_lock($1)", "lock=$1"},
-		{"SELECT pg_advisory_lock(hashtext(name)) FROM jobs", "lock=? rel=jobs"},
-		{"SELECT pg_advisory_unlock(42)", "unlock=i42"},
-		{"SELECT pg_advisory_unlock_all()", "unlock-all"},
+		{"SELECT pg_advisory_lock(42)", "advisory-lock=i42"},
+		{"SELECT pg_try_advisory_lock_shared(1, 2)", "advisory-lock=i1,i2"},
+		{"SELECT pg_advisory_lock($1)", "advisory-lock=$1"},
+		{"SELECT pg_advisory_lock(hashtext(name)) FROM jobs", "advisory-lock=? rel=jobs"},
+		{"SELECT pg_advisory_unlock(42)", "advisory-unlock=i42"},
+		{"SELECT pg_advisory_unlock_all()", "advisory-unlock-all"},
 		{"SELECT pg_advisory_xact_lock(42)", ""},
 		{"SELECT myschema.pg_advisory_lock(42)", ""},
 		{"LISTEN jobs", "listen=jobs"},
 		{"UNLISTEN jobs", "unlisten=jobs"},
 		{"UNLISTEN *", "unlisten-all"},
 		{"NOTIFY jobs", ""},
-		{"CREATE TEMP TABLE t (id int)", "temp=t(drop:false) rel=t"},
-		{"CREATE TEMPORARY TABLE t (id int) ON COMMIT DROP", "temp=t(drop:true) rel=t"},
-		{"CREATE TABLE pg_temp.t (id int)", "temp=t(drop:false) rel=t"},
-		{"CREATE TEMP TABLE t AS SELECT * FROM src", "temp=t(drop:false) rel=src,t"},
-		{"SELECT * INTO TEMP t FROM src", "temp=t(drop:false) rel=t,src"},
-		{"CREATE TEMP VIEW v AS SELECT 1", "temp=v(drop:false) rel=v"},
-		{"CREATE TEMP SEQUENCE s", "temp=s(drop:false) rel=s"},
-		{"DROP TABLE IF EXISTS t, app.u, pg_temp.w", "drop=t,w"},
-		{"DROP TABLE pg_temp_3.t", "drop=t"},
+		{"CREATE TEMP TABLE t (id int)", "create-temp=t rel=t"},
+		{"CREATE TEMPORARY TABLE t (id int) ON COMMIT DROP", "create-temp=t(local) rel=t"},
+		{"CREATE TABLE pg_temp.t (id int)", "create-temp=t rel=t"},
+		{"CREATE TEMP TABLE t AS SELECT * FROM src", "create-temp=t rel=src,t"},
+		{"SELECT * INTO TEMP t FROM src", "create-temp=t rel=t,src"},
+		{"CREATE TEMP VIEW v AS SELECT 1", "create-temp=v rel=v"},
+		{"CREATE TEMP SEQUENCE s", "create-temp=s rel=s"},
+		{"DROP TABLE IF EXISTS t, app.u, pg_temp.w", "drop-temp=t drop-temp=w"},
+		{"DROP TABLE pg_temp_3.t", "drop-temp=t"},
 		{"CREATE VIEW v AS SELECT pg_advisory_lock(1)", "rel=v"},
 		{"INSERT INTO t SELECT * FROM u", "rel=t,u insert"},
-		{"DECLARE c CURSOR WITH HOLD FOR SELECT 1", "hold=c"},
+		{"DECLARE c CURSOR WITH HOLD FOR SELECT 1", "declare-hold=c"},
 		{"DECLARE c CURSOR FOR SELECT 1", ""},
 		{"FETCH 10 FROM c", "cursor=c"},
 		{"MOVE NEXT IN c", "cursor=c"},
-		{"CLOSE c", "cursor=c"},
+		{"CLOSE c", "close-cursor=c cursor=c"},
 		{"CLOSE ALL", "close-all"},
 		{"PREPARE q AS SELECT 1", "prepare=q"},
 		{"EXECUTE q", "execute=q"},
 		{"EXPLAIN ANALYZE EXECUTE q", "execute=q"},
 		{"CREATE TABLE x AS EXECUTE q", "rel=x execute=q"},
-		{"DEALLOCATE q", "dealloc=q"},
-		{"DEALLOCATE ALL", "dealloc-all"},
+		{"DEALLOCATE q", "deallocate=q execute=q"},
+		{"DEALLOCATE ALL", "deallocate-all"},
 		{"SELECT nextval('orders_id_seq')", "nextval=sorders_id_seq"},
 		{"SELECT currval('orders_id_seq'::regclass)", "currval=sorders_id_seq"},
 		{"SELECT lastval()", "lastval"},

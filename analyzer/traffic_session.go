@@ -68,7 +68,11 @@ type session struct {
 	app   string
 	cur   txn
 	evTx  int64 // the transaction number of the last event; cur.num counts on its own
-	items []*item
+	// state is what the session holds, paired by the one session model;
+	// items are the parts of it analyze follows, by their state.
+	state  effects.Session
+	items  []*item
+	itemOf map[*effects.Held]*item
 
 	named   map[string]protoStmt // named protocol statements
 	unnamed protoStmt
@@ -131,7 +135,8 @@ func (a *trafficAnalysis) event(capKey string, h capture.Header, file string, ev
 	if s == nil {
 		a.sessionsSeen++
 		s = &session{a: a, key: key, file: file, start: h.Start, named: map[string]protoStmt{}, portals: map[string]string{},
-			nextval: map[string]int64{}, idleSince: -1}
+			nextval: map[string]int64{}, idleSince: -1, itemOf: map[*effects.Held]*item{}}
+		s.state.Begin()
 		s.evTx = ev.Tx
 		a.sessions[key] = s
 	}
@@ -208,6 +213,7 @@ func (a *trafficAnalysis) event(capKey string, h capture.Header, file string, ev
 			s.unnamed = ps
 		} else {
 			s.named[ev.Name] = ps
+			s.state.Parse(ev.Name)
 		}
 	case capture.Bind:
 		sql := s.useStatement(ev.Name, ev)
@@ -219,6 +225,7 @@ func (a *trafficAnalysis) event(capKey string, h capture.Header, file string, ev
 	case capture.Close:
 		if ev.Target == "S" && ev.Name != "" {
 			delete(s.named, ev.Name)
+			s.ended(s.state.CloseStatement(ev.Name).Ended, false)
 		} else if ev.Target == "P" {
 			delete(s.portals, ev.Name)
 		}
@@ -309,6 +316,7 @@ func (s *session) run(sql, file string, ev *capture.Event) {
 // beginTx starts transaction num.
 func (s *session) beginTx(num int64) {
 	s.cur = txn{num: num}
+	s.state.Begin()
 	clear(s.portals)
 }
 
@@ -335,21 +343,25 @@ func (s *session) clientTx() {
 func (s *session) endTx() {
 	tx := s.cur
 	if len(tx.execs) == 0 {
+		s.ended(s.state.Commit().Ended, true)
 		return
 	}
 	last := tx.execs[len(tx.execs)-1]
 	rolledBack := last.p.facts.rollback || (tx.sawError && !tx.recovered)
 
-	// Undo what a rollback or a failed statement undoes. Advisory locks
-	// and SQL prepared statements are not transactional.
+	// A statement that failed made nothing; a rollback undoes what the
+	// session model says it undoes (not advisory locks nor SQL prepared
+	// statements), and transaction-scoped state ends here.
 	for _, it := range append([]*item(nil), s.items...) {
-		if it.tx != tx.num {
-			continue
-		}
-		transactional := it.kind != itemLock && it.kind != itemPrepare
-		if it.ex.failed || (rolledBack && transactional) || (it.kind == itemTemp && it.commitDrop) {
+		if it.tx == tx.num && it.ex.failed {
+			s.state.Forget(it.h)
 			s.remove(it)
 		}
+	}
+	if rolledBack {
+		s.ended(s.state.Rollback().Ended, true)
+	} else {
+		s.ended(s.state.Commit().Ended, true)
 	}
 
 	g := &rules.Group{Explicit: tx.explicit || len(tx.execs) > 1}

@@ -4,9 +4,8 @@ package analyzer
 // statement makes, uses and ends, and when that is a finding.
 
 import (
-	"strings"
-
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // itemKind is a kind of session state followed across transactions.
@@ -22,14 +21,16 @@ const (
 	itemPrepare
 )
 
-// item is one piece of session state a statement created.
+// item is one piece of session state a statement created, as analyze
+// follows it: the session's effects.Session holds it (h), the item keeps
+// what a finding needs.
 type item struct {
-	kind       itemKind
-	name       string
-	tx         int64
-	ex         *stmtRun
-	finding    *rules.Finding
-	commitDrop bool
+	kind    itemKind
+	name    string
+	h       *effects.Held
+	tx      int64
+	ex      *stmtRun
+	finding *rules.Finding
 
 	laterTx   int   // later transactions the session ran while it existed
 	read      bool  // a later transaction read it (SHOW, current_setting)
@@ -38,7 +39,15 @@ type item struct {
 	notified  int   // notifications that arrived on its channel
 }
 
-// live returns the live items of a kind with a name.
+// itemKinds are the kinds of items the state made by effects of each kind
+// becomes; the state of other kinds (a loaded library) is not followed.
+var itemKinds = map[effects.Kind]itemKind{
+	effects.SetParam: itemSet, effects.SetRole: itemRole, effects.SessionAuth: itemRole,
+	effects.AdvisoryLock: itemLock, effects.Listen: itemListen, effects.CreateTemp: itemTemp,
+	effects.DeclareHold: itemCursor, effects.Prepare: itemPrepare,
+}
+
+// find returns the live items of a kind with a name.
 func (s *session) find(kind itemKind, name string) []*item {
 	var out []*item
 	for _, it := range s.items {
@@ -49,22 +58,47 @@ func (s *session) find(kind itemKind, name string) []*item {
 	return out
 }
 
-func (s *session) addItem(e *stmtRun, kind itemKind, name string) *item {
-	it := &item{kind: kind, name: name, tx: s.cur.num, ex: e}
+// addItem follows state h that execution e made.
+func (s *session) addItem(e *stmtRun, h *effects.Held) {
+	kind, ok := itemKinds[h.Kind]
+	if !ok || h.Local || h.Protocol {
+		// Transaction-scoped state (SET LOCAL, ON COMMIT DROP) ends with
+		// its transaction: it never crosses a boundary.
+		return
+	}
+	name := h.Name
+	switch {
+	case kind == itemRole:
+		name = "role"
+	case kind == itemSet && name == "":
+		name = "?"
+	}
+	it := &item{kind: kind, name: name, h: h, tx: s.cur.num, ex: e}
 	s.items = append(s.items, it)
+	s.itemOf[h] = it
 	e.items = append(e.items, it)
-	return it
+}
+
+// ended removes the items of state the session no longer holds: each is
+// reported when it crossed a transaction boundary in a way that matters
+// for its kind (end), or, with silently, dropped.
+func (s *session) ended(hs []*effects.Held, silently bool) {
+	for _, h := range hs {
+		it := s.itemOf[h]
+		switch {
+		case it == nil:
+		case silently:
+			s.remove(it)
+		default:
+			s.end(it)
+		}
+	}
 }
 
 // end removes an item, reporting it when it crossed a transaction
 // boundary in a way that matters for its kind.
 func (s *session) end(it *item) {
-	for i, x := range s.items {
-		if x == it {
-			s.items = append(s.items[:i], s.items[i+1:]...)
-			break
-		}
-	}
+	s.remove(it)
 	if it.tx == s.cur.num && it.finding == nil {
 		return // made and cleaned in one transaction
 	}
@@ -90,36 +124,18 @@ func (s *session) apply(e *stmtRun) {
 			}
 		}
 	}
-	for _, name := range f.rels {
-		for _, it := range s.find(itemTemp, name) {
-			if later(it) {
-				it.usedLater = true
+	uses := func(kind itemKind, names []string) {
+		for _, name := range names {
+			for _, it := range s.find(kind, name) {
+				if later(it) {
+					it.usedLater = true
+				}
 			}
 		}
 	}
-	for _, name := range f.cursors {
-		for _, it := range s.find(itemCursor, name) {
-			if later(it) {
-				it.usedLater = true
-			}
-		}
-	}
-	for _, name := range f.deallocs {
-		if ps, ok := s.named[name]; ok {
-			s.protocolDeallocate(name, ps, e)
-			delete(s.named, name)
-		}
-	}
-	if f.deallocAll || f.discardAll {
-		clear(s.named)
-	}
-	for _, name := range append(f.executes, f.deallocs...) {
-		for _, it := range s.find(itemPrepare, name) {
-			if later(it) {
-				it.usedLater = true
-			}
-		}
-	}
+	uses(itemTemp, f.rels)
+	uses(itemCursor, f.cursors)
+	uses(itemPrepare, f.executes)
 	for _, key := range f.currvals {
 		src, ok := s.nextval[key]
 		if !ok {
@@ -136,121 +152,27 @@ func (s *session) apply(e *stmtRun) {
 		}
 	}
 
-	// What it ends.
-	if f.discardAll {
-		for _, it := range append([]*item(nil), s.items...) {
-			s.end(it)
-		}
-	}
-	if f.resetAll {
-		for _, it := range s.find(itemSet, "") {
-			s.end(it)
-		}
-	}
-	for _, name := range f.resets {
-		for _, it := range s.find(itemSet, name) {
-			s.end(it)
-		}
-	}
-	if f.resetRole {
-		for _, it := range s.find(itemRole, "") {
-			s.end(it)
-		}
-	}
-	for _, key := range f.unlocks {
-		locks := s.find(itemLock, key)
-		if len(locks) == 0 {
-			// The values of query parameters are not in the capture: an
-			// unlock may release a lock whose key was a parameter or an
-			// expression.
-			for _, it := range s.find(itemLock, "") {
-				if !knownKey(it.name) {
-					locks = append(locks, it)
+	// What it ends and makes, paired by the one session model.
+	for _, c := range f.changes {
+		st := s.state.Apply(c)
+		for _, h := range st.Ended {
+			if h.Protocol {
+				// DEALLOCATE and DISCARD ALL end protocol-level
+				// statements too: they share SQL PREPARE's names.
+				if c.Kind == effects.Deallocate {
+					s.protocolDeallocate(h.Name, s.named[h.Name], e)
 				}
+				delete(s.named, h.Name)
+				continue
+			}
+			if it := s.itemOf[h]; it != nil && c.Kind == effects.DropTemp && later(it) {
+				it.usedLater = true // DROP uses the object
 			}
 		}
-		if len(locks) > 0 {
-			s.end(locks[len(locks)-1])
+		s.ended(st.Ended, false)
+		if st.New {
+			s.addItem(e, st.Held)
 		}
-	}
-	if f.unlockAll {
-		for _, it := range s.find(itemLock, "") {
-			s.end(it)
-		}
-	}
-	for _, name := range f.unlistens {
-		for _, it := range s.find(itemListen, name) {
-			s.end(it)
-		}
-	}
-	if f.unlistenAll {
-		for _, it := range s.find(itemListen, "") {
-			s.end(it)
-		}
-	}
-	for _, name := range f.drops {
-		for _, it := range s.find(itemTemp, name) {
-			if later(it) {
-				it.usedLater = true
-			}
-			s.end(it)
-		}
-	}
-	if f.discardTemp {
-		for _, it := range s.find(itemTemp, "") {
-			s.end(it)
-		}
-	}
-	for _, name := range f.closes {
-		for _, it := range s.find(itemCursor, name) {
-			s.end(it)
-		}
-	}
-	if f.closeAll {
-		for _, it := range s.find(itemCursor, "") {
-			s.end(it)
-		}
-	}
-	for _, name := range f.deallocs {
-		for _, it := range s.find(itemPrepare, name) {
-			s.end(it)
-		}
-	}
-	if f.deallocAll {
-		for _, it := range s.find(itemPrepare, "") {
-			s.end(it)
-		}
-	}
-
-	// What it makes.
-	for _, name := range f.sets {
-		for _, it := range s.find(itemSet, name) {
-			s.end(it) // set again: the older value is gone
-		}
-		s.addItem(e, itemSet, name)
-	}
-	if f.role {
-		for _, it := range s.find(itemRole, "") {
-			s.end(it)
-		}
-		s.addItem(e, itemRole, "role")
-	}
-	for _, key := range f.locks {
-		s.addItem(e, itemLock, key)
-	}
-	for _, name := range f.listens {
-		if len(s.find(itemListen, name)) == 0 {
-			s.addItem(e, itemListen, name)
-		}
-	}
-	for _, t := range f.temps {
-		s.addItem(e, itemTemp, t.name).commitDrop = t.commitDrop
-	}
-	for _, name := range f.holds {
-		s.addItem(e, itemCursor, name)
-	}
-	for _, name := range f.prepares {
-		s.addItem(e, itemPrepare, name)
 	}
 	if f.rollbackTo {
 		s.cur.recovered = true
@@ -262,16 +184,6 @@ func (s *session) apply(e *stmtRun) {
 	if f.insert {
 		s.insertTx = now
 	}
-}
-
-// knownKey reports whether an advisory lock key is made of constants only.
-func knownKey(key string) bool {
-	for _, k := range strings.Split(key, ",") {
-		if k == "?" || strings.HasPrefix(k, "$") {
-			return false
-		}
-	}
-	return true
 }
 
 // stateRules are the SQL rules whose findings stand for session state that
@@ -299,6 +211,7 @@ func (s *session) alive(it *item) bool {
 
 // remove drops an item without reporting it.
 func (s *session) remove(it *item) {
+	delete(s.itemOf, it.h)
 	for i, x := range s.items {
 		if x == it {
 			s.items = append(s.items[:i], s.items[i+1:]...)

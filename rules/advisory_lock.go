@@ -21,17 +21,6 @@ var advisoryLockFuncs = []string{"pg_advisory_lock", "pg_advisory_lock_shared", 
 var advisoryUnlockFuncs = []string{"pg_advisory_unlock", "pg_advisory_unlock_shared", "pg_advisory_unlock_all"}
 var advisoryFuncs = append(slices.Clone(advisoryLockFuncs), advisoryUnlockFuncs...)
 
-// lockKey returns the key of an advisory lock effect when every argument
-// is a constant.
-func lockKey(e effects.Effect) (string, bool) {
-	for _, k := range strings.Split(e.Arg, ",") {
-		if k == "" || k[0] == '$' || k[0] == '?' {
-			return "", false
-		}
-	}
-	return e.Arg, true
-}
-
 // callLabel renders a call for a message: pg_advisory_lock(42) when the
 // arguments are numeric constants, pg_advisory_lock(…) otherwise.
 func callLabel(e effects.Effect) string {
@@ -49,53 +38,42 @@ func callLabel(e effects.Effect) string {
 }
 
 func checkAdvisoryLock(p *Pass) {
-	h, note := p.Target.Handle(StateAdvisoryLock)
+	h, note := p.Target.Handle(effects.AdvisoryLock)
+	pairs := p.Group.pairing()
 	type lock struct {
-		st       *Stmt
-		e        effects.Effect
-		key      string // constant key arguments; "" when not constant
-		released bool
-		// crossed: a COMMIT or ROLLBACK of the procedure sits between
-		// the lock and its unlock.
-		crossed bool
+		st *Stmt
+		i  int
+		e  effects.Effect
+		h  *effects.Held
 	}
-	var locks []*lock
+	var locks []lock
 	for i, st := range p.Group.Stmts {
-		if bodyTxEnd(p.Group, i) {
-			for _, l := range locks {
-				l.crossed = l.crossed || !l.released
-			}
+		if st.Node == nil {
 			continue
 		}
-		for _, e := range st.Changes() {
+		for j, e := range st.Changes() {
+			step := pairs.stepOf(i, j)
 			switch e.Kind {
 			case effects.AdvisoryLock:
-				key, _ := lockKey(e)
-				locks = append(locks, &lock{st: st, e: e, key: key})
-				continue
+				locks = append(locks, lock{st, i, e, step.Held})
 			case effects.AdvisoryUnlock, effects.AdvisoryUnlockAll:
-			default:
-				continue
-			}
-			key, _ := lockKey(e)
-			// In one transaction an unlock releases the locks taken before
-			// it with the same key; pg_advisory_unlock_all, or a key that is
-			// not a constant on either side, may release any of them. On
-			// its own an unlock may run on a connection that holds nothing.
-			matched := false
-			for _, l := range locks {
-				if p.Group.Explicit && (e.Kind == effects.AdvisoryUnlockAll || key == "" || l.key == "" || key == l.key) {
-					l.released, matched = true, true
+				// In one transaction an unlock pairs with a lock taken before
+				// it that it may release (in a routine body, each branch may
+				// unlock the same lock). On its own it may run on a
+				// connection that holds nothing.
+				if !p.Group.Explicit || !slices.ContainsFunc(locks, func(l lock) bool { return effects.Releases(e, l.e) }) {
+					p.Report(st, e.Location, Info, StateMessage(callLabel(e)+" releases a lock taken in an earlier transaction, which may have run on another server connection",
+						"there it returns false and the lock stays held", h, note), "")
 				}
-			}
-			if !matched {
-				p.Report(st, e.Location, Info, StateMessage(callLabel(e)+" releases a lock taken in an earlier transaction, which may have run on another server connection",
-					"there it returns false and the lock stays held", h, note), "")
 			}
 		}
 	}
 	for _, l := range locks {
-		if l.released && l.crossed {
+		end, released := pairs.endedAfter(l.h, l.i)
+		if !released {
+			end = len(p.Group.Stmts)
+		}
+		if released && bodyCommitBetween(p.Group, l.i, end) {
 			// The CALL keeps its server connection, so the unlock
 			// normally lands; what differs from one transaction is that
 			// the lock spans several, and an error in any of them ends
@@ -104,7 +82,7 @@ func checkAdvisoryLock(p *Pass) {
 				"an error in any later transaction of the call ends it before the unlock (an exception handler cannot wrap a COMMIT), and the lock stays with the server connection, held for its next client while the next run elsewhere finds it taken", h, note), "")
 			continue
 		}
-		if l.released {
+		if released {
 			p.Report(l.st, l.e.Location, Adjust(Warning, h), StateMessage(callLabel(l.e)+" takes a session-level lock and releases it in the same transaction",
 				"an error before the unlock leaves the lock on the server connection, held for its next client", h, note), "")
 			continue

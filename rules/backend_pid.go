@@ -23,7 +23,7 @@ var BackendPID = &Rule{
 var backendIdentityFuncs = []string{"pg_backend_pid", "inet_client_addr", "inet_client_port"}
 
 func checkBackendPID(p *Pass) {
-	_, note := p.Target.Handle(StateBackendIdentity)
+	_, note := p.Target.Handle(effects.BackendIdentity)
 	for _, st := range p.Group.Stmts {
 		var self map[int32]bool
 		looked := false

@@ -2,7 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
@@ -17,7 +16,8 @@ var CursorWithHold = &Rule{
 }
 
 func checkCursorWithHold(p *Pass) {
-	h, note := p.Target.Handle(StateHoldCursor)
+	h, note := p.Target.Handle(effects.DeclareHold)
+	pairs := p.Group.pairing()
 	for i, st := range p.Group.Stmts {
 		if st.Node == nil || p.Group.Undone(i) || p.Group.EndsInPrepare() {
 			// A cursor declared in an aborted transaction is gone, and
@@ -25,12 +25,12 @@ func checkCursorWithHold(p *Pass) {
 			// WITH HOLD cursor (it rolls back).
 			continue
 		}
-		for _, e := range st.Changes() {
+		for j, e := range st.Changes() {
 			if e.Kind != effects.DeclareHold {
 				continue
 			}
-			if closedLater(p.Group, i, e.Name) {
-				if k := firstClose(p.Group, i, e.Name); bodyCommitBetween(p.Group, i, k) {
+			if k, closed := pairs.endedAfter(pairs.stepOf(i, j).Held, i); closed {
+				if bodyCommitBetween(p.Group, i, k) {
 					p.Report(st, -1, Adjust(Warning, h), StateMessage(fmt.Sprintf("cursor %s is declared WITH HOLD and closed only after a COMMIT of the procedure", e.Name),
 						"an error in a transaction between them ends the call before the CLOSE, so the open cursor stays with the server connection, held for its next client, and a retry there fails because the cursor already exists", h, note), "")
 				}
@@ -40,17 +40,4 @@ func checkCursorWithHold(p *Pass) {
 				"the client's FETCH in a later transaction may run on a connection where it does not exist, and the open cursor and its memory stay with the next client of this one", h, note), "")
 		}
 	}
-}
-
-// firstClose returns the index of the first statement after the i-th that
-// closes the named cursor (or all cursors), or len(g.Stmts).
-func firstClose(g *Group, i int, name string) int {
-	for k := i + 1; k < len(g.Stmts); k++ {
-		for _, e := range g.Stmts[k].Changes() {
-			if e.Kind == effects.CloseAll || e.Kind == effects.CloseCursor && strings.EqualFold(e.Name, name) {
-				return k
-			}
-		}
-	}
-	return len(g.Stmts)
 }

@@ -18,7 +18,7 @@ var discardTargets = map[effects.Kind]string{
 }
 
 func checkDiscard(p *Pass) {
-	_, note := p.Target.Handle(StateDiscard)
+	_, note := p.Target.Handle(effects.DiscardAll)
 	for _, st := range p.Group.Stmts {
 		for _, e := range st.Changes() {
 			if what, ok := discardTargets[e.Kind]; ok {

@@ -1,32 +1,16 @@
 package rules
 
 import (
-	"strings"
-
 	pg "github.com/pganalyze/pg_query_go/v5"
 
 	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // groupIndex holds facts about a group's statements that rules look up
-// for many statements (is this parameter reset later? is this table
-// dropped later?), computed once per group so that a large transaction is
-// not scanned once per statement.
+// for many statements (has a sequence advanced before?), computed once
+// per group so that a large transaction is not scanned once per
+// statement. What a statement makes and ends is the group's pairing.
 type groupIndex struct {
-	// firstSet is the index of the first statement that sets a parameter
-	// (SET or set_config with a constant name); "" holds the first of any
-	// parameter but the role.
-	firstSet map[string]int
-	// lastReset is the index of the last statement that puts a parameter
-	// back to its default (RESET, SET … TO DEFAULT, SET ROLE NONE); ""
-	// holds the last RESET ALL.
-	lastReset map[string]int
-	// lastDrop is the index of the last DROP of an object that may be
-	// temporary, by name (lower-case); "" holds the last DISCARD TEMP.
-	lastDrop map[string]int
-	// lastClose is the index of the last CLOSE of a cursor name
-	// (lower-case); "" holds the last CLOSE ALL.
-	lastClose map[string]int
 	// firstAdvance is the index of the first statement that may advance a
 	// sequence: "insert" for INSERT and COPY (column defaults), "*" for a
 	// nextval/setval of a sequence not named by a constant, "seq:NAME" for
@@ -38,56 +22,16 @@ func (g *Group) index() *groupIndex {
 	if g.idx != nil {
 		return g.idx
 	}
-	x := &groupIndex{firstSet: map[string]int{}, lastReset: map[string]int{}, lastDrop: map[string]int{}, lastClose: map[string]int{}, firstAdvance: map[string]int{}}
+	x := &groupIndex{firstAdvance: map[string]int{}}
 	g.idx = x
 	firstOf := func(m map[string]int, key string, i int) {
 		if _, ok := m[key]; !ok {
 			m[key] = i
 		}
 	}
-	first := func(name string, i int) {
-		if _, ok := x.firstSet[name]; !ok {
-			x.firstSet[name] = i
-		}
-		if !isRoleParam(name) {
-			if _, ok := x.firstSet[""]; !ok {
-				x.firstSet[""] = i
-			}
-		}
-	}
 	for i, st := range g.Stmts {
 		if st.Node == nil {
 			continue
-		}
-		// A cleanup that a ROLLBACK TO SAVEPOINT undoes cleans nothing.
-		cleans := !g.Undone(i)
-		for _, e := range st.Changes() {
-			switch e.Kind {
-			case effects.SetParam, effects.SetRole, effects.SessionAuth:
-				if e.Name != "" {
-					first(e.Name, i)
-				}
-			case effects.ResetParam, effects.ResetRole, effects.ResetSessionAuth:
-				if cleans && !e.Local {
-					x.lastReset[e.Name] = i
-				}
-			case effects.ResetAll:
-				if cleans {
-					x.lastReset[""] = i
-				}
-			case effects.DiscardTemp:
-				if cleans {
-					x.lastDrop[""] = i
-				}
-			case effects.DropTemp:
-				if cleans {
-					x.lastDrop[strings.ToLower(e.Name)] = i
-				}
-			case effects.CloseCursor, effects.CloseAll:
-				if cleans {
-					x.lastClose[strings.ToLower(e.Name)] = i
-				}
-			}
 		}
 		for _, e := range st.Reads() {
 			switch e.Kind {
@@ -104,55 +48,6 @@ func (g *Group) index() *groupIndex {
 		}
 	}
 	return x
-}
-
-// after reports whether m records an index greater than i under key.
-func after(m map[string]int, key string, i int) bool {
-	k, ok := m[key]
-	return ok && k > i
-}
-
-// resetLater reports whether, in one transaction, a statement after the
-// i-th puts parameter name back to its default. A change undone in the
-// transaction that made it never reaches the pool. RESET ALL does not
-// reset the role.
-func resetLater(g *Group, i int, name string) bool {
-	if !g.Explicit {
-		return false
-	}
-	x := g.index()
-	return after(x.lastReset, name, i) || !isRoleParam(name) && after(x.lastReset, "", i)
-}
-
-// setEarlier reports whether, in one transaction, a statement before the
-// i-th sets parameter name (any parameter but the role when name is "").
-func setEarlier(g *Group, i int, name string) bool {
-	if !g.Explicit {
-		return false
-	}
-	k, ok := g.index().firstSet[name]
-	return ok && k < i
-}
-
-// droppedLater reports whether, in one transaction, a statement after the
-// i-th drops the object named name (DROP TABLE/VIEW/SEQUENCE/FUNCTION …)
-// or every temporary object (DISCARD TEMP).
-func droppedLater(g *Group, i int, name string) bool {
-	if !g.Explicit {
-		return false
-	}
-	x := g.index()
-	return after(x.lastDrop, strings.ToLower(name), i) || after(x.lastDrop, "", i)
-}
-
-// closedLater reports whether, in one transaction, a statement after the
-// i-th closes the named cursor (or all cursors).
-func closedLater(g *Group, i int, name string) bool {
-	if !g.Explicit {
-		return false
-	}
-	x := g.index()
-	return after(x.lastClose, strings.ToLower(name), i) || after(x.lastClose, "", i)
 }
 
 // bodyTxEnd reports whether the i-th statement of a routine body is a

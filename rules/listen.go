@@ -1,10 +1,6 @@
 package rules
 
-import (
-	"strings"
-
-	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
-)
+import "github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 
 // Listen flags LISTEN.
 var Listen = &Rule{
@@ -15,17 +11,9 @@ var Listen = &Rule{
 	Check:    checkListen,
 }
 
-// listenOp is LISTEN channel (listen true) or UNLISTEN channel ("" for
-// UNLISTEN *) of statement i of a group.
-type listenOp struct {
-	i       int
-	channel string
-	listen  bool
-}
-
 func checkListen(p *Pass) {
-	h, note := p.Target.Handle(StateListen)
-	var ops []listenOp
+	h, note := p.Target.Handle(effects.Listen)
+	pairs := p.Group.pairing()
 	for i, st := range p.Group.Stmts {
 		if st.Node == nil || p.Group.Undone(i) || p.Group.EndsInPrepare() {
 			// LISTEN takes effect at COMMIT; an aborted one never does, and
@@ -33,42 +21,26 @@ func checkListen(p *Pass) {
 			// UNLISTEN (it rolls back).
 			continue
 		}
-		for _, e := range st.Changes() {
+		for j, e := range st.Changes() {
+			step := pairs.stepOf(i, j)
 			switch e.Kind {
 			case effects.Listen:
-				ops = append(ops, listenOp{i, e.Name, true})
-			case effects.Unlisten, effects.UnlistenAll:
-				ops = append(ops, listenOp{i, e.Name, false})
-			}
-		}
-	}
-	// In one transaction, UNLISTEN after LISTEN cancels it: neither is a
-	// finding.
-	paired := make([]bool, len(ops))
-	if p.Group.Explicit {
-		for a, l := range ops {
-			for b, u := range ops[a+1:] {
-				if l.listen && !u.listen && (u.channel == "" || strings.EqualFold(u.channel, l.channel)) {
-					paired[a], paired[a+1+b] = true, true
+				if _, ok := pairs.endedAfter(step.Held, i); ok {
+					continue // an UNLISTEN later in the transaction cancels it
 				}
+				p.Report(st, -1, Adjust(Error, h), StateMessage("LISTEN "+e.Name+" subscribes the server connection, not the client",
+					"notifications arrive on it after this transaction, so this client misses them and the next client of the connection receives them", h, note), "")
+			case effects.Unlisten, effects.UnlistenAll:
+				if len(step.Ended) > 0 {
+					continue // cancels a LISTEN of the same transaction
+				}
+				ch := e.Name
+				if ch == "" {
+					ch = "*"
+				}
+				p.Report(st, -1, Info, StateMessage("UNLISTEN "+ch+" acts on whichever server connection this transaction gets, not necessarily the one that ran LISTEN",
+					"that connection stays subscribed", h, note), "")
 			}
 		}
-	}
-	for k, o := range ops {
-		if paired[k] {
-			continue
-		}
-		st := p.Group.Stmts[o.i]
-		if o.listen {
-			p.Report(st, -1, Adjust(Error, h), StateMessage("LISTEN "+o.channel+" subscribes the server connection, not the client",
-				"notifications arrive on it after this transaction, so this client misses them and the next client of the connection receives them", h, note), "")
-			continue
-		}
-		ch := o.channel
-		if ch == "" {
-			ch = "*"
-		}
-		p.Report(st, -1, Info, StateMessage("UNLISTEN "+ch+" acts on whichever server connection this transaction gets, not necessarily the one that ran LISTEN",
-			"that connection stays subscribed", h, note), "")
 	}
 }

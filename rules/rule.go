@@ -99,6 +99,7 @@ type Group struct {
 
 	undone []bool      // see Undone
 	idx    *groupIndex // see index
+	pairs  *pairing    // see pairing
 }
 
 // RolledBack reports whether the group is a transaction that ends with

@@ -17,7 +17,7 @@ var SequenceSession = &Rule{
 }
 
 func checkSequenceSession(p *Pass) {
-	h, note := p.Target.Handle(StateSequence)
+	h, note := p.Target.Handle(effects.CurrVal)
 	for i, st := range p.Group.Stmts {
 		for _, e := range st.Reads() {
 			if e.Kind != effects.CurrVal && e.Kind != effects.LastVal || sequenceAdvancedBefore(p.Group, i, e) {

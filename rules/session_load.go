@@ -16,7 +16,7 @@ var SessionLoad = &Rule{
 }
 
 func checkSessionLoad(p *Pass) {
-	h, note := p.Target.Handle(StateLoad)
+	h, note := p.Target.Handle(effects.Load)
 	for _, st := range p.Group.Stmts {
 		for _, e := range st.Changes() {
 			if e.Kind == effects.Load {

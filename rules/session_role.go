@@ -33,15 +33,16 @@ func roleName(role string) string {
 }
 
 func checkSessionRole(p *Pass) {
-	h, note := p.Target.Handle(StateRole)
+	h, note := p.Target.Handle(effects.SetRole)
+	pairs := p.Group.pairing()
 	for i, st := range p.Group.Stmts {
 		if st.Node == nil || p.Group.Undone(i) {
 			continue // ROLLBACK undoes SET ROLE
 		}
-		for _, e := range st.Changes() {
+		for j, e := range st.Changes() {
 			set := e.Kind == effects.SetRole || e.Kind == effects.SessionAuth
 			reset := e.Kind == effects.ResetRole || e.Kind == effects.ResetSessionAuth
-			if e.Local || !set && !reset || set && resetLater(p.Group, i, e.Name) || reset && setEarlier(p.Group, i, e.Name) {
+			if e.Local || !set && !reset || set && pairs.resetAfter(i, j) || reset && len(pairs.stepOf(i, j).Ended) > 0 {
 				continue // transaction-scoped, or made and undone in one transaction
 			}
 			what := "SET ROLE"

@@ -32,11 +32,6 @@ func isSecurityParam(name string) bool {
 	return securityParams[name] || strings.Contains(name, ".")
 }
 
-// isRoleParam reports whether name is one session-role looks after.
-func isRoleParam(name string) bool {
-	return name == "role" || name == "session_authorization"
-}
-
 // What breaks when a parameter change stays on the server connection.
 const (
 	setBreaks   = "the client's later transactions may run without it and the next client of this server connection inherits it"
@@ -44,12 +39,13 @@ const (
 )
 
 func checkSessionSet(p *Pass) {
+	pairs := p.Group.pairing()
 	for i, st := range p.Group.Stmts {
 		if st.Node == nil || p.Group.Undone(i) {
 			continue // ROLLBACK undoes SET, SET SESSION and set_config(…, false)
 		}
 		characteristics := false
-		for _, e := range st.Changes() {
+		for j, e := range st.Changes() {
 			if e.Local {
 				continue // SET LOCAL, set_config(…, true): this transaction only
 			}
@@ -57,7 +53,7 @@ func checkSessionSet(p *Pass) {
 			case effects.SetParam:
 				switch e.Via {
 				case effects.ViaSet:
-					if !resetLater(p.Group, i, e.Name) {
+					if !pairs.resetAfter(i, j) {
 						reportParam(p, st, -1, e.Name, Error, "SET "+e.Name+" lasts for the rest of the session"+txNote(p), setBreaks)
 					}
 				case effects.ViaCharacteristics:
@@ -78,7 +74,7 @@ func checkSessionSet(p *Pass) {
 						label = fmt.Sprintf("set_config('%s'", e.Name)
 					}
 					switch {
-					case e.Name != "" && resetLater(p.Group, i, e.Name):
+					case e.Name != "" && pairs.resetAfter(i, j):
 					case e.MaybeLocal:
 						reportParam(p, st, e.Location, e.Name, Warning, label+", …, is_local) lasts for the rest of the session when is_local is false at run time"+txNote(p), setBreaks)
 					default:
@@ -86,7 +82,7 @@ func checkSessionSet(p *Pass) {
 					}
 				}
 			case effects.ResetParam:
-				if setEarlier(p.Group, i, e.Name) {
+				if len(pairs.stepOf(i, j).Ended) > 0 {
 					continue // undoes a change of the same transaction
 				}
 				what := "RESET " + e.Name
@@ -95,7 +91,7 @@ func checkSessionSet(p *Pass) {
 				}
 				reportParam(p, st, -1, e.Name, Warning, what+" acts on whichever server connection this transaction gets, not necessarily the one an earlier SET changed", resetBreaks)
 			case effects.ResetAll:
-				if !setEarlier(p.Group, i, "") {
+				if len(pairs.stepOf(i, j).Ended) == 0 {
 					reportParam(p, st, -1, "", Warning, "RESET ALL acts on whichever server connection this transaction gets, not necessarily the one the earlier SETs changed", resetBreaks)
 				}
 			}
@@ -113,11 +109,7 @@ func reportParam(p *Pass, st *Stmt, loc int32, name string, base Severity, what,
 // paramFinding rates a change of parameter name behind target t and
 // builds the message.
 func paramFinding(t Target, name string, base Severity, what, breaks string) (Severity, string) {
-	kind := StateParam
-	if TrackedParams[name] {
-		kind = StateTrackedParam
-	}
-	h, note := t.Handle(kind)
+	h, note := t.HandleParam(name)
 	if base == Error && h == Breaks && isSecurityParam(name) {
 		base = Critical
 		breaks += " (a security leak: this setting decides what a client sees or which checks run)"

@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // Target names the pooler a team is switching to. Poolers differ in what
@@ -40,25 +42,6 @@ func ParseTarget(name string) (Target, error) {
 	return "", fmt.Errorf("unknown target %q (want one of %s)", name, strings.Join(names, ", "))
 }
 
-// State is a kind of session state a statement creates or relies on.
-type State int
-
-// Kinds of session state.
-const (
-	StateTrackedParam    State = iota + 1 // client_encoding, DateStyle, TimeZone, IntervalStyle, standard_conforming_strings, application_name
-	StateParam                            // any other run-time parameter
-	StateRole                             // SET ROLE, SET SESSION AUTHORIZATION
-	StateAdvisoryLock                     // session-level advisory lock
-	StateListen                           // LISTEN channel registration
-	StateTempObject                       // temporary table, view, sequence, function
-	StateHoldCursor                       // DECLARE … WITH HOLD
-	StateSQLPrepare                       // SQL PREPARE / EXECUTE / DEALLOCATE
-	StateLoad                             // LOAD 'library'
-	StateSequence                         // currval()/lastval() after nextval()
-	StateDiscard                          // DISCARD
-	StateBackendIdentity                  // pg_backend_pid(), inet_client_addr()
-)
-
 // Handling is what a pooler in transaction mode does about a kind of state.
 type Handling int
 
@@ -85,43 +68,55 @@ var TrackedParams = map[string]bool{
 	"standard_conforming_strings": true, "application_name": true,
 }
 
-// Handle says what target t does about state k, with a sentence for the
-// finding's message.
-func (t Target) Handle(k State) (Handling, string) {
+// Handle says what target t does about the session state that effects
+// of kind k make or rely on, named by the kind that makes it (SetRole for
+// roles, AdvisoryLock for advisory locks, CreateTemp for temporary
+// objects, DeclareHold, Prepare, Load, Listen; CurrVal for sequences,
+// DiscardAll for DISCARD, BackendIdentity), with a sentence for the
+// finding's message. Parameters are HandleParam's.
+func (t Target) Handle(k effects.Kind) (Handling, string) { return t.handle(k, false) }
+
+// HandleParam is Handle for a change of run-time parameter name
+// (lower-case): more targets repair the tracked ones (TrackedParams).
+func (t Target) HandleParam(name string) (Handling, string) {
+	return t.handle(effects.SetParam, TrackedParams[name])
+}
+
+func (t Target) handle(k effects.Kind, tracked bool) (Handling, string) {
 	switch t {
 	case PgBouncer, PgBouncerLegacy:
-		switch k {
-		case StateTrackedParam:
+		switch {
+		case tracked:
 			return Repairs, "behind PgBouncer this parameter is restored per client (it is one of the six PgBouncer tracks)"
-		case StateBackendIdentity:
+		case k == effects.BackendIdentity:
 			return Breaks, "PgBouncer may run each transaction on a different server connection"
 		}
 		return Breaks, "PgBouncer does not reset server connections in transaction mode"
 	case PgDog:
 		switch k {
-		case StateTrackedParam, StateParam:
+		case effects.SetParam:
 			return Repairs, "PgDog intercepts SET and replays it on every server connection the client gets"
-		case StateAdvisoryLock:
+		case effects.AdvisoryLock:
 			return Pins, "PgDog pins the client to its server while it holds an advisory lock, but a client that dies holding one leaves the lock on the pooled connection"
-		case StateListen:
+		case effects.Listen:
 			return Repairs, "PgDog relays LISTEN/NOTIFY for its clients"
-		case StateBackendIdentity:
+		case effects.BackendIdentity:
 			return Breaks, "PgDog may run each transaction on a different server connection"
 		}
 		return Breaks, "PgDog hands the connection to other clients with this state still on it"
 	case RDSProxy:
 		switch k {
-		case StateBackendIdentity:
+		case effects.BackendIdentity:
 			return Breaks, "RDS Proxy may run each transaction on a different connection"
 		}
 		return Pins, "RDS Proxy pins the session: multiplexing is lost for this client until it disconnects"
 	case PgPoolCheck:
 		switch k {
-		case StateTrackedParam, StateParam, StateRole:
+		case effects.SetParam, effects.SetRole:
 			return Repairs, "pgpoolcheck (--on-session-state preserve) replays it on every server connection the client gets and resets it before reuse"
-		case StateAdvisoryLock, StateListen, StateTempObject, StateHoldCursor, StateSQLPrepare, StateLoad:
+		case effects.AdvisoryLock, effects.Listen, effects.CreateTemp, effects.DeclareHold, effects.Prepare, effects.Load:
 			return Pins, "pgpoolcheck (--on-session-state preserve) pins the client to its server connection while the state exists and cleans it before reuse: nothing leaks, but the client stops sharing its connection meanwhile"
-		case StateDiscard:
+		case effects.DiscardAll:
 			return Repairs, "pgpoolcheck resets connections itself"
 		}
 		return Breaks, "pgpoolcheck in transaction mode may run each transaction on another server connection"

@@ -16,7 +16,8 @@ var TempTable = &Rule{
 }
 
 func checkTempTable(p *Pass) {
-	h, note := p.Target.Handle(StateTempObject)
+	h, note := p.Target.Handle(effects.CreateTemp)
+	pairs := p.Group.pairing()
 	for i, st := range p.Group.Stmts {
 		if st.Node == nil || p.Group.Undone(i) || p.Group.EndsInPrepare() {
 			// ROLLBACK drops what the transaction created; PREPARE
@@ -24,7 +25,7 @@ func checkTempTable(p *Pass) {
 			// object fails and rolls it back.
 			continue
 		}
-		for _, t := range st.Changes() {
+		for j, t := range st.Changes() {
 			if t.Kind != effects.CreateTemp {
 				continue
 			}
@@ -34,8 +35,8 @@ func checkTempTable(p *Pass) {
 				// ON COMMIT DROP: dropped at the COMMIT of the transaction
 				// that made it (in autocommit, at the end of the statement).
 				continue
-			case droppedLater(p.Group, i, t.Name):
-				continue // created and dropped in one transaction
+			case dropped(pairs, i, j):
+				continue // created and dropped (or DISCARD TEMP) in one transaction
 			case t.DeleteRows:
 				what += " with ON COMMIT DELETE ROWS loses its rows at COMMIT but lives until the session ends"
 			default:
@@ -45,4 +46,11 @@ func checkTempTable(p *Pass) {
 				"the client's later transactions may run on a server connection without it, and the next client of this one sees it (or fails to create its own)", h, note), "")
 		}
 	}
+}
+
+// dropped reports whether the temporary object made by the j-th change of
+// statement i is dropped later in the group.
+func dropped(pairs *pairing, i, j int) bool {
+	_, ok := pairs.endedAfter(pairs.stepOf(i, j).Held, i)
+	return ok
 }

@@ -53,11 +53,6 @@ var stateKinds = map[effects.Kind]engine.StateKind{
 	effects.RoutineChange:     engine.StateRoutineChange,
 }
 
-// tempObjects names the kinds of temporary objects that one DROP may
-// drop under another kind's name: DROP ROUTINE drops a function or
-// procedure.
-var tempObjects = map[string]string{"function": "routine", "procedure": "routine", "routine": "routine", "aggregate": "routine"}
-
 // foundRules are the rules of the state the pooler finds on a server when
 // it verifies it (engine.Session.Reconcile).
 // Each is the rule that covers the effects of that kind (rules.Covering).
@@ -101,11 +96,10 @@ func (a Classifier) ClassifyKnown(sql string, known func(name string) bool) ([]e
 			continue
 		}
 		object := ""
-		if (e.Kind == effects.CreateTemp || e.Kind == effects.DropTemp) && !effects.IsRelationObject(e.Object) {
-			object = tempObjects[e.Object] // the pooler follows these apart from relations
-			if object == "" {
-				object = e.Object
-			}
+		if e.Kind == effects.CreateTemp || e.Kind == effects.DropTemp {
+			// The pooler follows objects that are not relations by the
+			// names they share.
+			object = effects.Namespace(e.Object)
 		}
 		rule, fix := "", ""
 		if r := rules.Covering(e.Kind); r != nil {

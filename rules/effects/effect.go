@@ -10,6 +10,12 @@
 // statements, sequences, relations that may be temporary, the backend's
 // identity, and how a transaction ends.
 //
+// Session accumulates what a server session holds over those effects and
+// the transactions around them: the pairing rules (RESET, the unlocks,
+// UNLISTEN, DROP, CLOSE, DEALLOCATE, DISCARD, ROLLBACK and savepoints,
+// SET LOCAL) are written there once. The SQL rules run each transaction
+// through it, and the traffic analysis each captured session.
+//
 // Everything that judges statements consults it: the SQL rules (package
 // rules, fed per statement through rules.Stmt), the traffic analysis
 // (package analyzer), the pooler's classifier (package rules/classify,

@@ -63,3 +63,16 @@ COMMIT;
 -- autocommit statements are separate transactions
 SELECT pg_advisory_lock(13); -- want advisory-lock-session:error
 SELECT pg_advisory_unlock(13); -- want advisory-lock-session:info
+
+-- locks stack: one unlock releases the later of two locks of a key
+BEGIN;
+SELECT pg_advisory_lock(21); -- want advisory-lock-session:error
+SELECT pg_advisory_lock(21); -- want advisory-lock-session:warning
+SELECT pg_advisory_unlock(21);
+COMMIT;
+
+-- an exclusive unlock does not release a shared lock
+BEGIN;
+SELECT pg_advisory_lock_shared(22); -- want advisory-lock-session:error
+SELECT pg_advisory_unlock(22); -- want advisory-lock-session:info
+COMMIT;

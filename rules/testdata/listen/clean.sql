@@ -39,3 +39,10 @@ COMMIT;
 BEGIN;
 LISTEN never_active;
 ROLLBACK;
+
+-- UNLISTEN * cancels every LISTEN of the transaction
+BEGIN;
+LISTEN tmp_a;
+LISTEN tmp_b;
+UNLISTEN *;
+COMMIT;

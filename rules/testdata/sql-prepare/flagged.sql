@@ -40,3 +40,7 @@ BEGIN
   EXECUTE 'PREPARE fn_q AS SELECT 1'; -- want sql-prepare:error
 END;
 $$;
+
+-- autocommit statements are separate transactions
+PREPARE auto_q AS SELECT 1; -- want sql-prepare
+EXECUTE auto_q; -- want sql-prepare

@@ -35,3 +35,11 @@ CREATE TEMP TABLE tmp_sp (id int);
 ROLLBACK TO a;
 RELEASE SAVEPOINT a;
 COMMIT;
+
+-- a DROP that ROLLBACK TO undoes drops nothing
+BEGIN;
+CREATE TEMP TABLE tmp_kept (id int); -- want temp-table:error
+SAVEPOINT b;
+DROP TABLE tmp_kept;
+ROLLBACK TO b;
+COMMIT;
