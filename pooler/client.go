@@ -276,11 +276,10 @@ func (p *Proxy) serveClient(nc net.Conn) {
 	go c.run()
 }
 
-// loopable reports whether an event loop may relay for the client:
-// transaction mode, a socket the pooler owns, servers whose sockets it
-// owns (evloop.go).
+// loopable reports whether an event loop may relay for the client: a
+// socket the pooler owns, servers whose sockets it owns (evloop.go).
 func (c *clientConn) loopable() bool {
-	if c.proxy.loops == nil || c.admin || c.proxy.cfg.Mode != ModeTransaction || c.proxy.closing.Load() {
+	if c.proxy.loops == nil || c.admin || c.proxy.closing.Load() {
 		return false
 	}
 	if c.pool != nil && c.pool.foreign.Load() {

@@ -440,33 +440,22 @@ func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
 		l.eject(c, s, handoffForeign)
 		return false
 	}
-	fd := s.lfd
-	if s.loop != l {
-		if s.loop != nil {
-			epollCtl(s.loop.ep, syscall.EPOLL_CTL_DEL, int(fd), nil)
-			s.loop = nil
-		}
-		rfd, err := rio.toRaw()
-		if err != nil {
-			l.p.stats.serversLost.Add(1)
-			c.pool.putBack(s, closeServer)
-			ok := l.attach(c)
-			if ok && async {
-				l.relayClient(c, !c.lmore)
-				return false
-			}
-			return ok
-		}
-		fd = int32(rfd)
-		ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
-		if err := epollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
-			l.eject(c, s, handoffEpoll)
+	switch err := l.watch(s); {
+	case errors.Is(err, errEpoll):
+		l.eject(c, s, handoffEpoll)
+		return false
+	case err != nil:
+		l.p.stats.serversLost.Add(1)
+		c.pool.putBack(s, closeServer)
+		ok := l.attach(c)
+		if ok && async {
+			l.relayClient(c, !c.lmore)
 			return false
 		}
-		s.loop, s.lfd, s.lout = l, fd, false
+		return ok
 	}
 	s.lclient, s.lfatal, s.lblocked = c, false, false
-	l.servers.set(fd, s)
+	l.servers.set(s.lfd, s)
 	if q, restored := c.setupSQL(s); q != "" {
 		// The client waits on its loop until s has run the query.
 		c.lwait = true
@@ -492,6 +481,37 @@ func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
 	}
 	return true
 }
+
+// watch puts s's socket in the loop's epoll set, unless it is there
+// already. errEpoll: it cannot join the set; any other error: the socket
+// is closed.
+func (l *evLoop) watch(s *serverConn) error {
+	if s.loop == l {
+		return nil
+	}
+	if s.loop != nil {
+		epollCtl(s.loop.ep, syscall.EPOLL_CTL_DEL, int(s.lfd), nil)
+		s.loop = nil
+	}
+	rio := s.lrio()
+	if rio == nil {
+		return errEpoll // a socket the pooler cannot own
+	}
+	rfd, err := rio.toRaw()
+	if err != nil {
+		return err
+	}
+	fd := int32(rfd)
+	ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
+	if err := epollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
+		return errEpoll
+	}
+	s.loop, s.lfd, s.lout = l, fd, false
+	return nil
+}
+
+// errEpoll is a socket that could not join an epoll set.
+var errEpoll = errors.New("socket could not join the epoll set")
 
 // setUpFailed gives back a server whose setup for the waiting client c
 // failed (setupFate) and closes the client, as a goroutine's failed

@@ -7,8 +7,9 @@ import (
 	"syscall"
 )
 
-// adopt takes a client between transactions (nothing attached) from its
-// goroutine or from login.
+// adopt takes a client from its goroutine or from login: between
+// transactions (nothing attached), or, in session and record mode, with
+// the server it keeps for its session (taken with it: watch).
 func (l *evLoop) adopt(c *clientConn) {
 	rio := c.raw
 	rfd, err := rio.toRaw()
@@ -30,7 +31,28 @@ func (l *evLoop) adopt(c *clientConn) {
 		l.giveUp(c)
 		return
 	}
-	if l.p.closing.Load() {
+	c.mu.Lock()
+	s := c.server
+	c.mu.Unlock()
+	if s != nil {
+		switch err := l.watch(s); {
+		case errors.Is(err, errEpoll):
+			l.eject(c, s, handoffEpoll)
+			return
+		case err != nil:
+			s.lclient = c
+			l.serverGone(c, s)
+			return
+		}
+		s.lclient, s.lfatal, s.lblocked = c, false, false
+		l.servers.set(s.lfd, s)
+		// What the server sent meanwhile is relayed now.
+		l.serverReadable(s)
+		if !l.owns(c) {
+			return
+		}
+	}
+	if l.p.closing.Load() && s == nil {
 		c.closeForShutdown()
 		l.finish(c)
 		return

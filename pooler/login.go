@@ -307,7 +307,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		// secret stays the pooler's.
 		c.move(engine.Idle)
 		c.startCapture(pkt)
-		s, err := c.attach()
+		s, err := c.attachAtLogin()
 		if err != nil {
 			c.send(c.failure(err))
 			p.log.Warn("client login: no server", "user", c.user, "database", c.database, "err", err)

@@ -202,7 +202,7 @@ func (p *Proxy) Listen() error {
 		return err
 	}
 	p.ln = ln
-	if p.cfg.Mode == ModeTransaction && p.cfg.Relay == RelayLoop && p.loops == nil {
+	if p.cfg.Relay == RelayLoop && p.loops == nil {
 		p.startLoops(p.cfg.Loops)
 	}
 	return nil

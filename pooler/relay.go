@@ -213,6 +213,20 @@ func (c *clientConn) attach() (*serverConn, error) {
 	return c.setUp(s, true)
 }
 
+// attachAtLogin attaches the server a client keeps for its session
+// (session and record mode) while it logs in: the pump starts only for a
+// client that no event loop will relay (an event loop takes the server
+// with the client: evLoop.adopt).
+func (c *clientConn) attachAtLogin() (*serverConn, error) {
+	p := c.proxy
+	c.move(engine.Waiting)
+	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.waitLimit()), c.params, &c.waiter)
+	if err != nil {
+		return nil, err
+	}
+	return c.setUp(s, !c.loopable())
+}
+
 // errClientClosing is an attach for a client that is being closed.
 var errClientClosing = errors.New("client is closing")
 

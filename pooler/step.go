@@ -238,9 +238,7 @@ func copyMessage(w *bufio.Writer, r *bufio.Reader, total int) error {
 // runs the setup query without blocking: evLoop.bind). On failure the
 // server is given back.
 func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
-	if pump {
-		s.leaveLoop()
-	}
+	s.leaveLoop() // this goroutine uses it now
 	q, restored := c.setupSQL(s)
 	if q != "" {
 		if _, err := s.runInternal(q); err != nil {
