@@ -533,6 +533,26 @@ func spanAt(spans []extract.Span, off int) int {
 	return k
 }
 
+// controlsTx reports whether one of a literal's statements begins or ends
+// a transaction: such a literal is followed as BEGIN … COMMIT literals
+// are, not taken into the transaction of the code around it.
+func controlsTx(stmts []sqlparse.Statement) bool {
+	for _, st := range stmts {
+		if st.Node == nil {
+			continue
+		}
+		if ts := st.Node.GetTransactionStmt(); ts != nil {
+			switch ts.Kind {
+			case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START,
+				pg.TransactionStmtKind_TRANS_STMT_COMMIT, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK,
+				pg.TransactionStmtKind_TRANS_STMT_PREPARE:
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // implicitTransaction reports whether the statements of one literal run as
 // one implicit transaction: there are several, and none begins or ends a
 // transaction (a query string sent at once runs in one transaction unless
@@ -596,6 +616,34 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			rbTx[tx] = k
 		}
 	}
+	// Statements in a transaction that the code opens through an API
+	// (a transaction variable, a transaction block or callback, a
+	// function run inside the caller's transaction) form one explicit
+	// group per span, or per transaction of spans.
+	inTx := extract.TransactionSpans(lang, name, src)
+	txGroups := make([]*rules.Group, len(inTx))
+	txFirst := map[int]int{} // a transaction's number: its first span
+	for k := len(inTx) - 1; k >= 0; k-- {
+		if tx := inTx[k].Tx; tx > 0 {
+			txFirst[tx] = k
+		}
+	}
+	// routines checks the bodies of the routines that statements of a
+	// literal define.
+	routines := func(cs *codeSQL, group []*rules.Stmt) {
+		for _, stmt := range group {
+			if !isRoutine(stmt.Node) {
+				continue
+			}
+			var body []*rules.Stmt
+			for _, b := range sqlparse.Bodies(cs.sql, stmt.Statement, filter) {
+				b := b
+				fb.code[&b] = cs
+				body = append(body, rules.NewStmt(&b, interesting))
+			}
+			fb.body(fb.define(stmt), body, routineName(stmt), runGroup)
+		}
+	}
 	for i := range lits {
 		lit := &lits[i]
 		fn := callee(src, lit.Start)
@@ -647,6 +695,29 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 				res.Statements++
 				rbGroups[k].Stmts = append(rbGroups[k].Stmts, stmt)
 			}
+			continue
+		}
+		if k := spanAt(inTx, lit.Start); k >= 0 && !controlsTx(stmts) {
+			if tx := inTx[k].Tx; tx > 0 {
+				k = txFirst[tx] // the first span of its transaction
+			}
+			if txGroups[k] == nil {
+				txGroups[k] = &rules.Group{Explicit: true}
+			}
+			var group []*rules.Stmt
+			for i := range stmts {
+				st := &stmts[i]
+				stmt := rules.NewStmt(st, interesting)
+				if otherDialectCalls(stmt) {
+					continue
+				}
+				fb.code[st] = cs
+				res.Statements++
+				group = append(group, stmt)
+				fb.callFindings(stmt, "")
+			}
+			txGroups[k].Stmts = append(txGroups[k].Stmts, group...)
+			routines(cs, group)
 			continue
 		}
 		line := lines.Position(lit.Start).Line
@@ -705,20 +776,14 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			tx.add(stmt)
 			fb.callFindings(stmt, "")
 		}
-		for _, stmt := range group {
-			if !isRoutine(stmt.Node) {
-				continue
-			}
-			var body []*rules.Stmt
-			for _, b := range sqlparse.Bodies(cs.sql, stmt.Statement, filter) {
-				b := b
-				fb.code[&b] = cs
-				body = append(body, rules.NewStmt(&b, interesting))
-			}
-			fb.body(fb.define(stmt), body, routineName(stmt), runGroup)
-		}
+		routines(cs, group)
 	}
 	tx.flush()
+	for _, g := range txGroups {
+		if g != nil && len(g.Stmts) > 0 {
+			runGroup(g)
+		}
+	}
 	for _, g := range rbGroups {
 		if g != nil && len(g.Stmts) > 0 {
 			runGroup(g)
