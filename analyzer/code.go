@@ -494,6 +494,7 @@ var otherDatabases = []string{"mysql", "mariadb", "sqlite", "mssql", "sqlserver"
 // directories that hold it, names another database and none names
 // PostgreSQL (lib/dialects/mysql/query.js, adapters/sqlite3_adapter.rb).
 func otherDatabaseFile(name string) bool {
+	name0 := name
 	name = strings.ToLower(strings.ReplaceAll(name, "\\", "/"))
 	parts := strings.Split(name, "/")
 	if len(parts) > 4 {
@@ -508,8 +509,29 @@ func otherDatabaseFile(name string) bool {
 			return true
 		}
 	}
+	// Short names are words of their own: a directory so named, or a
+	// file whose name starts with one before a capital (H2Dialect.java),
+	// not "h2" inside "oauth2".
+	orig := strings.Split(strings.ReplaceAll(name0, "\\", "/"), "/")
+	orig = orig[len(orig)-len(parts):]
+	for i, p := range parts {
+		for _, db := range otherDatabaseWords {
+			if p == db {
+				return true
+			}
+			if i == len(parts)-1 && strings.HasPrefix(p, db) && len(p) > len(db) {
+				if c := orig[i][len(db)]; c >= 'A' && c <= 'Z' || c == '_' || c == '.' {
+					return true
+				}
+			}
+		}
+	}
 	return false
 }
+
+// otherDatabaseWords are names of other databases too short, or too
+// common inside words, to look for as otherDatabases are.
+var otherDatabaseWords = []string{"h2", "hsqldb", "derby", "db2", "informix", "sybase", "hana", "sqlanywhere", "interbase", "nuodb", "voltdb"}
 
 // inRanges reports whether off lies in one of rs.
 func inRanges(rs [][2]int, off int) bool {
@@ -628,6 +650,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			txFirst[tx] = k
 		}
 	}
+	identity := identityQueries(src, lits, comments)
 	// routines checks the bodies of the routines that statements of a
 	// literal define.
 	routines := func(cs *codeSQL, group []*rules.Stmt) {
@@ -643,6 +666,25 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			}
 			fb.body(fb.define(stmt), body, routineName(stmt), runGroup)
 		}
+	}
+	// take turns the statements of a literal run in a transaction of
+	// the code (not followed by the literal transaction tracker) into the
+	// rules' statements, counts them and reports the routine calls they
+	// make.
+	take := func(cs *codeSQL, stmts []sqlparse.Statement) []*rules.Stmt {
+		var group []*rules.Stmt
+		for i := range stmts {
+			st := &stmts[i]
+			stmt := rules.NewStmt(st, interesting)
+			if otherDialectCalls(stmt) {
+				continue
+			}
+			fb.code[st] = cs
+			res.Statements++
+			group = append(group, stmt)
+			fb.callFindings(stmt, "")
+		}
+		return group
 	}
 	for i := range lits {
 		lit := &lits[i]
@@ -697,6 +739,16 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			}
 			continue
 		}
+		if inRanges(identity, lit.Start) && !controlsTx(stmts) {
+			// A framework's identity query: it runs in the transaction
+			// of the framework's INSERT, right after it.
+			group := take(cs, stmts)
+			if len(group) > 0 {
+				runGroup(&rules.Group{Stmts: group, Explicit: true, AfterInsert: true})
+			}
+			routines(cs, group)
+			continue
+		}
 		if k := spanAt(inTx, lit.Start); k >= 0 && !controlsTx(stmts) {
 			if tx := inTx[k].Tx; tx > 0 {
 				k = txFirst[tx] // the first span of its transaction
@@ -704,18 +756,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			if txGroups[k] == nil {
 				txGroups[k] = &rules.Group{Explicit: true}
 			}
-			var group []*rules.Stmt
-			for i := range stmts {
-				st := &stmts[i]
-				stmt := rules.NewStmt(st, interesting)
-				if otherDialectCalls(stmt) {
-					continue
-				}
-				fb.code[st] = cs
-				res.Statements++
-				group = append(group, stmt)
-				fb.callFindings(stmt, "")
-			}
+			group := take(cs, stmts)
 			txGroups[k].Stmts = append(txGroups[k].Stmts, group...)
 			routines(cs, group)
 			continue

@@ -43,3 +43,11 @@ class OrderStore(private val db: Database) {
         return db.connection.createStatement().executeQuery("SELECT lastval()").getLong(1) // want sequence-session
     }
 }
+
+// MyBatis runs a @SelectKey with before = false after the INSERT, in its
+// transaction.
+interface OrderMapper {
+    @Insert("INSERT INTO orders (customer_id) VALUES (#{customerId})")
+    @SelectKey(statement = ["SELECT lastval()"], keyProperty = "id", before = false, resultType = Long::class)
+    fun insert(order: Order): Int
+}
