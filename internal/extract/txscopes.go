@@ -30,6 +30,10 @@ import (
 //     inTransaction(h -> …)), Python's with ….transaction(): / with
 //     transaction.atomic(): / with ….begin():, and Ruby's and Elixir's
 //     transaction do … end / Repo.transaction(fn -> … end).
+//   - The implicit transactions of psycopg (2 and 3), whose connections
+//     begin a transaction at the first statement and keep it until
+//     commit() or rollback(): in a file that uses psycopg and never turns
+//     autocommit on, the statements of a function between two such calls.
 //   - A method marked @Transactional (Spring, Jakarta), or every method of
 //     a class so marked, and a Python function decorated with
 //     @transaction.atomic.
@@ -44,7 +48,7 @@ import (
 func TransactionSpans(lang Language, name string, src []byte) []Span {
 	lower := bytes.ToLower(src)
 	found := false
-	for _, w := range []string{"transaction", "begin", "tx", "atomic", "autocommit"} {
+	for _, w := range []string{"transaction", "begin", "tx", "atomic", "autocommit", "psycopg"} {
 		found = found || bytes.Contains(lower, []byte(w))
 	}
 	if !found {
@@ -83,6 +87,7 @@ func TransactionSpans(lang Language, name string, src []byte) []Span {
 		spans = append(spans, callbackTxBlocks(lang, src, code)...)
 	case Python:
 		spans = append(spans, pythonTxBlocks(src, code)...)
+		spans = append(spans, dbapiImplicit(src, code)...)
 	case Ruby, Elixir:
 		for _, m := range txBlock.FindAllSubmatchIndex(src, -1) {
 			if !code[m[0]+indentOf(src[m[0]:])] || !code[bytes.Index(src[m[0]:m[1]], []byte("transaction"))+m[0]] {
@@ -516,6 +521,43 @@ func pythonTxBlocks(src []byte, code []bool) []Span {
 			}
 			ls += e + 1
 		}
+	}
+	return spans
+}
+
+var (
+	// psycopgImport is an import of psycopg 2 or 3.
+	psycopgImport = regexp.MustCompile(`(?m)^\s*(?:import\s+psycopg2?\b|from\s+psycopg2?(?:\.\w+)*\s+import\b)`)
+	// autocommitOn turns autocommit on (or imports what does), or names
+	// a driver whose connections always autocommit.
+	autocommitOn = regexp.MustCompile(`autocommit\s*=\s*True|\.autocommit\(\s*True|ISOLATION_LEVEL_AUTOCOMMIT|set_isolation_level\(\s*0|isolation_level\s*=\s*["']AUTOCOMMIT|\b(?:asyncpg|aiopg)\b`)
+	// pyDef is the line of a function definition.
+	pyDef = regexp.MustCompile(`(?m)^([ \t]*)(?:async\s+)?def\s+\w+`)
+	// pyTxEnd is a call that ends psycopg's implicit transaction.
+	pyTxEnd = regexp.MustCompile(`\.(?:commit|rollback)\(`)
+)
+
+// dbapiImplicit returns the implicit transactions of psycopg in a Python
+// file (see above): each function's body, cut at its commit() and
+// rollback() calls.
+func dbapiImplicit(src []byte, code []bool) []Span {
+	if !psycopgImport.Match(src) || autocommitOn.Match(src) {
+		return nil
+	}
+	var spans []Span
+	for _, m := range pyDef.FindAllSubmatchIndex(src, -1) {
+		if !code[m[0]+indentOf(src[m[0]:])] {
+			continue
+		}
+		end := blockEndByIndent(src, m[0], m[3]-m[2])
+		from := m[0]
+		for _, c := range pyTxEnd.FindAllIndex(src[m[0]:end], -1) {
+			if at := m[0] + c[0]; code[at] {
+				spans = append(spans, Span{Start: from, End: at})
+				from = at
+			}
+		}
+		spans = append(spans, Span{Start: from, End: end})
 	}
 	return spans
 }

@@ -42,6 +42,9 @@ func TestTransactionSpans(t *testing.T) {
 		{"python atomic", Python, "a.py", "def f(cur):\n    with transaction.atomic():\n        cur.execute(\"IN\")\n    cur.execute(\"OUT\")\n"},
 		{"python engine begin", Python, "a.py", "def f(engine):\n    with engine.begin() as conn:\n        conn.execute(text(\"IN\"))\n    engine.connect().execute(text(\"OUT\"))\n"},
 		{"python atomic decorator", Python, "a.py", "@transaction.atomic\ndef f(cur):\n    cur.execute(\"IN\")\n\ndef g(cur):\n    cur.execute(\"OUT\")\n"},
+		{"psycopg implicit", Python, "a.py", "import psycopg2\n\ndef f(conn):\n    cur = conn.cursor()\n    cur.execute(\"IN1\")\n    cur.execute(\"IN2\")\n    conn.commit()\n    cur.execute(\"INX\")\n"},
+		{"psycopg autocommit", Python, "a.py", "import psycopg\n\ndef f():\n    conn = psycopg.connect(dsn, autocommit=True)\n    conn.execute(\"OUT\")\n"},
+		{"asyncpg", Python, "a.py", "import asyncpg\n\nasync def f(conn):\n    await conn.execute(\"OUT\")\n"},
 		{"ruby transaction block", Ruby, "a.rb", "ActiveRecord::Base.transaction do\n  conn.execute(\"IN1\")\n  conn.select_value(\"IN2\")\nend\nconn.select_value(\"OUT\")\n"},
 		{"elixir transaction", Elixir, "a.ex", "Repo.transaction(fn ->\n  Repo.query!(\"IN\")\nend)\nRepo.query!(\"OUT\")\n"},
 		// Methods marked @Transactional.
