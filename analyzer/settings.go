@@ -315,7 +315,7 @@ var jdbcMethods = map[string]bool{
 }
 
 // javaCalls checks the JDBC calls of a Java or Kotlin file.
-func (s *settingsCheck) javaCalls(lits []extract.Literal, comments []extract.Comment) {
+func (s *settingsCheck) javaCalls(lang extract.Language, lits []extract.Literal, comments []extract.Comment) {
 	calls := extract.JavaCalls(s.src, lits, comments, jdbcMethods)
 	if len(calls) == 0 {
 		return
@@ -355,6 +355,9 @@ func (s *settingsCheck) javaCalls(lits []extract.Literal, comments []extract.Com
 			if firstLit == nil && (!jdbcFile || xmlFile) {
 				continue
 			}
+			if t := extract.DeclaredType(lang, s.src, lits, comments, call.Receiver, call.NameStart); t != "" && !jdbcSchemaType(t) {
+				continue // a model's setSchema (Table, an exporter), not JDBC's
+			}
 			name = "search_path"
 			what = fmt.Sprintf("%s(…) makes pgjdbc run SET SESSION search_path", recv)
 			fix = "set search_path per role or database (ALTER ROLE … SET search_path = …) or schema-qualify names; where it differs per request, run SET LOCAL search_path inside each transaction"
@@ -391,6 +394,20 @@ func (s *settingsCheck) javaCalls(lits []extract.Literal, comments []extract.Com
 		lit := &extract.Literal{Start: call.NameStart, End: call.End, Segments: []extract.Segment{{Value: 0, Source: call.NameStart}}, Value: text[call.NameStart:call.End]}
 		s.report(rules.SessionSet, sev, lit, 0, call.End-call.NameStart, msg, fix, stmt)
 	}
+}
+
+// jdbcSchemaType reports whether a declared type may be one whose
+// setSchema sets the server's search_path: a JDBC Connection (or a
+// wrapper or subtype: PgConnection, HikariProxyConnection), a DataSource,
+// or HikariCP's configuration. Other classes' setSchema (a table model, an
+// exporter, javax.xml's validators) sets a field.
+func jdbcSchemaType(t string) bool {
+	for _, w := range []string{"Connection", "DataSource", "Hikari"} {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // isolationLevel names the level of a setTransactionIsolation argument:
@@ -442,7 +459,7 @@ func (c *Config) codeSettings(name string, src []byte, lang extract.Language, li
 		s.literal(lit)
 	}
 	if lang == extract.Java || lang == extract.Kotlin {
-		s.javaCalls(lits, comments)
+		s.javaCalls(lang, lits, comments)
 	}
 	if lang == extract.Rust {
 		s.rustOptions(src, lits, offline)
