@@ -441,8 +441,11 @@ func isolationLevel(arg string, lit *extract.Literal) (string, bool) {
 func (c *Config) codeSettings(name string, src []byte, lang extract.Language, lines *sqlparse.LineIndex, lits []extract.Literal, comments []extract.Comment) []Finding {
 	s := newSettingsCheck(c, name, src, lines)
 	var offline []extract.Span
-	if lang == extract.Rust {
+	switch lang {
+	case extract.Rust:
 		offline = extract.RustOfflineTests(src)
+	case extract.Java, extract.Kotlin:
+		offline = extract.JVMOfflineTests(src, lits, comments)
 	}
 	var throws [][2]int
 	if lang == extract.CSharp {
