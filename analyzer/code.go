@@ -243,8 +243,14 @@ var expectationMarks = []string{
 	"assert_equal", "assert_includes", "assert_match", "assertEqual", "assertIn", "assertEquals", "assertThat", "assertSQL",
 	"expect(", ".to eq", ".to include", ".to match", ".should ==", ".should eq", "toEqual(", "toBe(", "toContain(", "toMatch(",
 	"assert.Equal", "require.Equal", "assert.Contains", "require.Contains",
+	"assert_called", "assert_has_calls", "assert_any_call", "assert_awaited", "assert_has_awaits", "assert_any_await", // unittest.mock
 	"ShouldBe(", "ShouldContain(", "ShouldNotContain(", ".Should()", "Assert.Equal(", "Assert.Contains(", "Assert.AreEqual(", "Assert.That(", // .NET
 }
+
+// assertionLine is the start of a line that calls an assertion helper of
+// a test (Ruby's and Python's assert_no_index "…", "…", refute_match):
+// its string arguments are expected or analysed text.
+var assertionLine = regexp.MustCompile(`^\s*(?:assert|refute)_\w+[\s(]`)
 
 // logVariable is an assignment to a variable that holds a message or the
 // text shown in a log: log_sql = "EXECUTE #{name}".
@@ -288,7 +294,7 @@ func expectedText(src []byte, start int) bool {
 		}
 		return false
 	}
-	if marked(before) {
+	if marked(before) || assertionLine.Match(before) {
 		return true
 	}
 	depth, openers := 0, 0
