@@ -698,7 +698,13 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 		if lang == extract.CSharp && fn == "new" && csharpCommandNew(src, lit.Start) {
 			fn = "npgsqlcommand" // NpgsqlCommand cmd = new("…"): a target-typed command
 		}
-		if !looksLikeSQL(lit.Value) || looksLikeProse(lit.Value) || continuesExpression(src, lit.Start, lit.Value) ||
+		value := lit.Value
+		if lang == extract.Kotlin {
+			if margin, ok := extract.TrimMargin(src, lit.End); ok {
+				value = extract.BlankMargins(value, margin) // """…""".trimMargin(): read without the margins
+			}
+		}
+		if !looksLikeSQL(value) || looksLikeProse(value) || continuesExpression(src, lit.Start, value) ||
 			commandTag(src, lit) || expectedText(src, lit.Start) && !sendsSQL(fn) ||
 			matchOperand(src, lit.Start) || notSQLCall(fn) || notSQLMacros[lit.Macro] ||
 			lang == extract.Rust && rustNotSQLCall(callee(src, lit.Start)) ||
@@ -706,7 +712,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			lang == extract.PHP && (phpNotSQLCall(callee(src, lit.Start)) || inRanges(providers, lit.Start)) {
 			continue
 		}
-		norm, m := normalizePlaceholders(lit.Value)
+		norm, m := normalizePlaceholders(value)
 		cs := &codeSQL{lit: lit, sql: []byte(norm), m: m}
 		var stmts []sqlparse.Statement
 		clean := true // every statement of the literal parses
