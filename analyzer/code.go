@@ -648,7 +648,10 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	// (a transaction variable, a transaction block or callback, a
 	// function run inside the caller's transaction) form one explicit
 	// group per span, or per transaction of spans.
-	inTx := extract.TransactionSpans(lang, name, src)
+	var inTx []extract.Span
+	if len(lits) > 0 {
+		inTx = extract.TransactionSpans(lang, name, src, lits, comments)
+	}
 	txGroups := make([]*rules.Group, len(inTx))
 	txFirst := map[int]int{} // a transaction's number: its first span
 	for k := len(inTx) - 1; k >= 0; k-- {

@@ -44,18 +44,15 @@ import (
 // TransactionSpans returns the source ranges of a file whose statements
 // run inside one transaction that the code opens through an API (see
 // above). Spans that share a Tx number above 0 belong to one transaction
-// (the calls of one Go transaction's methods).
-func TransactionSpans(lang Language, name string, src []byte) []Span {
+// (the calls of one Go transaction's methods). lits and comments are
+// what Literals returned for src.
+func TransactionSpans(lang Language, name string, src []byte, lits []Literal, comments []Comment) []Span {
 	lower := bytes.ToLower(src)
 	found := false
 	for _, w := range []string{"transaction", "begin", "tx", "atomic", "autocommit", "psycopg"} {
 		found = found || bytes.Contains(lower, []byte(w))
 	}
 	if !found {
-		return nil
-	}
-	lits, comments, err := Literals(lang, src)
-	if err != nil {
 		return nil
 	}
 	code := CodeMask(src, lits, comments)
@@ -278,9 +275,15 @@ func kotlinTxReceivers(src []byte, code []bool) []Span {
 }
 
 var (
-	// txBlockCall names the calls that run a block or a callback in one
+	// txBlockCalls name the calls that run a block or a callback in one
 	// transaction.
-	txBlockCall = regexp.MustCompile(`(?:^|[^\w$])(transaction|newSuspendedTransaction|suspendTransaction|suspendedTransactionAsync|inTopLevelTransaction|inTransaction|inTransactionUnchecked|useTransaction|withTransaction|transactionResult|transactionAsync|\$transaction|tx|execute|executeWithoutResult)\s*[({]`)
+	txBlockCalls = map[string]bool{
+		"transaction": true, "newSuspendedTransaction": true, "suspendTransaction": true,
+		"suspendedTransactionAsync": true, "inTopLevelTransaction": true, "inTransaction": true,
+		"inTransactionUnchecked": true, "useTransaction": true, "withTransaction": true,
+		"transactionResult": true, "transactionAsync": true, "$transaction": true, "tx": true,
+		"execute": true, "executeWithoutResult": true,
+	}
 	// txTemplate is the receiver of Spring's TransactionTemplate.
 	txTemplate = regexp.MustCompile(`(?i)(?:^|\.)(?:transactionTemplate|txTemplate|\w*TransactionTemplate\w*)$`)
 )
@@ -291,9 +294,25 @@ var (
 // lambda (->, =>, function).
 func callbackTxBlocks(lang Language, src []byte, code []bool) []Span {
 	var spans []Span
-	for _, m := range txBlockCall.FindAllSubmatchIndex(src, -1) {
-		at, name := m[2], string(src[m[2]:m[3]])
-		if !code[at] {
+	isWord := func(c byte) bool { return c == '_' || c == '$' || isIdentChar(c) }
+	for i := 0; i < len(src); i++ {
+		if !code[i] || !isWord(src[i]) || i > 0 && isWord(src[i-1]) {
+			continue
+		}
+		j := i
+		for j < len(src) && isWord(src[j]) {
+			j++
+		}
+		at, name := i, string(src[i:j])
+		i = j - 1
+		if !txBlockCalls[name] {
+			continue
+		}
+		k := j
+		for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+			k++
+		}
+		if k >= len(src) || src[k] != '(' && src[k] != '{' {
 			continue
 		}
 		before := bytes.TrimRight(src[max(0, at-16):at], " \t")
@@ -317,10 +336,6 @@ func callbackTxBlocks(lang Language, src []byte, code []bool) []Span {
 			if r, _ := receiverBefore(src, at); lang == Java && r == "" {
 				continue
 			}
-		}
-		k := m[3]
-		for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
-			k++
 		}
 		if src[k] == '(' {
 			e := CloseParen(src, code, k)

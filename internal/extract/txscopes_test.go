@@ -54,7 +54,11 @@ func TestTransactionSpans(t *testing.T) {
 		{"kotlin spring method", Kotlin, "A.kt", "class S {\n    @Transactional\n    fun add(): Long {\n        jdbc.update(\"IN\")\n    }\n    fun other() { jdbc.update(\"OUT\") }\n}\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			spans := TransactionSpans(tt.lang, tt.file, []byte(tt.src))
+			lits, comments, err := Literals(tt.lang, []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			spans := TransactionSpans(tt.lang, tt.file, []byte(tt.src), lits, comments)
 			// txOf returns the transaction of the innermost span holding
 			// at: its Tx number, or its index as a negative number.
 			txOf := func(at int) (int, bool) {
