@@ -252,6 +252,15 @@ var expectationMarks = []string{
 // its string arguments are expected or analysed text.
 var assertionLine = regexp.MustCompile(`^\s*(?:assert|refute)_\w+[\s(]`)
 
+// maxAssignTail is how many bytes before a literal logVariable looks at,
+// and maxMarkTail how many before a literal or an enclosing bracket the
+// expectation marks are looked for in: a long line (generated code, SQL
+// joined on one line) is not scanned whole for each literal on it.
+const (
+	maxAssignTail = 120
+	maxMarkTail   = 400
+)
+
 // logVariable is an assignment to a variable that holds a message or the
 // text shown in a log: log_sql = "EXECUTE #{name}".
 var logVariable = regexp.MustCompile(`(?i)\b(?:log\w*|\w*_log|\w*msg|\w*message)\s*=\s*$`)
@@ -283,10 +292,13 @@ func sendsSQL(fn string) bool {
 func expectedText(src []byte, start int) bool {
 	lineStart := bytes.LastIndexByte(src[:start], '\n') + 1
 	before := src[lineStart:start]
-	if logVariable.Match(before) {
+	// The assignment ends the text before the literal: only its last
+	// bytes can match, and a long line scanned whole is slow.
+	if tail := before[max(0, len(before)-maxAssignTail):]; bytes.IndexByte(tail, '=') >= 0 && logVariable.Match(tail) {
 		return true
 	}
 	marked := func(b []byte) bool {
+		b = b[max(0, len(b)-maxMarkTail):] // a mark stands just before what it expects
 		for _, m := range expectationMarks {
 			if bytes.Contains(b, []byte(m)) {
 				return true
