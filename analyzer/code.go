@@ -512,7 +512,7 @@ var otherDatabases = []string{"mysql", "mariadb", "sqlite", "mssql", "sqlserver"
 // directories that hold it, names another database and none names
 // PostgreSQL (lib/dialects/mysql/query.js, adapters/sqlite3_adapter.rb).
 func otherDatabaseFile(name string) bool {
-	name0 := name
+	raw := name
 	name = strings.ToLower(strings.ReplaceAll(name, "\\", "/"))
 	parts := strings.Split(name, "/")
 	if len(parts) > 4 {
@@ -530,7 +530,7 @@ func otherDatabaseFile(name string) bool {
 	// Short names are words of their own: a directory so named, or a
 	// file whose name starts with one before a capital (H2Dialect.java),
 	// not "h2" inside "oauth2".
-	orig := strings.Split(strings.ReplaceAll(name0, "\\", "/"), "/")
+	orig := strings.Split(strings.ReplaceAll(raw, "\\", "/"), "/")
 	orig = orig[len(orig)-len(parts):]
 	for i, p := range parts {
 		for _, db := range otherDatabaseWords {
