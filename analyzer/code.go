@@ -243,8 +243,23 @@ var expectationMarks = []string{
 	"assert_equal", "assert_includes", "assert_match", "assertEqual", "assertIn", "assertEquals", "assertThat", "assertSQL",
 	"expect(", ".to eq", ".to include", ".to match", ".should ==", ".should eq", "toEqual(", "toBe(", "toContain(", "toMatch(",
 	"assert.Equal", "require.Equal", "assert.Contains", "require.Contains",
+	"assert_called", "assert_has_calls", "assert_any_call", "assert_awaited", "assert_has_awaits", "assert_any_await", // unittest.mock
 	"ShouldBe(", "ShouldContain(", "ShouldNotContain(", ".Should()", "Assert.Equal(", "Assert.Contains(", "Assert.AreEqual(", "Assert.That(", // .NET
 }
+
+// assertionLine is the start of a line that calls an assertion helper of
+// a test (Ruby's and Python's assert_no_index "…", "…", refute_match):
+// its string arguments are expected or analysed text.
+var assertionLine = regexp.MustCompile(`^\s*(?:assert|refute)_\w+[\s(]`)
+
+// maxAssignTail is how many bytes before a literal logVariable looks at,
+// and maxMarkTail how many before a literal or an enclosing bracket the
+// expectation marks are looked for in: a long line (generated code, SQL
+// joined on one line) is not scanned whole for each literal on it.
+const (
+	maxAssignTail = 120
+	maxMarkTail   = 400
+)
 
 // logVariable is an assignment to a variable that holds a message or the
 // text shown in a log: log_sql = "EXECUTE #{name}".
@@ -277,10 +292,13 @@ func sendsSQL(fn string) bool {
 func expectedText(src []byte, start int) bool {
 	lineStart := bytes.LastIndexByte(src[:start], '\n') + 1
 	before := src[lineStart:start]
-	if logVariable.Match(before) {
+	// The assignment ends the text before the literal: only its last
+	// bytes can match, and a long line scanned whole is slow.
+	if tail := before[max(0, len(before)-maxAssignTail):]; bytes.IndexByte(tail, '=') >= 0 && logVariable.Match(tail) {
 		return true
 	}
 	marked := func(b []byte) bool {
+		b = b[max(0, len(b)-maxMarkTail):] // a mark stands just before what it expects
 		for _, m := range expectationMarks {
 			if bytes.Contains(b, []byte(m)) {
 				return true
@@ -288,7 +306,7 @@ func expectedText(src []byte, start int) bool {
 		}
 		return false
 	}
-	if marked(before) {
+	if marked(before) || assertionLine.Match(before) {
 		return true
 	}
 	depth, openers := 0, 0
@@ -494,6 +512,7 @@ var otherDatabases = []string{"mysql", "mariadb", "sqlite", "mssql", "sqlserver"
 // directories that hold it, names another database and none names
 // PostgreSQL (lib/dialects/mysql/query.js, adapters/sqlite3_adapter.rb).
 func otherDatabaseFile(name string) bool {
+	raw := name
 	name = strings.ToLower(strings.ReplaceAll(name, "\\", "/"))
 	parts := strings.Split(name, "/")
 	if len(parts) > 4 {
@@ -508,8 +527,29 @@ func otherDatabaseFile(name string) bool {
 			return true
 		}
 	}
+	// Short names are words of their own: a directory so named, or a
+	// file whose name starts with one before a capital (H2Dialect.java),
+	// not "h2" inside "oauth2".
+	orig := strings.Split(strings.ReplaceAll(raw, "\\", "/"), "/")
+	orig = orig[len(orig)-len(parts):]
+	for i, p := range parts {
+		for _, db := range otherDatabaseWords {
+			if p == db {
+				return true
+			}
+			if i == len(parts)-1 && strings.HasPrefix(p, db) && len(p) > len(db) {
+				if c := orig[i][len(db)]; c >= 'A' && c <= 'Z' || c == '_' || c == '.' {
+					return true
+				}
+			}
+		}
+	}
 	return false
 }
+
+// otherDatabaseWords are names of other databases too short, or too
+// common inside words, to look for as otherDatabases are.
+var otherDatabaseWords = []string{"h2", "hsqldb", "derby", "db2", "informix", "sybase", "hana", "sqlanywhere", "interbase", "nuodb", "voltdb"}
 
 // inRanges reports whether off lies in one of rs.
 func inRanges(rs [][2]int, off int) bool {
@@ -531,6 +571,26 @@ func spanAt(spans []extract.Span, off int) int {
 		}
 	}
 	return k
+}
+
+// controlsTx reports whether one of a literal's statements begins or ends
+// a transaction: such a literal is followed as BEGIN … COMMIT literals
+// are, not taken into the transaction of the code around it.
+func controlsTx(stmts []sqlparse.Statement) bool {
+	for _, st := range stmts {
+		if st.Node == nil {
+			continue
+		}
+		if ts := st.Node.GetTransactionStmt(); ts != nil {
+			switch ts.Kind {
+			case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START,
+				pg.TransactionStmtKind_TRANS_STMT_COMMIT, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK,
+				pg.TransactionStmtKind_TRANS_STMT_PREPARE:
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // implicitTransaction reports whether the statements of one literal run as
@@ -596,13 +656,70 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			rbTx[tx] = k
 		}
 	}
+	// Statements in a transaction that the code opens through an API
+	// (a transaction variable, a transaction block or callback, a
+	// function run inside the caller's transaction) form one explicit
+	// group per span, or per transaction of spans.
+	var inTx []extract.Span
+	if len(lits) > 0 {
+		inTx = extract.TransactionSpans(lang, name, src, lits, comments)
+	}
+	txGroups := make([]*rules.Group, len(inTx))
+	txFirst := map[int]int{} // a transaction's number: its first span
+	for k := len(inTx) - 1; k >= 0; k-- {
+		if tx := inTx[k].Tx; tx > 0 {
+			txFirst[tx] = k
+		}
+	}
+	identity := identityQueries(src, lits, comments)
+	// routines checks the bodies of the routines that statements of a
+	// literal define.
+	routines := func(cs *codeSQL, group []*rules.Stmt) {
+		for _, stmt := range group {
+			if !isRoutine(stmt.Node) {
+				continue
+			}
+			var body []*rules.Stmt
+			for _, b := range sqlparse.Bodies(cs.sql, stmt.Statement, filter) {
+				b := b
+				fb.code[&b] = cs
+				body = append(body, rules.NewStmt(&b, interesting))
+			}
+			fb.body(fb.define(stmt), body, routineName(stmt), runGroup)
+		}
+	}
+	// take turns the statements of a literal run in a transaction of
+	// the code (not followed by the literal transaction tracker) into the
+	// rules' statements, counts them and reports the routine calls they
+	// make.
+	take := func(cs *codeSQL, stmts []sqlparse.Statement) []*rules.Stmt {
+		var group []*rules.Stmt
+		for i := range stmts {
+			st := &stmts[i]
+			stmt := rules.NewStmt(st, interesting)
+			if otherDialectCalls(stmt) {
+				continue
+			}
+			fb.code[st] = cs
+			res.Statements++
+			group = append(group, stmt)
+			fb.callFindings(stmt, "")
+		}
+		return group
+	}
 	for i := range lits {
 		lit := &lits[i]
 		fn := callee(src, lit.Start)
 		if lang == extract.CSharp && fn == "new" && csharpCommandNew(src, lit.Start) {
 			fn = "npgsqlcommand" // NpgsqlCommand cmd = new("…"): a target-typed command
 		}
-		if !looksLikeSQL(lit.Value) || looksLikeProse(lit.Value) || continuesExpression(src, lit.Start, lit.Value) ||
+		value := lit.Value
+		if lang == extract.Kotlin {
+			if margin, ok := extract.TrimMargin(src, lit.End); ok {
+				value = extract.BlankMargins(value, margin) // """…""".trimMargin(): read without the margins
+			}
+		}
+		if !looksLikeSQL(value) || looksLikeProse(value) || continuesExpression(src, lit.Start, value) ||
 			commandTag(src, lit) || expectedText(src, lit.Start) && !sendsSQL(fn) ||
 			matchOperand(src, lit.Start) || notSQLCall(fn) || notSQLMacros[lit.Macro] ||
 			lang == extract.Rust && rustNotSQLCall(callee(src, lit.Start)) ||
@@ -610,7 +727,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			lang == extract.PHP && (phpNotSQLCall(callee(src, lit.Start)) || inRanges(providers, lit.Start)) {
 			continue
 		}
-		norm, m := normalizePlaceholders(lit.Value)
+		norm, m := normalizePlaceholders(value)
 		cs := &codeSQL{lit: lit, sql: []byte(norm), m: m}
 		var stmts []sqlparse.Statement
 		clean := true // every statement of the literal parses
@@ -647,6 +764,28 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 				res.Statements++
 				rbGroups[k].Stmts = append(rbGroups[k].Stmts, stmt)
 			}
+			continue
+		}
+		if inRanges(identity, lit.Start) && !controlsTx(stmts) {
+			// A framework's identity query: it runs in the transaction
+			// of the framework's INSERT, right after it.
+			group := take(cs, stmts)
+			if len(group) > 0 {
+				runGroup(&rules.Group{Stmts: group, Explicit: true, AfterInsert: true})
+			}
+			routines(cs, group)
+			continue
+		}
+		if k := spanAt(inTx, lit.Start); k >= 0 && !controlsTx(stmts) {
+			if tx := inTx[k].Tx; tx > 0 {
+				k = txFirst[tx] // the first span of its transaction
+			}
+			if txGroups[k] == nil {
+				txGroups[k] = &rules.Group{Explicit: true}
+			}
+			group := take(cs, stmts)
+			txGroups[k].Stmts = append(txGroups[k].Stmts, group...)
+			routines(cs, group)
 			continue
 		}
 		line := lines.Position(lit.Start).Line
@@ -705,20 +844,14 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			tx.add(stmt)
 			fb.callFindings(stmt, "")
 		}
-		for _, stmt := range group {
-			if !isRoutine(stmt.Node) {
-				continue
-			}
-			var body []*rules.Stmt
-			for _, b := range sqlparse.Bodies(cs.sql, stmt.Statement, filter) {
-				b := b
-				fb.code[&b] = cs
-				body = append(body, rules.NewStmt(&b, interesting))
-			}
-			fb.body(fb.define(stmt), body, routineName(stmt), runGroup)
-		}
+		routines(cs, group)
 	}
 	tx.flush()
+	for _, g := range txGroups {
+		if g != nil && len(g.Stmts) > 0 {
+			runGroup(g)
+		}
+	}
 	for _, g := range rbGroups {
 		if g != nil && len(g.Stmts) > 0 {
 			runGroup(g)

@@ -315,7 +315,7 @@ var jdbcMethods = map[string]bool{
 }
 
 // javaCalls checks the JDBC calls of a Java or Kotlin file.
-func (s *settingsCheck) javaCalls(lits []extract.Literal, comments []extract.Comment) {
+func (s *settingsCheck) javaCalls(lang extract.Language, lits []extract.Literal, comments []extract.Comment) {
 	calls := extract.JavaCalls(s.src, lits, comments, jdbcMethods)
 	if len(calls) == 0 {
 		return
@@ -355,6 +355,9 @@ func (s *settingsCheck) javaCalls(lits []extract.Literal, comments []extract.Com
 			if firstLit == nil && (!jdbcFile || xmlFile) {
 				continue
 			}
+			if t := extract.DeclaredType(lang, s.src, lits, comments, call.Receiver, call.NameStart); t != "" && !jdbcSchemaType(t) {
+				continue // a model's setSchema (Table, an exporter), not JDBC's
+			}
 			name = "search_path"
 			what = fmt.Sprintf("%s(…) makes pgjdbc run SET SESSION search_path", recv)
 			fix = "set search_path per role or database (ALTER ROLE … SET search_path = …) or schema-qualify names; where it differs per request, run SET LOCAL search_path inside each transaction"
@@ -393,6 +396,20 @@ func (s *settingsCheck) javaCalls(lits []extract.Literal, comments []extract.Com
 	}
 }
 
+// jdbcSchemaType reports whether a declared type may be one whose
+// setSchema sets the server's search_path: a JDBC Connection (or a
+// wrapper or subtype: PgConnection, HikariProxyConnection), a DataSource,
+// or HikariCP's configuration. Other classes' setSchema (a table model, an
+// exporter, javax.xml's validators) sets a field.
+func jdbcSchemaType(t string) bool {
+	for _, w := range []string{"Connection", "DataSource", "Hikari"} {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // isolationLevel names the level of a setTransactionIsolation argument:
 // Connection.TRANSACTION_SERIALIZABLE, its value 8, or HikariCP's string
 // "TRANSACTION_SERIALIZABLE". An unknown expression gives "…"; ok is
@@ -424,8 +441,11 @@ func isolationLevel(arg string, lit *extract.Literal) (string, bool) {
 func (c *Config) codeSettings(name string, src []byte, lang extract.Language, lines *sqlparse.LineIndex, lits []extract.Literal, comments []extract.Comment) []Finding {
 	s := newSettingsCheck(c, name, src, lines)
 	var offline []extract.Span
-	if lang == extract.Rust {
+	switch lang {
+	case extract.Rust:
 		offline = extract.RustOfflineTests(src)
+	case extract.Java, extract.Kotlin:
+		offline = extract.JVMOfflineTests(src, lits, comments)
 	}
 	var throws [][2]int
 	if lang == extract.CSharp {
@@ -442,7 +462,7 @@ func (c *Config) codeSettings(name string, src []byte, lang extract.Language, li
 		s.literal(lit)
 	}
 	if lang == extract.Java || lang == extract.Kotlin {
-		s.javaCalls(lits, comments)
+		s.javaCalls(lang, lits, comments)
 	}
 	if lang == extract.Rust {
 		s.rustOptions(src, lits, offline)

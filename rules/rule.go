@@ -96,6 +96,13 @@ type Group struct {
 	// never commits (a test transaction): it undoes what a ROLLBACK
 	// undoes.
 	RollsBack bool
+	// AfterInsert is set for a framework's identity query: a statement
+	// the framework runs right after an INSERT of its own, in that
+	// INSERT's transaction, to read the key it generated (Spring
+	// Security ACL's setClassIdentityQuery, MyBatis's @SelectKey with
+	// before = false). A sequence the INSERT advanced is then advanced in
+	// the group's transaction.
+	AfterInsert bool
 
 	undone []bool      // see Undone
 	idx    *groupIndex // see index

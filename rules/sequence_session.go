@@ -37,7 +37,8 @@ func checkSequenceSession(p *Pass) {
 // sequence runs before read r (currval or lastval) of statement i in the
 // same transaction: in the same statement, or — inside an explicit
 // transaction — in an earlier statement, or an earlier INSERT or COPY
-// that may have called it through a column default.
+// that may have called it through a column default, or — for a
+// framework's identity query — in the framework's INSERT.
 func sequenceAdvancedBefore(g *Group, i int, r effects.Effect) bool {
 	want := ""
 	if r.Kind == effects.CurrVal {
@@ -47,6 +48,9 @@ func sequenceAdvancedBefore(g *Group, i int, r effects.Effect) bool {
 		if (n.Kind == effects.NextVal || n.Kind == effects.SetVal) && (want == "" || n.Name == "" || n.Name == want) {
 			return true
 		}
+	}
+	if g.AfterInsert {
+		return true // the framework's INSERT ran just before, in this transaction
 	}
 	if !g.Explicit {
 		return false

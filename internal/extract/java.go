@@ -1,5 +1,7 @@
 package extract
 
+import "bytes"
+
 // lexJava tokenizes Java or, with kotlin set, Kotlin source: comments
 // (nested in Kotlin), character literals (skipped), quoted strings, Java
 // text blocks with incidental indentation stripped, Kotlin raw strings, and
@@ -403,4 +405,51 @@ func (lx *lexer) textBlock(i int) int {
 	}
 	lx.addString(b.literal(i, end+3))
 	return end + 3
+}
+
+// TrimMargin reports whether the Kotlin raw string that ends at end is
+// followed by .trimMargin(), and the margin prefix that call strips: "|",
+// or the one-character string literal given.
+func TrimMargin(src []byte, end int) (byte, bool) {
+	k := end
+	for k < len(src) && (src[k] == ' ' || src[k] == '\t' || src[k] == '\n' || src[k] == '\r') {
+		k++
+	}
+	const call = ".trimMargin("
+	if !bytes.HasPrefix(src[k:], []byte(call)) {
+		return 0, false
+	}
+	k += len(call)
+	for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+		k++
+	}
+	if k+2 < len(src) && src[k] == '"' && src[k+2] == '"' {
+		return src[k+1], true
+	}
+	if k < len(src) && src[k] == ')' {
+		return '|', true
+	}
+	return 0, false
+}
+
+// BlankMargins replaces the margin prefix of each line of v (the first
+// character after its leading blanks, when it is margin) with a blank, as
+// trimMargin strips it, keeping every other byte where it is: the value's
+// offsets still map to the source.
+func BlankMargins(v string, margin byte) string {
+	b := []byte(v)
+	start := true
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '\n':
+			start = true
+		case start && (b[i] == ' ' || b[i] == '\t'):
+		case start && b[i] == margin:
+			b[i] = ' '
+			start = false
+		default:
+			start = false
+		}
+	}
+	return string(b)
 }

@@ -36,3 +36,30 @@ var kotlinCases = []litCase{
 
 func TestJava(t *testing.T)   { runCases(t, Java, javaCases) }
 func TestKotlin(t *testing.T) { runCases(t, Kotlin, kotlinCases) }
+
+// TestTrimMargin checks which Kotlin raw strings are read with their
+// margins blanked.
+func TestTrimMargin(t *testing.T) {
+	for _, tt := range []struct {
+		name, src, want string
+	}{
+		{"default margin", "val q = \"\"\"CREATE TEMP TABLE t\n    |(id int,\n    | a text)\"\"\".trimMargin()", "CREATE TEMP TABLE t\n     (id int,\n      a text)"},
+		{"prefix on the next line", "val q = \"\"\"\n    #SELECT '|'\n    #FROM t\"\"\"\n        .trimMargin(\"#\")", "\n     SELECT '|'\n     FROM t"},
+		{"trimIndent", "val q = \"\"\"SELECT a\n  |b\"\"\".trimIndent()", "SELECT a\n  |b"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := []byte(tt.src)
+			lits, _, err := Literals(Kotlin, src)
+			if err != nil || len(lits) == 0 {
+				t.Fatalf("literals %v, %v", lits, err)
+			}
+			got := lits[0].Value
+			if margin, ok := TrimMargin(src, lits[0].End); ok {
+				got = BlankMargins(got, margin)
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

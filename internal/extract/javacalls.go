@@ -1,6 +1,10 @@
 package extract
 
-import "sort"
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
 
 // MethodCall is a call of a named method on a receiver in Java or Kotlin
 // code (recv.name(args), recv?.name(args)), or a Kotlin property
@@ -222,4 +226,52 @@ func arg(lits []Literal, s, e int) CallArg {
 		return CallArg{Start: s, End: e, Lit: n}
 	}
 	return CallArg{Start: s, End: e, Lit: -1}
+}
+
+// DeclaredType returns the type a Java or Kotlin file declares for the
+// variable, field or parameter name: Table t, final Table t = …, var t =
+// new Table(…), t: Table, val t = Table(…). The declaration nearest
+// before offset at wins, else the first after it (a field declared below
+// its use). The type is given by its last name, without type arguments;
+// "" when the file declares none that can be read.
+func DeclaredType(lang Language, src []byte, lits []Literal, comments []Comment, name string, at int) string {
+	if name == "" {
+		return ""
+	}
+	code := CodeMask(src, lits, comments)
+	q := regexp.QuoteMeta(name)
+	res := []*regexp.Regexp{
+		// Table t =, Table t;, List<Table> t), Table[] t,
+		regexp.MustCompile(`\b([A-Z][\w.]*)\s*(?:<[^;{}()=]*>)?\s*(?:\[\s*\])?\s+` + q + `\s*[=;,)]`),
+		// var t = new Table(
+		regexp.MustCompile(`\bvar\s+` + q + `\s*=\s*new\s+([A-Z][\w.]*)`),
+	}
+	if lang == Kotlin {
+		res = []*regexp.Regexp{
+			// t: Table, val t: Table?
+			regexp.MustCompile(`\b` + q + `\s*:\s*([A-Z][\w.]*)`),
+			// val t = Table(
+			regexp.MustCompile(`\b(?:val|var)\s+` + q + `\s*=\s*([A-Z][\w.]*)\s*[(<]`),
+		}
+	}
+	best, bestAt := "", -1
+	for _, re := range res {
+		for _, m := range re.FindAllSubmatchIndex(src, -1) {
+			if !code[m[0]] || !code[m[2]] {
+				continue
+			}
+			// Prefer the last declaration before at, then the first after.
+			better := bestAt < 0 ||
+				m[0] < at && (bestAt >= at || m[0] > bestAt) ||
+				m[0] >= at && bestAt >= at && m[0] < bestAt
+			if better {
+				t := string(src[m[2]:m[3]])
+				if k := strings.LastIndexByte(t, '.'); k >= 0 {
+					t = t[k+1:]
+				}
+				best, bestAt = t, m[0]
+			}
+		}
+	}
+	return best
 }

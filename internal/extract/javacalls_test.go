@@ -90,3 +90,38 @@ func FuzzJavaCalls(f *testing.F) {
 		}
 	})
 }
+
+// TestDeclaredType checks which type a file declares for a receiver.
+func TestDeclaredType(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		lang Language
+		src  string
+		v    string
+		want string
+	}{
+		{"local", Java, `void f() { Table t = new Table(); t.setSchema("s"); }`, "t", "Table"},
+		{"generic field below", Java, `void f() { conn.setSchema("s"); } private final java.sql.Connection conn;`, "conn", "Connection"},
+		{"var new", Java, `void f() { var e = new DbExport(p); e.setSchema("s"); }`, "e", "DbExport"},
+		{"parameter", Java, `void f(HikariConfig cfg, int n) { cfg.setSchema("s"); }`, "cfg", "HikariConfig"},
+		{"nearest before", Java, `void f(Table x) { } void g() { Connection x = ds.getConnection(); x.setSchema("s"); }`, "x", "Connection"},
+		{"in a comment", Java, `// Table t;
+void f() { t.setSchema("s"); }`, "t", ""},
+		{"unknown", Java, `void f() { t.setSchema("s"); }`, "t", ""},
+		{"kotlin property", Kotlin, `class A(private val conn: Connection) { fun f() { conn.setSchema("s") } }`, "conn", "Connection"},
+		{"kotlin constructor", Kotlin, `fun f() { val t = Table("x"); t.setSchema("s") }`, "t", "Table"},
+		{"kotlin ternary-like text in java", Java, `void f() { Object o = c ? t : Other.X; t.setSchema("s"); }`, "t", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := []byte(tt.src)
+			lits, comments, err := Literals(tt.lang, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := strings.Index(tt.src, tt.v+".setSchema")
+			if got := DeclaredType(tt.lang, src, lits, comments, tt.v, at); got != tt.want {
+				t.Errorf("DeclaredType(%q) = %q, want %q", tt.v, got, tt.want)
+			}
+		})
+	}
+}

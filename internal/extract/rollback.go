@@ -65,8 +65,37 @@ func txVarRolledBack(lang Language, name string, src []byte, code []bool, helper
 			spans = append(spans, receiverCalls(src, code, scope, h.v, tx)...)
 		}
 	}
+	eachTxVar(lang, test, src, code, func(t txVar) {
+		if t.commits || !t.rollbacks && lang != Rust && lang != CSharp {
+			return
+		}
+		tx++
+		if lang == Go {
+			spans = append(spans, receiverCalls(src, code, t.scope, t.v, tx)...)
+		} else {
+			spans = append(spans, Span{Start: t.scope.Start, End: t.scope.End, Tx: tx})
+		}
+	})
+	return spans
+}
+
+// txVar is a transaction held in a variable (or a connection put into a
+// transaction): the variable, where the call that begins it starts, the
+// code from there to the end of the function (the whole file for a
+// field), and whether that code commits it and rolls it back.
+type txVar struct {
+	v                  string
+	at                 int
+	scope              Span
+	commits, rollbacks bool
+}
+
+// eachTxVar calls fn for each transaction held in a variable (see above)
+// of a file in lang (none in Ruby and Elixir, whose transactions are
+// blocks); test says whether the file holds tests.
+func eachTxVar(lang Language, test bool, src []byte, code []bool, fn func(txVar)) {
 	if lang == Ruby || lang == Elixir {
-		return nil
+		return
 	}
 	isIdent := func(c byte) bool { return c == '_' || c == '$' || isIdentChar(c) }
 	for i := 0; i < len(src); i++ {
@@ -137,19 +166,9 @@ func txVarRolledBack(lang Language, name string, src []byte, code []bool, helper
 				scope, rollbacks = whole, true
 			}
 		}
-		if commits || !rollbacks && lang != Rust && lang != CSharp {
-			i = j - 1
-			continue
-		}
-		tx++
-		if lang == Go {
-			spans = append(spans, receiverCalls(src, code, scope, v, tx)...)
-		} else {
-			spans = append(spans, Span{Start: scope.Start, End: scope.End, Tx: tx})
-		}
+		fn(txVar{v: v, at: i, scope: scope, commits: commits, rollbacks: rollbacks})
 		i = j - 1
 	}
-	return spans
 }
 
 // goHelperCall is a variable given the first result of a call of a test

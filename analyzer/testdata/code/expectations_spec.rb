@@ -8,3 +8,7 @@ describe "schema" do
     @db.run("SET lock_timeout = 1") # want session-set:error
   end
 end
+
+# A test helper's arguments: text the code under test analyses.
+assert_no_suggestion "SET statement", "set statement_timeout to 0"
+refute_flagged "LISTEN events"

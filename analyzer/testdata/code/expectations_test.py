@@ -12,3 +12,15 @@ class SchemaTest(TestCase):
 
     async def test_execute(self):
         self.assertEqual(await self.con.fetchval('EXECUTE foobar'), 1)  # want sql-prepare:error
+
+    def test_timeout_disabled(self):
+        # unittest.mock: the calls a mocked cursor expects, not statements.
+        cursor = self.conn.cursor.return_value
+        cursor.execute.assert_has_calls(
+            [
+                call("SET statement_timeout TO 0"),
+                call("SELECT 1"),
+            ]
+        )
+        cursor.execute.assert_called_once_with("RESET statement_timeout")
+        cursor.execute("SET statement_timeout TO 0")  # want session-set:error

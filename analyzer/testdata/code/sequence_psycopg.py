@@ -1,0 +1,28 @@
+# psycopg begins a transaction at a connection's first statement and keeps
+# it until commit() or rollback(): an INSERT and the currval() after it,
+# with no commit between, share one transaction.
+import psycopg2
+
+
+def add_invoice(conn, customer):
+    cur = conn.cursor()
+    cur.execute("INSERT INTO invoices (customer_id) VALUES (%s)", (customer,))
+    cur.execute("SELECT currval('invoices_id_seq')")
+    invoice = cur.fetchone()[0]
+    conn.commit()
+    return invoice
+
+
+def add_then_read(conn, customer):
+    cur = conn.cursor()
+    cur.execute("INSERT INTO invoices (customer_id) VALUES (%s)", (customer,))
+    conn.commit()
+    # A new transaction: maybe another server connection.
+    cur.execute("SELECT lastval()")  # want sequence-session
+    return cur.fetchone()[0]
+
+
+def last_invoice(cur):
+    # No INSERT before it in this function.
+    cur.execute("SELECT lastval()")  # want sequence-session
+    return cur.fetchone()[0]

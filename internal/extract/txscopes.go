@@ -1,0 +1,578 @@
+package extract
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+)
+
+// This file finds the transactions that application code opens through a
+// driver's or a framework's API: code whose statements run in one
+// transaction although no literal says BEGIN. Statements of one such span
+// see each other as statements of one BEGIN … COMMIT do (a currval() after
+// the INSERT that set it, in the same transaction, is safe behind a
+// transaction pooler).
+//
+//   - A transaction held in a variable, in rollback.go's forms, that the
+//     code commits: from the call that begins it to its first commit (in
+//     Go, the statements passed to its methods there).
+//   - A parameter or receiver typed as a transaction: Go's func f(tx
+//     pgx.Tx) (also *sql.Tx, *sqlx.Tx, bun.Tx, *pg.Tx, and the callback of
+//     pgx.BeginFunc), whose statements are those passed to its methods;
+//     Kotlin's fun JdbcTransaction.f() (any receiver type whose name ends
+//     in Transaction), whose body runs in the caller's transaction.
+//   - A block run in one transaction: Kotlin's transaction { … } (Exposed's
+//     newSuspendedTransaction and inTopLevelTransaction, ktorm's
+//     useTransaction, Spring's transactionTemplate.execute { … }), the
+//     callback given to such a call in Java, JavaScript and TypeScript
+//     (knex's and Sequelize's transaction(trx => …), Prisma's
+//     $transaction(async tx => …), pg-promise's tx(t => …), Jdbi's
+//     inTransaction(h -> …)), Python's with ….transaction(): / with
+//     transaction.atomic(): / with ….begin():, and Ruby's and Elixir's
+//     transaction do … end / Repo.transaction(fn -> … end).
+//   - The implicit transactions of psycopg (2 and 3), whose connections
+//     begin a transaction at the first statement and keep it until
+//     commit() or rollback(): in a file that uses psycopg and never turns
+//     autocommit on, the statements of a function between two such calls.
+//   - A method marked @Transactional (Spring, Jakarta), or every method of
+//     a class so marked, and a Python function decorated with
+//     @transaction.atomic.
+//
+// Transactions that always roll back are RolledBackSpans's; where both
+// hold an offset, the rolled-back one wins.
+
+// TransactionSpans returns the source ranges of a file whose statements
+// run inside one transaction that the code opens through an API (see
+// above). Spans that share a Tx number above 0 belong to one transaction
+// (the calls of one Go transaction's methods). lits and comments are
+// what Literals returned for src.
+func TransactionSpans(lang Language, name string, src []byte, lits []Literal, comments []Comment) []Span {
+	lower := bytes.ToLower(src)
+	found := false
+	for _, w := range []string{"transaction", "begin", "tx", "atomic", "autocommit", "psycopg"} {
+		found = found || bytes.Contains(lower, []byte(w))
+	}
+	if !found {
+		return nil
+	}
+	code := CodeMask(src, lits, comments)
+	tx := 0
+	var spans []Span
+	eachTxVar(lang, isTestFile(name, src), src, code, func(t txVar) {
+		if !t.commits {
+			return
+		}
+		end := firstCommit(src, code, t)
+		tx++
+		if lang == Go {
+			spans = append(spans, receiverCalls(src, code, Span{Start: t.at, End: end}, t.v, tx)...)
+		} else {
+			spans = append(spans, Span{Start: t.at, End: end, Tx: tx})
+		}
+	})
+	switch lang {
+	case Go:
+		for _, p := range goTxParams(src, code) {
+			tx++
+			spans = append(spans, receiverCalls(src, code, p.body, p.v, tx)...)
+		}
+	case Kotlin, Java:
+		spans = append(spans, kotlinTxReceivers(src, code)...)
+		spans = append(spans, callbackTxBlocks(lang, src, code)...)
+		spans = append(spans, transactionalMethods(lang, src, code)...)
+	case JavaScript:
+		spans = append(spans, callbackTxBlocks(lang, src, code)...)
+	case Python:
+		spans = append(spans, pythonTxBlocks(src, code)...)
+		spans = append(spans, dbapiImplicit(src, code)...)
+	case Ruby, Elixir:
+		for _, m := range txBlock.FindAllSubmatchIndex(src, -1) {
+			if !code[m[0]+indentOf(src[m[0]:])] || !code[bytes.Index(src[m[0]:m[1]], []byte("transaction"))+m[0]] {
+				continue
+			}
+			spans = append(spans, Span{Start: m[0], End: blockEndByIndent(src, m[0], m[3]-m[2])})
+		}
+	}
+	return spans
+}
+
+// firstCommit returns where the first commit of t's transaction after its
+// begin ends (the end of the method's name), or the end of its scope.
+func firstCommit(src []byte, code []bool, t txVar) int {
+	for _, m := range methodsOn(src, code, Span{Start: t.at, End: t.scope.End}, t.v) {
+		name := string(src[m.Start:m.End])
+		if commitCall.MatchString(name) {
+			return m.End
+		}
+		if strings.EqualFold(name, "setAutoCommit") &&
+			bytes.HasPrefix(bytes.TrimLeft(src[min(m.End+1, len(src)):], " \t"), []byte("true")) {
+			return m.End
+		}
+	}
+	return t.scope.End
+}
+
+// goTxParam is a Go function parameter typed as a transaction, and the
+// body of the function.
+type goTxParam struct {
+	v    string
+	body Span
+}
+
+var (
+	// goTxParamRE is a parameter typed as a transaction: tx pgx.Tx, tx
+	// *sql.Tx, tx *sqlx.Tx, tx bun.Tx, tx *pg.Tx.
+	goTxParamRE = regexp.MustCompile(`\b([A-Za-z_]\w*)\s+(?:\*sql\.Tx|\*sqlx\.Tx|pgx\.Tx|bun\.Tx|\*pg\.Tx)\b`)
+	// goFuncBefore is the text of a function header before its parameter
+	// list: func, func Name, func (r *T) Name, func Name[T any].
+	goFuncBefore = regexp.MustCompile(`\bfunc\s*(?:\([^()]*\)\s*)?(?:[A-Za-z_]\w*)?\s*(?:\[[^\[\]]*\])?\s*$`)
+)
+
+// goTxParams returns the parameters of Go functions (and function
+// literals) typed as transactions.
+func goTxParams(src []byte, code []bool) []goTxParam {
+	var out []goTxParam
+	for _, m := range goTxParamRE.FindAllSubmatchIndex(src, -1) {
+		if !code[m[0]] {
+			continue
+		}
+		// The parenthesis that opens the parameter list holding it.
+		open, depth := -1, 0
+		for k := m[0] - 1; k >= 0 && k > m[0]-2000; k-- {
+			if !code[k] {
+				continue
+			}
+			c := src[k]
+			if c == ')' {
+				depth++
+			} else if c == '(' {
+				if depth == 0 {
+					open = k
+					break
+				}
+				depth--
+			} else if c == '{' || c == '}' || c == ';' {
+				break
+			}
+		}
+		if open < 0 || !goFuncBefore.Match(src[max(0, open-200):open]) {
+			continue
+		}
+		closeAt := CloseParen(src, code, open)
+		if closeAt < 0 {
+			continue
+		}
+		// The body: the first brace after the results, on the same line
+		// (gofmt puts it there). A parenthesis closed first ends the
+		// parameter list of another function: this one is a function
+		// type (fn func(tx pgx.Tx) error), as is a header that ends the
+		// line.
+		b, depth := -1, 0
+	scan:
+		for k := closeAt; k < len(src); k++ {
+			if !code[k] {
+				continue
+			}
+			switch src[k] {
+			case '(':
+				depth++
+			case ')':
+				if depth--; depth < 0 {
+					break scan
+				}
+			case '{':
+				if depth == 0 {
+					b = k
+					break scan
+				}
+			case '\n', ',', ';', '=':
+				if depth == 0 {
+					break scan
+				}
+			}
+		}
+		if b < 0 {
+			continue
+		}
+		body := braceSpan(src, code, b)
+		out = append(out, goTxParam{v: string(src[m[2]:m[3]]), body: body})
+	}
+	return out
+}
+
+// braceSpan returns the span of the braces that open at open.
+func braceSpan(src []byte, code []bool, open int) Span {
+	depth := 0
+	for k := open; k < len(src); k++ {
+		if !code[k] {
+			continue
+		}
+		switch src[k] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return Span{Start: open, End: k + 1}
+			}
+		}
+	}
+	return Span{Start: open, End: len(src)}
+}
+
+// bodyAfter returns the offset of the brace that opens the block after
+// offset i: the first code '{' outside parentheses, or -1 when a ';', a
+// '}' or an '=' (a Kotlin expression body) comes first.
+func bodyAfter(src []byte, code []bool, i int) int {
+	depth := 0
+	for k := i; k < len(src); k++ {
+		if !code[k] {
+			continue
+		}
+		switch src[k] {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case '{':
+			if depth == 0 {
+				return k
+			}
+		case ';', '}':
+			if depth <= 0 {
+				return -1
+			}
+		case '=':
+			if depth == 0 && (k+1 >= len(src) || src[k+1] != '=') && (k == 0 || src[k-1] != '=' && src[k-1] != '!' && src[k-1] != '<' && src[k-1] != '>') {
+				return -1
+			}
+		}
+	}
+	return -1
+}
+
+// kotlinTxReceiver is a Kotlin function whose receiver is a transaction:
+// fun JdbcTransaction.name(, fun <T> Transaction.name(.
+var kotlinTxReceiver = regexp.MustCompile(`\bfun\s+(?:<[^>]*>\s*)?(?:[\w.]*\.)?\w*Transaction\.\w+\s*\(`)
+
+// kotlinTxReceivers returns the bodies of the Kotlin functions whose
+// receiver is a transaction.
+func kotlinTxReceivers(src []byte, code []bool) []Span {
+	var spans []Span
+	for _, m := range kotlinTxReceiver.FindAllIndex(src, -1) {
+		if !code[m[0]] {
+			continue
+		}
+		e := CloseParen(src, code, m[1]-1)
+		if e < 0 {
+			continue
+		}
+		if b := bodyAfter(src, code, e); b >= 0 {
+			spans = append(spans, braceSpan(src, code, b))
+		}
+	}
+	return spans
+}
+
+var (
+	// txBlockCalls name the calls that run a block or a callback in one
+	// transaction.
+	txBlockCalls = map[string]bool{
+		"transaction": true, "newSuspendedTransaction": true, "suspendTransaction": true,
+		"suspendedTransactionAsync": true, "inTopLevelTransaction": true, "inTransaction": true,
+		"inTransactionUnchecked": true, "useTransaction": true, "withTransaction": true,
+		"transactionResult": true, "transactionAsync": true, "$transaction": true, "tx": true,
+		"execute": true, "executeWithoutResult": true,
+	}
+	// txTemplate is the receiver of Spring's TransactionTemplate.
+	txTemplate = regexp.MustCompile(`(?i)(?:^|\.)(?:transactionTemplate|txTemplate|\w*TransactionTemplate\w*)$`)
+)
+
+// callbackTxBlocks returns the blocks and callbacks run in one
+// transaction in Kotlin, Java, JavaScript and TypeScript: the trailing
+// lambda of a Kotlin call, or the argument list of a call that holds a
+// lambda (->, =>, function).
+func callbackTxBlocks(lang Language, src []byte, code []bool) []Span {
+	var spans []Span
+	isWord := func(c byte) bool { return c == '_' || c == '$' || isIdentChar(c) }
+	for i := 0; i < len(src); i++ {
+		if !code[i] || !isWord(src[i]) || i > 0 && isWord(src[i-1]) {
+			continue
+		}
+		j := i
+		for j < len(src) && isWord(src[j]) {
+			j++
+		}
+		at, name := i, string(src[i:j])
+		i = j - 1
+		if !txBlockCalls[name] {
+			continue
+		}
+		k := j
+		for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+			k++
+		}
+		if k >= len(src) || src[k] != '(' && src[k] != '{' {
+			continue
+		}
+		before := bytes.TrimRight(src[max(0, at-16):at], " \t")
+		if bytes.HasSuffix(before, []byte("fun")) || bytes.HasSuffix(before, []byte("function")) ||
+			bytes.HasSuffix(before, []byte("def")) {
+			continue // a definition, not a call
+		}
+		switch name {
+		case "execute", "executeWithoutResult":
+			if r, _ := receiverBefore(src, at); !txTemplate.MatchString(r) {
+				continue
+			}
+		case "tx":
+			if lang != JavaScript {
+				continue
+			}
+			if r, _ := receiverBefore(src, at); r == "" {
+				continue // pg-promise's db.tx(…)
+			}
+		case "transaction":
+			if r, _ := receiverBefore(src, at); lang == Java && r == "" {
+				continue
+			}
+		}
+		if src[k] == '(' {
+			e := CloseParen(src, code, k)
+			if e < 0 {
+				continue
+			}
+			args := src[k:e]
+			lambda := bytes.Contains(args, []byte("->")) || bytes.Contains(args, []byte("=>")) ||
+				bytes.Contains(args, []byte("function")) || bytes.Contains(args, []byte("::"))
+			if lambda && lang != Kotlin {
+				spans = append(spans, Span{Start: k, End: e})
+				continue
+			}
+			if lang != Kotlin {
+				continue
+			}
+			k = e
+			for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+				k++
+			}
+		}
+		if lang == Kotlin && k < len(src) && src[k] == '{' && code[k] {
+			spans = append(spans, braceSpan(src, code, k))
+		}
+	}
+	return spans
+}
+
+// transactionalRE is the @Transactional annotation (not
+// @TransactionalEventListener), with its arguments.
+var transactionalRE = regexp.MustCompile(`@(?:[\w.]*\.)?Transactional\b(?:\s*\([^()]*\))?`)
+
+// transactionalMethods returns the bodies of the methods marked
+// @Transactional, and of every method of a class so marked.
+func transactionalMethods(lang Language, src []byte, code []bool) []Span {
+	var spans []Span
+	for _, m := range transactionalRE.FindAllIndex(src, -1) {
+		if !code[m[0]] {
+			continue
+		}
+		b := -1
+		for k := m[1]; k < len(src); k++ {
+			if code[k] && (src[k] == '{' || src[k] == ';') {
+				if src[k] == '{' {
+					b = k
+				}
+				break
+			}
+		}
+		if b < 0 {
+			continue
+		}
+		header := outsideParens(codeText(src, code, m[1], b))
+		if declaresType(header) {
+			cls := braceSpan(src, code, b)
+			spans = append(spans, methodBodies(lang, src, code, cls)...)
+			continue
+		}
+		if isMethodHeader(lang, header) {
+			spans = append(spans, braceSpan(src, code, b))
+		}
+	}
+	return spans
+}
+
+// typeWord matches the keyword of a type declaration.
+var typeWord = regexp.MustCompile(`\b(class|interface|object|enum|record)\b`)
+
+// declaresType reports whether a declaration header declares a type.
+func declaresType(header string) bool { return typeWord.MatchString(header) }
+
+// methodBodies returns the bodies of the methods declared directly in a
+// class body (cls: the span of its braces).
+func methodBodies(lang Language, src []byte, code []bool, cls Span) []Span {
+	var spans []Span
+	depth := 0
+	last := cls.Start + 1 // where the current member's header starts
+	for k := cls.Start; k < cls.End; k++ {
+		if !code[k] {
+			continue
+		}
+		switch src[k] {
+		case '{':
+			depth++
+			if depth == 2 && isMethodHeader(lang, outsideParens(codeText(src, code, last, k))) {
+				spans = append(spans, braceSpan(src, code, k))
+			}
+		case '}':
+			depth--
+			if depth == 1 {
+				last = k + 1
+			}
+		case ';':
+			if depth == 1 {
+				last = k + 1
+			}
+		}
+	}
+	return spans
+}
+
+// isMethodHeader reports whether a member's header (its code, with what
+// parentheses hold left out) declares a method with a body: Kotlin's fun
+// …, Java's … name() [throws …], and not a type, a field's initializer or
+// an anonymous class.
+func isMethodHeader(lang Language, h string) bool {
+	if declaresType(h) || strings.Contains(h, "=") || strings.Contains(h, "new ") {
+		return false
+	}
+	if lang == Kotlin {
+		return strings.Contains(h, "fun ")
+	}
+	h = strings.TrimSpace(h)
+	if i := strings.Index(h, " throws "); i >= 0 {
+		h = strings.TrimSpace(h[:i])
+	}
+	return strings.HasSuffix(h, "()")
+}
+
+// codeText returns the code bytes of src[a:b], with what is not code left
+// out.
+func codeText(src []byte, code []bool, a, b int) string {
+	var sb strings.Builder
+	for k := a; k < b; k++ {
+		if code[k] {
+			sb.WriteByte(src[k])
+		}
+	}
+	return sb.String()
+}
+
+// outsideParens returns s with what its parentheses hold left out
+// ("f(a = 1)" becomes "f()").
+func outsideParens(s string) string {
+	var sb strings.Builder
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			if depth == 0 {
+				sb.WriteByte('(')
+			}
+			depth++
+			continue
+		case ')':
+			depth--
+			if depth == 0 {
+				sb.WriteByte(')')
+			}
+			continue
+		}
+		if depth == 0 {
+			sb.WriteByte(s[i])
+		}
+	}
+	return sb.String()
+}
+
+var (
+	// pyTxWith is a with statement that runs its block in one
+	// transaction: with conn.transaction():, async with
+	// pool.transaction():, with transaction.atomic():, with
+	// engine.begin() as conn:, with session.begin():.
+	pyTxWith = regexp.MustCompile(`(?m)^([ \t]*)(?:async\s+)?with\s+[^\n]*(?:\.transaction\(|\btransaction\.atomic\b|\batomic\(|\.begin\(\))[^\n]*:[ \t]*(?:#[^\n]*)?$`)
+	// pyAtomic is Django's @transaction.atomic decorator on a function.
+	pyAtomic = regexp.MustCompile(`(?m)^([ \t]*)@(?:transaction\.)?atomic\b[^\n]*\n`)
+)
+
+// pythonTxBlocks returns the blocks and functions run in one transaction
+// in Python.
+func pythonTxBlocks(src []byte, code []bool) []Span {
+	var spans []Span
+	for _, m := range pyTxWith.FindAllSubmatchIndex(src, -1) {
+		if !code[m[0]+indentOf(src[m[0]:])] {
+			continue
+		}
+		spans = append(spans, Span{Start: m[0], End: blockEndByIndent(src, m[0], m[3]-m[2])})
+	}
+	for _, m := range pyAtomic.FindAllSubmatchIndex(src, -1) {
+		if !code[m[0]+indentOf(src[m[0]:])] {
+			continue
+		}
+		// The def after the decorators.
+		ls := m[1]
+		for ls < len(src) {
+			e := bytes.IndexByte(src[ls:], '\n')
+			line := src[ls:]
+			if e >= 0 {
+				line = src[ls : ls+e]
+			}
+			t := bytes.TrimSpace(line)
+			if bytes.HasPrefix(t, []byte("def ")) || bytes.HasPrefix(t, []byte("async def ")) {
+				spans = append(spans, Span{Start: ls, End: blockEndByIndent(src, ls, indentOf(line))})
+				break
+			}
+			if !bytes.HasPrefix(t, []byte("@")) || e < 0 {
+				break
+			}
+			ls += e + 1
+		}
+	}
+	return spans
+}
+
+var (
+	// psycopgImport is an import of psycopg 2 or 3.
+	psycopgImport = regexp.MustCompile(`(?m)^\s*(?:import\s+psycopg2?\b|from\s+psycopg2?(?:\.\w+)*\s+import\b)`)
+	// autocommitOn turns autocommit on (or imports what does), or names
+	// a driver whose connections always autocommit.
+	autocommitOn = regexp.MustCompile(`autocommit\s*=\s*True|\.autocommit\(\s*True|ISOLATION_LEVEL_AUTOCOMMIT|set_isolation_level\(\s*0|isolation_level\s*=\s*["']AUTOCOMMIT|\b(?:asyncpg|aiopg)\b`)
+	// pyDef is the line of a function definition.
+	pyDef = regexp.MustCompile(`(?m)^([ \t]*)(?:async\s+)?def\s+\w+`)
+	// pyTxEnd is a call that ends psycopg's implicit transaction.
+	pyTxEnd = regexp.MustCompile(`\.(?:commit|rollback)\(`)
+)
+
+// dbapiImplicit returns the implicit transactions of psycopg in a Python
+// file (see above): each function's body, cut at its commit() and
+// rollback() calls.
+func dbapiImplicit(src []byte, code []bool) []Span {
+	if !psycopgImport.Match(src) || autocommitOn.Match(src) {
+		return nil
+	}
+	var spans []Span
+	for _, m := range pyDef.FindAllSubmatchIndex(src, -1) {
+		if !code[m[0]+indentOf(src[m[0]:])] {
+			continue
+		}
+		end := blockEndByIndent(src, m[0], m[3]-m[2])
+		from := m[0]
+		for _, c := range pyTxEnd.FindAllIndex(src[m[0]:end], -1) {
+			if at := m[0] + c[0]; code[at] {
+				spans = append(spans, Span{Start: from, End: at})
+				from = at
+			}
+		}
+		spans = append(spans, Span{Start: from, End: end})
+	}
+	return spans
+}
