@@ -509,7 +509,7 @@ func (c *clientConn) releaseAtReady(s *serverConn, status byte) smResult {
 	s.wmu.Unlock()
 	r := smReleased
 	switch onLoop := s.lclient == c; {
-	case onLoop && c.eng.PolicyOn() && c.mustClean():
+	case onLoop && c.mustClean():
 		// The loop cleans s without blocking and gives it back when
 		// the answers are in.
 		if s.loop.clean(c, s, gone) {
