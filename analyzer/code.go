@@ -690,9 +690,9 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	}
 	// take turns the statements of a literal run in a transaction of
 	// the code (not followed by the literal transaction tracker) into the
-	// rules' statements, counts them and reports the routine calls they
-	// make.
-	take := func(cs *codeSQL, stmts []sqlparse.Statement) []*rules.Stmt {
+	// rules' statements and counts them; with calls it reports the
+	// routine calls they make (a rolled-back transaction's leave nothing).
+	take := func(cs *codeSQL, stmts []sqlparse.Statement, calls bool) []*rules.Stmt {
 		var group []*rules.Stmt
 		for i := range stmts {
 			st := &stmts[i]
@@ -703,7 +703,9 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			fb.code[st] = cs
 			res.Statements++
 			group = append(group, stmt)
-			fb.callFindings(stmt, "")
+			if calls {
+				fb.callFindings(stmt, "")
+			}
 		}
 		return group
 	}
@@ -754,22 +756,13 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			if rbGroups[k] == nil {
 				rbGroups[k] = &rules.Group{Explicit: true, RollsBack: true}
 			}
-			for i := range stmts {
-				st := &stmts[i]
-				stmt := rules.NewStmt(st, interesting)
-				if otherDialectCalls(stmt) {
-					continue
-				}
-				fb.code[st] = cs
-				res.Statements++
-				rbGroups[k].Stmts = append(rbGroups[k].Stmts, stmt)
-			}
+			rbGroups[k].Stmts = append(rbGroups[k].Stmts, take(cs, stmts, false)...)
 			continue
 		}
 		if inRanges(identity, lit.Start) && !controlsTx(stmts) {
 			// A framework's identity query: it runs in the transaction
 			// of the framework's INSERT, right after it.
-			group := take(cs, stmts)
+			group := take(cs, stmts, true)
 			if len(group) > 0 {
 				runGroup(&rules.Group{Stmts: group, Explicit: true, AfterInsert: true})
 			}
@@ -783,7 +776,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			if txGroups[k] == nil {
 				txGroups[k] = &rules.Group{Explicit: true}
 			}
-			group := take(cs, stmts)
+			group := take(cs, stmts, true)
 			txGroups[k].Stmts = append(txGroups[k].Stmts, group...)
 			routines(cs, group)
 			continue

@@ -331,22 +331,7 @@ func enclosingScope(lang Language, src []byte, code []bool, i int) Span {
 			depth--
 		}
 	}
-	depth = 0
-	for k := start; k < len(src); k++ {
-		if !code[k] {
-			continue
-		}
-		switch src[k] {
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return Span{Start: start, End: k + 1}
-			}
-		}
-	}
-	return Span{Start: start, End: len(src)}
+	return braceSpan(src, code, start)
 }
 
 // pythonScope returns the span of the def whose body holds offset i (to

@@ -202,22 +202,11 @@ func goTxParams(src []byte, code []bool) []goTxParam {
 
 // braceSpan returns the span of the braces that open at open.
 func braceSpan(src []byte, code []bool, open int) Span {
-	depth := 0
-	for k := open; k < len(src); k++ {
-		if !code[k] {
-			continue
-		}
-		switch src[k] {
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return Span{Start: open, End: k + 1}
-			}
-		}
+	end := closeBracket(src, code, open, '{', '}')
+	if end < 0 {
+		end = len(src)
 	}
-	return Span{Start: open, End: len(src)}
+	return Span{Start: open, End: end}
 }
 
 // bodyAfter returns the offset of the brace that opens the block after

@@ -631,15 +631,22 @@ func codeWith(lang Language, src []byte, word string) []bool {
 // the one at open, counting only the bytes that are code (CodeMask), or
 // -1 when it is not closed.
 func CloseParen(src []byte, code []bool, open int) int {
+	return closeBracket(src, code, open, '(', ')')
+}
+
+// closeBracket returns the offset just past the bracket (close) that
+// closes the first opener at or after open, counting only code bytes, or
+// -1 when it is not closed.
+func closeBracket(src []byte, code []bool, open int, opener, close byte) int {
 	depth := 0
 	for e := open; e < len(src); e++ {
 		if !code[e] {
 			continue
 		}
 		switch src[e] {
-		case '(':
+		case opener:
 			depth++
-		case ')':
+		case close:
 			if depth--; depth == 0 {
 				return e + 1
 			}
