@@ -156,11 +156,10 @@ type clientConn struct {
 	lout   bool
 	// A message larger than the read buffer: lleft is what is still to
 	// come of one the loop streams to the server (or drops: ldrop);
-	// lbody gathers one the pooler must see whole (its frame: lframe).
-	lleft  int
-	ldrop  bool
-	lbody  []byte
-	lframe engine.Frame
+	// lbig gathers one the pooler must see whole.
+	lleft int
+	ldrop bool
+	lbig  *bigMessage
 	// finished is set by done.
 	finished atomic.Bool
 
@@ -286,6 +285,14 @@ func (c *clientConn) loopable() bool {
 		return false // see bind
 	}
 	return c.raw != nil
+}
+
+// bigMessage is a client message larger than the read buffer that an
+// event loop gathers whole: its frame, and its body so far (complete at
+// its capacity).
+type bigMessage struct {
+	f    engine.Frame
+	body []byte
 }
 
 // toLoop hands a client between transactions to an event loop.

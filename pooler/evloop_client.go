@@ -118,18 +118,22 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			}
 			continue
 		}
-		if c.lbody != nil && len(c.lbody) < cap(c.lbody) {
-			k := min(cap(c.lbody)-len(c.lbody), c.r.Buffered())
-			b, _ := c.r.Peek(k)
-			c.lbody = append(c.lbody, b...)
-			c.r.Discard(k)
-			if len(c.lbody) < cap(c.lbody) {
-				return true
+		var pre []byte // the body gathered
+		if g := c.lbig; g != nil {
+			if len(g.body) < cap(g.body) {
+				k := min(cap(g.body)-len(g.body), c.r.Buffered())
+				b, _ := c.r.Peek(k)
+				g.body = append(g.body, b...)
+				c.r.Discard(k)
+				if len(g.body) < cap(g.body) {
+					return true
+				}
 			}
+			pre = g.body
 		}
 		var f engine.Frame
-		if c.lbody != nil {
-			f = c.lframe // gathered whole
+		if c.lbig != nil {
+			f = c.lbig.f // gathered whole
 		} else {
 			if c.r.Buffered() < headerLen {
 				if c.r.Buffered() == 0 && c.tracked {
@@ -163,7 +167,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 				if goOn, ret := l.large(c, f); !goOn {
 					return ret
 				}
-				if c.lleft > 0 || c.lbody != nil {
+				if c.lleft > 0 || c.lbig != nil {
 					continue // dropped, or gathered
 				}
 				// Streamed: judged on what the full buffer shows of it.
@@ -175,10 +179,10 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			}
 		}
 		typ, n, total := f.Type, f.Len, f.Total
-		m, ok, err := c.admit(f, batched, c.lbody) // whole in the buffer (or gathered): no read
+		m, ok, err := c.admit(f, batched, pre) // whole in the buffer (or gathered): no read
 		batched = true
 		if !ok {
-			c.lbody = nil
+			c.lbig = nil
 			if more := (*moreToCome)(nil); errors.As(err, &more) {
 				c.lleft, c.ldrop = more.left, more.drop
 			}
@@ -191,8 +195,8 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			c.mu.Unlock()
 			l.flushLocked(c, &locked)
 			if engine.IgnoredDetached(typ) {
-				if c.lbody != nil {
-					c.lbody = nil
+				if c.lbig != nil {
+					c.lbig = nil
 				} else {
 					c.r.Discard(total)
 				}
@@ -222,7 +226,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			c.mu.Lock()
 		}
 		err = c.forward(s, typ, n, m.body, m.consumed, effs, replace)
-		c.lbody = nil
+		c.lbig = nil
 		var more *moreToCome
 		switch {
 		case err == nil:
@@ -250,7 +254,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 // otherwise frontend returns ret. A message for no server is dropped as
 // it comes; any other gets the server first (so that no partial message
 // waits for one). A message the pooler must see whole (seesWhole) is then
-// gathered (lbody) and judged whole, as a goroutine's frontendBody reads
+// gathered (lbig) and judged whole, as a goroutine's frontendBody reads
 // it; any other is judged on what the full read buffer shows of it, and
 // forward streams it (moreToCome).
 func (l *evLoop) large(c *clientConn, f engine.Frame) (goOn, ret bool) {
@@ -269,7 +273,7 @@ func (l *evLoop) large(c *clientConn, f engine.Frame) (goOn, ret bool) {
 	}
 	if c.seesWhole(f.Type, f.Len) {
 		c.r.Discard(headerLen)
-		c.lframe, c.lbody = f, make([]byte, 0, f.Len)
+		c.lbig = &bigMessage{f: f, body: make([]byte, 0, f.Len)}
 		return true, true
 	}
 	if c.r.Buffered() < c.r.Size() {

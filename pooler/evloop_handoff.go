@@ -102,7 +102,7 @@ func (l *evLoop) finish(c *clientConn) {
 // not do itself (why: counted in Snapshot.Handoffs).
 func (l *evLoop) eject(c *clientConn, s *serverConn, why handoff) {
 	l.p.stats.handoffs[why].Add(1)
-	if c.lbody != nil {
+	if c.lbig != nil {
 		// A message gathered whole (frontend) cannot change drivers:
 		// the goroutine relay reads messages from the socket's buffer.
 		if s != nil {
