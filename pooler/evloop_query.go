@@ -20,6 +20,9 @@ type loopQuery struct {
 	row     []string
 	err     error
 	done    func(err error, row []string)
+	// big gathers a message larger than the read buffer (bigType).
+	big     []byte
+	bigType byte
 }
 
 // runQueries sends qs on s, which the loop watches for c, and runs done
@@ -51,38 +54,68 @@ func (l *evLoop) runQueries(c *clientConn, s *serverConn, qs []string, wantRow b
 }
 
 // queryAnswers reads what s answered to the loop's queries (runQueries).
+// A message larger than the read buffer (a routine's definition, say) is
+// gathered (q.big), up to maxSmallMessage as a goroutine's runInternal
+// reads it.
 func (l *evLoop) queryAnswers(s *serverConn) {
 	q := s.lquery
 	end := func(err error) {
 		s.lquery = nil
 		q.done(err, q.row)
 	}
+	// take handles one whole message; it reports the end of the run.
+	take := func(typ byte, body []byte) bool {
+		var row *[]string
+		if q.wantRow {
+			row = &q.row
+		}
+		if !s.internalAnswer(typ, body, row, &q.err) {
+			return false
+		}
+		q.wantRow = false
+		q.due--
+		return q.due == 0
+	}
 	for {
-		for s.r.Buffered() >= headerLen {
+		if q.big != nil {
+			k := min(cap(q.big)-len(q.big), s.r.Buffered())
+			b, _ := s.r.Peek(k)
+			q.big = append(q.big, b...)
+			s.r.Discard(k)
+			if len(q.big) == cap(q.big) {
+				body := q.big
+				q.big = nil
+				if take(q.bigType, body) {
+					end(q.err)
+					return
+				}
+			}
+		}
+		for q.big == nil && s.r.Buffered() >= headerLen {
 			h, _ := s.r.Peek(headerLen)
 			typ, n, ok := engine.ServerHeader(h)
-			if !ok || headerLen+n > s.r.Size() {
+			if !ok || n > maxSmallMessage {
 				end(errBadInternalAnswer)
 				return
+			}
+			if headerLen+n > s.r.Size() {
+				s.r.Discard(headerLen)
+				q.bigType, q.big = typ, make([]byte, 0, n)
+				break
 			}
 			b, err := s.r.Peek(headerLen + n)
 			if err != nil {
 				break // the rest is still on its way
 			}
-			var row *[]string
-			if q.wantRow {
-				row = &q.row
-			}
-			ready := s.internalAnswer(typ, b[headerLen:], row, &q.err)
+			done := take(typ, b[headerLen:])
 			s.r.Discard(headerLen + n)
-			if !ready {
-				continue
-			}
-			q.wantRow = false
-			if q.due--; q.due == 0 {
+			if done {
 				end(q.err)
 				return
 			}
+		}
+		if q.big != nil && s.r.Buffered() > 0 {
+			continue
 		}
 		got, _, err := readMore(s.r)
 		if got > 0 {

@@ -218,9 +218,9 @@ func (l *evLoop) clean(c *clientConn, s *serverConn, gone bool) bool {
 	if c.unverified() {
 		// What the client's routines left is read first, then cleaned
 		// (and read back, under preserve) with the rest.
-		l.verify(c, s, func(ok bool) {
+		l.verify(c, s, func(ok, _ bool) {
 			switch {
-			case !ok:
+			case !ok: // lost too
 				l.p.log.Warn("could not read a server's session state; server closed", "user", c.user)
 				c.dropServerState()
 				l.dropServer(s)

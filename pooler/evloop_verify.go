@@ -6,9 +6,10 @@ package pooler
 // server attached to it on the loop, without blocking: the stateRead's
 // queries go out one after another (runQueries) while the client waits
 // (lwait), and then runs with whether the state was read
-// (clientConn.stateFound). A goroutine's clientConn.verify runs the same
-// stateRead blocking.
-func (l *evLoop) verify(c *clientConn, s *serverConn, then func(ok bool)) {
+// (clientConn.stateFound) and whether s was lost meanwhile (its stream
+// failed: it is closed, and may be anywhere in an answer). A goroutine's
+// clientConn.verify runs the same stateRead blocking.
+func (l *evLoop) verify(c *clientConn, s *serverConn, then func(ok, lost bool)) {
 	rd := c.startRead()
 	c.lwait = true
 	var answered func(err error, row []string)
@@ -22,7 +23,10 @@ func (l *evLoop) verify(c *clientConn, s *serverConn, then func(ok bool)) {
 			rd.answer(nil, err) // s is closed: the read fails
 		}
 		c.lwait = false
-		then(c.stateFound(s, rd))
+		if rd.lost {
+			s.close()
+		}
+		then(c.stateFound(s, rd), rd.lost)
 	}
 	answered = func(err error, row []string) {
 		rd.answer(row, err)
@@ -38,7 +42,11 @@ func (l *evLoop) verify(c *clientConn, s *serverConn, then func(ok bool)) {
 // relayed; the release it may bring waits for the read (releaseAtReady).
 func (l *evLoop) verifyAttached(c *clientConn, s *serverConn, status byte) {
 	l.flushClient(c)
-	l.verify(c, s, func(ok bool) {
+	l.verify(c, s, func(ok, lost bool) {
+		if lost {
+			l.serverGone(c, s)
+			return
+		}
 		c.mu.Lock()
 		if ok {
 			c.setPinnedLocked(c.eng.Session.Held())

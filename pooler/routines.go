@@ -237,8 +237,11 @@ type stateRead struct {
 	opaque        bool
 
 	state  []string // the answer to the state query
-	failed bool     // the server failed: nothing more is asked
-	done   bool
+	failed bool     // the state could not be read: nothing more is asked
+	// lost: what failed is the server's stream (not an error the
+	// server answered), which the server may no longer be trusted with.
+	lost bool
+	done bool
 }
 
 // routineNode is what the definitions of the overloads of one routine
@@ -304,7 +307,7 @@ func (rd *stateRead) next() string {
 func (rd *stateRead) answer(row []string, err error) {
 	var se *serverError
 	if err != nil && !errors.As(err, &se) {
-		rd.failed = true
+		rd.failed, rd.lost = true, true
 		return
 	}
 	if len(rd.level) == 0 {

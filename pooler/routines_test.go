@@ -377,3 +377,42 @@ func learnedCall(t *testing.T, qp *quietProxy, c *pgx.Conn, sql string, within t
 	}
 	return false
 }
+
+// Routines whose definitions are larger than a read buffer (read
+// together, 3 × 40 KiB in one answer) are learned on both relays: the
+// state they leave follows their client and reaches no other, and the
+// client is not kept on its server for a read that failed.
+func TestLargeRoutineDefinitions(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	direct, err := pgx.Connect(ctx, srv.SocketURL(pgtest.SuperUser))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close(ctx)
+	pad := strings.Repeat("-- a long comment line to make the definition large\n", 800) // 40 KiB
+	for i := range 3 {
+		body := fmt.Sprintf("CREATE OR REPLACE FUNCTION big_def_%d() RETURNS void LANGUAGE plpgsql AS $$BEGIN\n%sPERFORM set_config('app.big%d', 'set', false);\nEND$$", i, pad, i)
+		if _, err := direct.Exec(ctx, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, relay := range quietRelays {
+		t.Run(string(relay), func(t *testing.T) {
+			t.Parallel()
+			qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, OnSessionState: pooler.PolicyPreserve, QueryWaitTimeout: 3 * time.Second})
+			a := qp.conn(t)
+			exec(t, a, "SELECT big_def_0(), big_def_1(), big_def_2()")
+			b := qp.conn(t)
+			// Served at once: a is not kept on the only server.
+			answered(t, b, "SELECT coalesce(current_setting('app.big1', true), '')", "")
+			answered(t, a, "SELECT current_setting('app.big0') || current_setting('app.big1') || current_setting('app.big2')", "setsetset")
+			answered(t, b, "SELECT coalesce(current_setting('app.big2', true), '')", "")
+			if relay == pooler.RelayLoop {
+				noHandoffs(t, qp, "")
+			}
+			qp.settled(t)
+		})
+	}
+}

@@ -414,6 +414,11 @@ func (c *clientConn) verify(s *serverConn) bool {
 		row, err := s.runInternal(q)
 		rd.answer(row, err)
 	}
+	if rd.lost {
+		// Its stream may be anywhere in an answer: the server is closed,
+		// and whoever reads it next sees it lost.
+		s.close()
+	}
 	return c.stateFound(s, rd)
 }
 
