@@ -10,14 +10,14 @@
 // record mode a client keeps one server for its whole session. Every
 // server that leaves a client goes through one function, pool.putBack.
 //
-// Two drivers relay a logged-in client: the event loops (evloop*.go, in
-// transaction mode, with or without TLS on either side) and the goroutine
-// relay (relay.go: session and record mode, and a server socket a loop
+// Two drivers relay a logged-in client: the event loops (evloop*.go, on
+// Linux, in every mode, with or without TLS on either side) and the
+// goroutine relay (relay.go: elsewhere, and for a server socket a loop
 // cannot own). A loop logs servers in and waits out a paused database
 // aside, streams messages larger than its buffers, and sets up, verifies
 // (stateRead) and cleans servers with queries whose answers it reads
-// itself. Both
-// ask the same code what each message means: the client's engine (package
+// itself. Both ask the same code what each message means: the client's
+// engine (package
 // engine: framing, the relay state and every release, verify, clean and
 // vanish decision, the policy from login), the per-message steps of
 // step.go, the setup and clean plans (setupSQL, cleanPlan) and the reading
@@ -47,7 +47,10 @@
 //   - relay.go: the goroutine relay (relay, pump, attach).
 //   - evloop.go (Linux): the event loops and their inbox;
 //     evloop_client.go and evloop_server.go: a loop's client and server
-//     sides; evloop_handoff.go: adopt, forget, eject, resume;
+//     sides (large messages streamed or gathered); evloop_query.go: the
+//     pooler's own queries on a loop (runQueries); evloop_verify.go: the
+//     read of a server's state on a loop; evloop_handoff.go: adopt,
+//     forget, eject, resume;
 //     evloop_sys.go: raw system calls; evloop_other.go elsewhere;
 //     rawio.go: sockets taken out of the runtime's poller; idlepoll.go:
 //     the poller of parked clients.
