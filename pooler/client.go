@@ -144,6 +144,11 @@ type clientConn struct {
 	// only).
 	eng engine.Client
 
+	// loopNext is set at login when an event loop takes the client with
+	// the server it keeps for its session (attachAtLogin; login goroutine
+	// only).
+	loopNext bool
+
 	// Event-loop state (evloop.go). inLoop is set from the hand-off to an
 	// event loop until the loop lets the client go; which loop owns it is
 	// that loop's own record (evLoop.own). The fields after it are used by
@@ -268,7 +273,7 @@ func (p *Proxy) serveClient(nc net.Conn) {
 		p.wg.Done()
 		return
 	}
-	if c.loopable() {
+	if c.loopNext || c.loopable() {
 		c.toLoop()
 		return
 	}

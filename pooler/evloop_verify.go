@@ -41,7 +41,7 @@ func (l *evLoop) verify(c *clientConn, s *serverConn, then func(ok, lost bool)) 
 // anyone else could get the server. The ReadyForQuery with status was
 // relayed; the release it may bring waits for the read (releaseAtReady).
 func (l *evLoop) verifyAttached(c *clientConn, s *serverConn, status byte) {
-	l.flushClient(c)
+	defer l.flushClient(c) // once the read is under way (and counted)
 	l.verify(c, s, func(ok, lost bool) {
 		if lost {
 			l.serverGone(c, s)

@@ -86,7 +86,7 @@ func startWith(t *testing.T, cfg pooler.Config) *quietProxy {
 		select {
 		case <-done:
 		case <-time.After(25 * time.Second):
-			t.Error("the proxy did not stop")
+			t.Errorf("the proxy did not stop; what it still held:\n%s", proxytest.Stuck(p))
 		}
 		if n := p.Snapshot().InvalidMoves; n != 0 {
 			t.Errorf("%d client moves refused by the engine's state machine", n)

@@ -216,7 +216,9 @@ func (c *clientConn) attach() (*serverConn, error) {
 // attachAtLogin attaches the server a client keeps for its session
 // (session and record mode) while it logs in: the pump starts only for a
 // client that no event loop will relay (an event loop takes the server
-// with the client: evLoop.adopt).
+// with the client: evLoop.adopt). The choice is made once (c.loopNext),
+// so that a shutdown that starts meanwhile cannot leave a server without
+// a reader.
 func (c *clientConn) attachAtLogin() (*serverConn, error) {
 	p := c.proxy
 	c.move(engine.Waiting)
@@ -224,7 +226,8 @@ func (c *clientConn) attachAtLogin() (*serverConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.setUp(s, !c.loopable())
+	c.loopNext = c.loopable()
+	return c.setUp(s, !c.loopNext)
 }
 
 // errClientClosing is an attach for a client that is being closed.

@@ -504,27 +504,33 @@ func (c *clientConn) releaseAtReady(s *serverConn, status byte) smResult {
 	if !release {
 		return smNext
 	}
-	c.flushClient(true)
-	s.wmu.Lock() // wait for a write of this client still under way
-	s.wmu.Unlock()
+	onLoop := s.lclient == c
+	if !onLoop {
+		c.flushClient(true)
+		s.wmu.Lock() // wait for a write of this client still under way
+		s.wmu.Unlock()
+	}
 	r := smReleased
-	switch onLoop := s.lclient == c; {
+	switch {
 	case onLoop && c.mustClean():
 		// The loop cleans s without blocking and gives it back when
-		// the answers are in.
+		// the answers are in. It starts before the client's
+		// ReadyForQuery leaves, so that what a client sees has been
+		// counted (Snapshot.Verifications), as on a goroutine.
 		if s.loop.clean(c, s, gone) {
 			r = smCleaning
 		}
 	case onLoop:
 		// Off the event loop before another client may have it.
 		s.loop.dropServer(s)
-		fallthrough
+		c.pool.putBack(s, reuse)
+	case c.eng.PolicyOn() && !c.cleanServer(s, gone):
+		c.pool.putBack(s, closeServer)
 	default:
-		if c.eng.PolicyOn() && !c.cleanServer(s, gone) {
-			c.pool.putBack(s, closeServer)
-		} else {
-			c.pool.putBack(s, reuse)
-		}
+		c.pool.putBack(s, reuse)
+	}
+	if onLoop {
+		c.flushClient(true)
 	}
 	if !gone && c.proxy.closing.Load() {
 		c.closeForShutdown()

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,13 +70,35 @@ func Start(t testing.TB, cfg pooler.Config, stop time.Duration) (*pooler.Proxy, 
 				t.Errorf("proxy: %v", err)
 			}
 		case <-time.After(stop + 5*time.Second):
-			t.Error("the proxy did not stop")
+			t.Errorf("the proxy did not stop; what it still held:\n%s", Stuck(p))
 		}
 		if n := p.Snapshot().InvalidMoves; n != 0 {
 			t.Errorf("%d client moves refused by the pooler's state machine; its log of them:\n%s", n, moves.text())
 		}
 	})
 	return p, port
+}
+
+// Stuck describes what keeps a proxy from stopping: its clients (state,
+// attached server, descriptor) and the stacks of the goroutines that run
+// the pooler's code.
+func Stuck(p *pooler.Proxy) string {
+	var b strings.Builder
+	snap := p.Snapshot()
+	fmt.Fprintf(&b, "%d clients, %d servers\n", len(snap.Clients), len(snap.Servers))
+	for _, c := range snap.Clients {
+		fmt.Fprintf(&b, "  client %d %s/%s %s pinned=%v server_pid=%d fd=%d since %s\n",
+			c.Key, c.Database, c.User, c.State, c.Pinned, c.ServerPID, c.FD, c.ConnectTime.Format(time.TimeOnly))
+	}
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range bytes.Split(buf, []byte("\n\n")) {
+		if bytes.Contains(g, []byte("pgpoolcheck/pooler.")) {
+			b.Write(g)
+			b.WriteString("\n\n")
+		}
+	}
+	return b.String()
 }
 
 // invalidMove is in the message of the pooler's log record of a client
