@@ -128,7 +128,3 @@ func (l *evLoop) queryAnswers(s *serverConn) {
 		return
 	}
 }
-
-// errBadInternalAnswer is a malformed answer to a query of the pooler's
-// own.
-var errBadInternalAnswer = errors.New("malformed answer to a query of the pooler's own")

@@ -123,14 +123,6 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 	}
 }
 
-// mustClean reports whether the client's server carries session state
-// that must be taken off at its release (engine.Client.MustClean).
-func (c *clientConn) mustClean() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.eng.MustClean()
-}
-
 // startAnswer starts relaying a server message of type typ larger than
 // the read buffer (total bytes with its header) as it arrives
 // (streamAnswer), as the goroutine relay's copyMessage does: the relay

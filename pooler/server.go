@@ -404,6 +404,10 @@ func (s *serverConn) runInternal(sql string) ([]string, error) {
 	}
 }
 
+// errBadInternalAnswer is a malformed answer to a query of the pooler's
+// own.
+var errBadInternalAnswer = errors.New("malformed answer to a query of the pooler's own")
+
 // internalAnswer takes one message of the answer to a query of the
 // pooler's own: it keeps the server's parameters, the first data row (row
 // may be nil) and the first error; it reports the ReadyForQuery that ends

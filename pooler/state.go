@@ -327,6 +327,14 @@ func (c *clientConn) cleanServer(s *serverConn, gone bool) bool {
 	return true
 }
 
+// mustClean reports whether the client's server carries session state
+// that must be taken off at its release (engine.Client.MustClean).
+func (c *clientConn) mustClean() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.eng.MustClean()
+}
+
 // cleanPlan is what cleaning a server of the client's session state takes:
 // the settings read back first (names, by the query readback; under
 // preserve, for a client still there), then the query that resets the

@@ -504,19 +504,24 @@ func (c *clientConn) releaseAtReady(s *serverConn, status byte) smResult {
 	if !release {
 		return smNext
 	}
-	onLoop := s.lclient == c
+	// The client's ReadyForQuery leaves once its server is back in the
+	// pool, or its clean is under way (and counted), so that what the
+	// client does next sees the pool as it left it (SHOW SERVERS,
+	// Snapshot.Verifications); only a goroutine's clean, which blocks,
+	// lets it leave first.
+	onLoop, clean := s.lclient == c, c.mustClean()
 	if !onLoop {
-		c.flushClient(true)
 		s.wmu.Lock() // wait for a write of this client still under way
 		s.wmu.Unlock()
+		if clean {
+			c.flushClient(true)
+		}
 	}
 	r := smReleased
 	switch {
-	case onLoop && c.mustClean():
+	case onLoop && clean:
 		// The loop cleans s without blocking and gives it back when
-		// the answers are in. It starts before the client's
-		// ReadyForQuery leaves, so that what a client sees has been
-		// counted (Snapshot.Verifications), as on a goroutine.
+		// the answers are in.
 		if s.loop.clean(c, s, gone) {
 			r = smCleaning
 		}
@@ -524,14 +529,12 @@ func (c *clientConn) releaseAtReady(s *serverConn, status byte) smResult {
 		// Off the event loop before another client may have it.
 		s.loop.dropServer(s)
 		c.pool.putBack(s, reuse)
-	case c.eng.PolicyOn() && !c.cleanServer(s, gone):
+	case clean && !c.cleanServer(s, gone):
 		c.pool.putBack(s, closeServer)
 	default:
 		c.pool.putBack(s, reuse)
 	}
-	if onLoop {
-		c.flushClient(true)
-	}
+	c.flushClient(true)
 	if !gone && c.proxy.closing.Load() {
 		c.closeForShutdown()
 	}
