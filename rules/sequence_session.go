@@ -18,10 +18,22 @@ var SequenceSession = &Rule{
 
 func checkSequenceSession(p *Pass) {
 	h, note := p.Target.Handle(effects.CurrVal)
+	type read struct {
+		kind      effects.Kind
+		name, raw string
+	}
 	for i, st := range p.Group.Stmts {
+		// One finding per sequence and statement: currval('s') read twice
+		// in one INSERT's VALUES is one hazard.
+		seen := map[read]bool{}
 		for _, e := range st.Reads() {
 			if e.Kind != effects.CurrVal && e.Kind != effects.LastVal || sequenceAdvancedBefore(p.Group, i, e) {
 				continue
+			}
+			if k := (read{e.Kind, e.Name, e.Raw}); seen[k] {
+				continue
+			} else {
+				seen[k] = true
 			}
 			what := e.Func + "()"
 			if e.Kind == effects.CurrVal && e.Raw != "" {
