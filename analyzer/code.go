@@ -245,6 +245,7 @@ var expectationMarks = []string{
 	"assert.Equal", "require.Equal", "assert.Contains", "require.Contains",
 	"assert_called", "assert_has_calls", "assert_any_call", "assert_awaited", "assert_has_awaits", "assert_any_await", // unittest.mock
 	"ShouldBe(", "ShouldContain(", "ShouldNotContain(", ".Should()", "Assert.Equal(", "Assert.Contains(", "Assert.AreEqual(", "Assert.That(", // .NET
+	"$this->assert", "self::assert", "static::assert", // PHPUnit: $this->assertSame([…], $fake->queries)
 }
 
 // assertionLine is the start of a line that calls an assertion helper of
