@@ -775,7 +775,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 				k = txFirst[tx] // the first span of its transaction
 			}
 			if txGroups[k] == nil {
-				txGroups[k] = &rules.Group{Explicit: true}
+				txGroups[k] = &rules.Group{Explicit: true, Inherited: inTx[k].Inherited}
 			}
 			group := take(cs, stmts, true)
 			txGroups[k].Stmts = append(txGroups[k].Stmts, group...)

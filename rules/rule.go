@@ -103,6 +103,12 @@ type Group struct {
 	// before = false). A sequence the INSERT advanced is then advanced in
 	// the group's transaction.
 	AfterInsert bool
+	// Inherited is set for statements that continue a transaction the
+	// code's caller opened (a Python function of a DB-API file that runs
+	// its SQL through a cursor it was given, before any commit of its
+	// own): what the caller ran before the call, an INSERT that advanced a
+	// sequence included, is in the group's transaction.
+	Inherited bool
 
 	undone []bool      // see Undone
 	idx    *groupIndex // see index

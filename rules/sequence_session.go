@@ -50,7 +50,8 @@ func checkSequenceSession(p *Pass) {
 // same transaction: in the same statement, or — inside an explicit
 // transaction — in an earlier statement, or an earlier INSERT or COPY
 // that may have called it through a column default, or — for a
-// framework's identity query — in the framework's INSERT.
+// framework's identity query — in the framework's INSERT, or — for
+// statements in their caller's transaction — in the caller.
 func sequenceAdvancedBefore(g *Group, i int, r effects.Effect) bool {
 	want := ""
 	if r.Kind == effects.CurrVal {
@@ -63,6 +64,9 @@ func sequenceAdvancedBefore(g *Group, i int, r effects.Effect) bool {
 	}
 	if g.AfterInsert {
 		return true // the framework's INSERT ran just before, in this transaction
+	}
+	if g.Inherited {
+		return true // the caller's INSERT may have run before, in this transaction
 	}
 	if !g.Explicit {
 		return false
