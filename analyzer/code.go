@@ -665,6 +665,21 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	if len(lits) > 0 {
 		inTx = extract.TransactionSpans(lang, name, src, lits, comments)
 	}
+	// Statements in a span that continues the caller's transaction (a
+	// Python function given its DB-API cursor) are marked so; spans that
+	// only say that group nothing.
+	var callerTx []extract.Span
+	grouping := inTx[:0]
+	for _, s := range inTx {
+		if s.Inherited {
+			callerTx = append(callerTx, s)
+		}
+		if !s.CallerOnly {
+			grouping = append(grouping, s)
+		}
+	}
+	inTx = grouping
+	inCallerTx := false // the current literal runs in its caller's transaction
 	txGroups := make([]*rules.Group, len(inTx))
 	txFirst := map[int]int{} // a transaction's number: its first span
 	for k := len(inTx) - 1; k >= 0; k-- {
@@ -701,6 +716,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			if otherDialectCalls(stmt) {
 				continue
 			}
+			stmt.InCallerTx = inCallerTx
 			fb.code[st] = cs
 			res.Statements++
 			group = append(group, stmt)
@@ -750,6 +766,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 		if len(stmts) == 0 {
 			continue
 		}
+		inCallerTx = spanAt(callerTx, lit.Start) >= 0
 		if k := spanAt(rolledBack, lit.Start); k >= 0 {
 			if tx := rolledBack[k].Tx; tx > 0 {
 				k = rbTx[tx] // the first span of its transaction
@@ -775,7 +792,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 				k = txFirst[tx] // the first span of its transaction
 			}
 			if txGroups[k] == nil {
-				txGroups[k] = &rules.Group{Explicit: true, Inherited: inTx[k].Inherited}
+				txGroups[k] = &rules.Group{Explicit: true}
 			}
 			group := take(cs, stmts, true)
 			txGroups[k].Stmts = append(txGroups[k].Stmts, group...)
@@ -797,6 +814,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			if otherDialectCalls(stmt) {
 				continue
 			}
+			stmt.InCallerTx = inCallerTx
 			begins, ends, _ := txKind(stmt)
 			if (begins || ends) && !clean {
 				// BEGIN … END of another database's procedural block

@@ -103,12 +103,6 @@ type Group struct {
 	// before = false). A sequence the INSERT advanced is then advanced in
 	// the group's transaction.
 	AfterInsert bool
-	// Inherited is set for statements that continue a transaction the
-	// code's caller opened (a Python function of a DB-API file that runs
-	// its SQL through a cursor it was given, before any commit of its
-	// own): what the caller ran before the call, an INSERT that advanced a
-	// sequence included, is in the group's transaction.
-	Inherited bool
 
 	undone []bool      // see Undone
 	idx    *groupIndex // see index
@@ -260,6 +254,12 @@ func StateMessage(what, breaks string, h Handling, note string) string {
 // (effects.Stmt: Changes, Reads) computed once for all rules.
 type Stmt struct {
 	*effects.Stmt
+	// InCallerTx is set for a statement that runs in a transaction its
+	// code's caller opened (a Python function of a DB-API file that runs
+	// its SQL through a cursor it was given, before any commit of its
+	// own): what the caller ran before the call, an INSERT that advanced a
+	// sequence included, is in the statement's transaction.
+	InCallerTx bool
 	// mentioned lists the function names any enabled rule looks for that
 	// occur in the statement's text.
 	mentioned []string

@@ -65,7 +65,7 @@ func sequenceAdvancedBefore(g *Group, i int, r effects.Effect) bool {
 	if g.AfterInsert {
 		return true // the framework's INSERT ran just before, in this transaction
 	}
-	if g.Inherited {
+	if g.Stmts[i].InCallerTx {
 		return true // the caller's INSERT may have run before, in this transaction
 	}
 	if !g.Explicit {

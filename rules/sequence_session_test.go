@@ -21,7 +21,6 @@ func TestSequenceSessionGroups(t *testing.T) {
 		{"after an INSERT, one transaction", "INSERT INTO t (a) VALUES (1); SELECT lastval()", rules.Group{Explicit: true}, 0},
 		{"before the INSERT", "SELECT lastval(); INSERT INTO t (a) VALUES (1)", rules.Group{Explicit: true}, 1},
 		{"identity query", "SELECT currval('t_id_seq')", rules.Group{Explicit: true, AfterInsert: true}, 0},
-		{"caller's transaction", "SELECT currval('t_id_seq')", rules.Group{Explicit: true, Inherited: true}, 0},
 		{"nextval of another sequence", "SELECT nextval('a'); SELECT currval('b')", rules.Group{Explicit: true}, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

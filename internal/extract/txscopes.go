@@ -43,7 +43,9 @@ import (
 //     may be one of its). A Python file that imports no such driver but
 //     calls .execute( or .executemany( as DB-API code does (not awaited,
 //     no autocommit, no such framework) gets only those inherited pieces,
-//     and only where they read a sequence (currval, lastval).
+//     only where they read a sequence (currval, lastval), and marked
+//     CallerOnly: they say in whose transaction the statements run, and
+//     do not group them.
 //   - A method marked @Transactional (Spring, Jakarta), or every method of
 //     a class so marked, and a Python function decorated with
 //     @transaction.atomic.
@@ -561,8 +563,9 @@ var (
 	// pyDef is the line of a function definition; its parameter list
 	// opens at the end of the match.
 	pyDef = regexp.MustCompile(`(?m)^([ \t]*)(?:async\s+)?def\s+\w+\s*\(`)
-	// pyTxEnd is a call that ends the implicit transaction.
-	pyTxEnd = regexp.MustCompile(`\.(?:commit|rollback)\(`)
+	// pyTxEnd is a call that ends the implicit transaction: commit(),
+	// rollback(), or a COMMIT, ROLLBACK, END or ABORT executed.
+	pyTxEnd = regexp.MustCompile(`\.(?:commit|rollback)\(|\.execute\(\s*[rRuUbB]?(?:"|')\s*(?i:commit|rollback|end|abort)\b`)
 	// pyConnect opens a connection.
 	pyConnect = regexp.MustCompile(`\.connect\(|\bconnect\(`)
 	// pyAssign is an assignment of a name from an expression that starts
@@ -605,6 +608,7 @@ func dbapiImplicit(src []byte, code []bool) []Span {
 		if driver {
 			spans = append(spans, pieces...)
 		} else if p := pieces[0]; p.Inherited && pySeqRead.Match(src[p.Start:p.End]) {
+			p.CallerOnly = true
 			spans = append(spans, p)
 		}
 	}

@@ -135,6 +135,7 @@ func TestDBAPIInherited(t *testing.T) {
 		{"cursor from a given connection", "def f(conn):\n    cur = conn.cursor()\n    cur.execute(\"R\")  # lastval()\n", "inherited"},
 		{"with a given connection's cursor", "def f(conn):\n    with conn.cursor() as cur:\n        cur.execute(\"R\")  # lastval()\n", "inherited"},
 		{"self", "class S:\n    def f(self):\n        self.cursor.execute(\"R\")  # lastval()\n", "inherited"},
+		{"after a COMMIT executed", "def f(cu):\n    cu.execute(\"COMMIT\")\n    cu.execute(\"R\")  # lastval()\n", "none"},
 		{"after commit, no driver", "def f(conn):\n    conn.commit()\n    conn.execute(\"R\")  # lastval()\n", "none"},
 		{"after commit, psycopg", "import psycopg2\ndef f(conn):\n    conn.commit()\n    conn.execute(\"R\")  # lastval()\n", "own"},
 		{"own connection, psycopg", "import psycopg2\ndef f(dsn):\n    conn = psycopg2.connect(dsn)\n    conn.execute(\"R\")  # lastval()\n", "own"},

@@ -21,6 +21,10 @@ type Span struct {
 	// commit): what the caller ran before the call, with no commit
 	// between, is in the same transaction.
 	Inherited bool
+	// CallerOnly marks an Inherited span that does not group its
+	// statements into one transaction: it only says they run in the
+	// caller's (the driver is not known for sure).
+	CallerOnly bool
 }
 
 // RolledBackSpans returns the source ranges of a file whose statements run

@@ -39,6 +39,13 @@ def add_then_read(db, patient):
     return cur.fetchone()[0]
 
 
+def add_commit_read(cu, patient):
+    cu.execute("INSERT INTO visits (patient_id) VALUES (%s)", (patient,))
+    cu.execute("COMMIT")
+    cu.execute("SELECT lastval()")  # want sequence-session
+    return cu.fetchone()[0]
+
+
 def read_alone():
     # No cursor given: nothing says which transaction this is.
     cur = pool().cursor()
