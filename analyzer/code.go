@@ -3,6 +3,7 @@ package analyzer
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v5"
@@ -666,20 +667,34 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 		inTx = extract.TransactionSpans(lang, name, src, lits, comments)
 	}
 	// Statements in a span that continues the caller's transaction (a
-	// Python function given its DB-API cursor) are marked so; spans that
-	// only say that group nothing.
-	var callerTx []extract.Span
+	// Python function given its DB-API cursor) are marked so. Ungrouped
+	// spans group nothing: each statement in one is given the statements
+	// before it in the span (for sequence-session).
+	var callerTx, ungrouped []extract.Span
 	grouping := inTx[:0]
 	for _, s := range inTx {
 		if s.Inherited {
 			callerTx = append(callerTx, s)
 		}
-		if !s.CallerOnly {
+		if s.Ungrouped {
+			ungrouped = append(ungrouped, s)
+		} else {
 			grouping = append(grouping, s)
 		}
 	}
 	inTx = grouping
+	ungroupedStmts := make([][]*rules.Stmt, len(ungrouped))
 	inCallerTx := false // the current literal runs in its caller's transaction
+	txBefore := -1      // the ungrouped span the current literal is in
+	// mark gives a statement of the current literal what the spans
+	// around it say.
+	mark := func(stmt *rules.Stmt) {
+		stmt.InCallerTx = inCallerTx
+		if txBefore >= 0 {
+			stmt.TxBefore = slices.Clip(ungroupedStmts[txBefore])
+			ungroupedStmts[txBefore] = append(ungroupedStmts[txBefore], stmt)
+		}
+	}
 	txGroups := make([]*rules.Group, len(inTx))
 	txFirst := map[int]int{} // a transaction's number: its first span
 	for k := len(inTx) - 1; k >= 0; k-- {
@@ -716,7 +731,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			if otherDialectCalls(stmt) {
 				continue
 			}
-			stmt.InCallerTx = inCallerTx
+			mark(stmt)
 			fb.code[st] = cs
 			res.Statements++
 			group = append(group, stmt)
@@ -767,6 +782,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			continue
 		}
 		inCallerTx = spanAt(callerTx, lit.Start) >= 0
+		txBefore = spanAt(ungrouped, lit.Start)
 		if k := spanAt(rolledBack, lit.Start); k >= 0 {
 			if tx := rolledBack[k].Tx; tx > 0 {
 				k = rbTx[tx] // the first span of its transaction
@@ -814,7 +830,6 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			if otherDialectCalls(stmt) {
 				continue
 			}
-			stmt.InCallerTx = inCallerTx
 			begins, ends, _ := txKind(stmt)
 			if (begins || ends) && !clean {
 				// BEGIN … END of another database's procedural block
@@ -822,6 +837,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 				// not a transaction.
 				continue
 			}
+			mark(stmt)
 			fb.code[st] = cs
 			res.Statements++
 			group = append(group, stmt)

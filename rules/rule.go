@@ -260,6 +260,11 @@ type Stmt struct {
 	// own): what the caller ran before the call, an INSERT that advanced a
 	// sequence included, is in the statement's transaction.
 	InCallerTx bool
+	// TxBefore holds the statements that ran before this one in its
+	// transaction but are not in its group (a guessed DB-API implicit
+	// transaction, see extract.Span.Ungrouped): only sequence-session
+	// reads them.
+	TxBefore []*Stmt
 	// mentioned lists the function names any enabled rule looks for that
 	// occur in the statement's text.
 	mentioned []string

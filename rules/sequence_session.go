@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
@@ -53,6 +54,17 @@ func checkSequenceSession(p *Pass) {
 // framework's identity query — in the framework's INSERT, or — for
 // statements in their caller's transaction — in the caller.
 func sequenceAdvancedBefore(g *Group, i int, r effects.Effect) bool {
+	if before := g.Stmts[i].TxBefore; len(before) > 0 {
+		tx := &Group{Stmts: append(slices.Clip(before), g.Stmts[i]), Explicit: true}
+		if advancedIn(tx, len(before), r) {
+			return true
+		}
+	}
+	return advancedIn(g, i, r)
+}
+
+// advancedIn is sequenceAdvancedBefore within group g alone.
+func advancedIn(g *Group, i int, r effects.Effect) bool {
 	want := ""
 	if r.Kind == effects.CurrVal {
 		want = r.Name // "" when not named by a constant

@@ -42,10 +42,11 @@ import (
 //     connections autocommit (Django, SQLAlchemy, peewee, …: the cursor
 //     may be one of its). A Python file that imports no such driver but
 //     calls .execute( or .executemany( as DB-API code does (not awaited,
-//     no autocommit, no such framework) gets only those inherited pieces,
-//     only where they read a sequence (currval, lastval), and marked
-//     CallerOnly: they say in whose transaction the statements run, and
-//     do not group them.
+//     no autocommit, no such framework) gets the pieces of its functions
+//     (not async ones) that read a sequence (currval, lastval) only,
+//     marked Ungrouped: they tell
+//     sequence-session which statements ran before in the transaction,
+//     and do not group the statements for the other rules.
 //   - A method marked @Transactional (Spring, Jakarta), or every method of
 //     a class so marked, and a Python function decorated with
 //     @transaction.atomic.
@@ -605,11 +606,14 @@ func dbapiImplicit(src []byte, code []bool) []Span {
 		}
 		pieces = append(pieces, Span{Start: from, End: end})
 		pieces[0].Inherited = !framework && givenConnection(src, code, m[1]-1, pieces[0], driver)
-		if driver {
-			spans = append(spans, pieces...)
-		} else if p := pieces[0]; p.Inherited && pySeqRead.Match(src[p.Start:p.End]) {
-			p.CallerOnly = true
-			spans = append(spans, p)
+		async := bytes.Contains(src[m[0]:m[1]], []byte("async"))
+		for _, p := range pieces {
+			if driver {
+				spans = append(spans, p)
+			} else if !async && pySeqRead.Match(src[p.Start:p.End]) {
+				p.Ungrouped = true
+				spans = append(spans, p)
+			}
 		}
 	}
 	return spans

@@ -21,10 +21,12 @@ type Span struct {
 	// commit): what the caller ran before the call, with no commit
 	// between, is in the same transaction.
 	Inherited bool
-	// CallerOnly marks an Inherited span that does not group its
-	// statements into one transaction: it only says they run in the
-	// caller's (the driver is not known for sure).
-	CallerOnly bool
+	// Ungrouped marks a span whose statements are not grouped into one
+	// transaction for every rule (the driver is not known for sure): it
+	// only tells sequence-session which statements ran before each in the
+	// same transaction (rules.Stmt.TxBefore), and whether the caller's
+	// did (Inherited).
+	Ungrouped bool
 }
 
 // RolledBackSpans returns the source ranges of a file whose statements run

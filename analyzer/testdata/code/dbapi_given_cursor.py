@@ -39,6 +39,15 @@ def add_then_read(db, patient):
     return cur.fetchone()[0]
 
 
+def import_visit(cu, patient):
+    cu.execute("DELETE FROM staging_visits")
+    cu.connection.commit()
+    # A new transaction begins at the INSERT and holds the read.
+    cu.execute("INSERT INTO visits (patient_id) VALUES (%s)", (patient,))
+    cu.execute("SELECT currval('visits_id_seq')")
+    return cu.fetchone()[0]
+
+
 def add_commit_read(cu, patient):
     cu.execute("INSERT INTO visits (patient_id) VALUES (%s)", (patient,))
     cu.execute("COMMIT")
