@@ -595,7 +595,7 @@ func dbapiImplicit(src []byte, code []bool) []Span {
 		if !code[m[0]+indentOf(src[m[0]:])] {
 			continue
 		}
-		end := blockEndByIndent(src, m[0], m[3]-m[2])
+		end := codeBlockEnd(src, code, m[0], m[3]-m[2])
 		var pieces []Span
 		from := m[0]
 		for _, c := range pyTxEnd.FindAllIndex(src[m[0]:end], -1) {
@@ -617,6 +617,22 @@ func dbapiImplicit(src []byte, code []bool) []Span {
 		}
 	}
 	return spans
+}
+
+// codeBlockEnd is blockEndByIndent for code: a line that starts inside a
+// string or a comment (a multi-line SQL literal, a comment at the margin)
+// does not end the block.
+func codeBlockEnd(src []byte, code []bool, lineStart, ind int) int {
+	for {
+		end := blockEndByIndent(src, lineStart, ind)
+		if end >= len(src) {
+			return end
+		}
+		if first := end + indentOf(src[end:]); first < len(src) && code[first] {
+			return end
+		}
+		lineStart = end // go on from that line, as from the block's own
+	}
 }
 
 // dbapiStyle reports whether a Python file runs SQL as DB-API code does:

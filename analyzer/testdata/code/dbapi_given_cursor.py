@@ -60,3 +60,12 @@ def read_alone():
     cur = pool().cursor()
     cur.execute("SELECT lastval()")  # want sequence-session
     return cur.fetchone()[0]
+
+
+def add_visit_note(cu, visit, note):
+    cu.execute("INSERT INTO notes (visit_id, body) VALUES (%s, %s)", (visit, note))
+# a comment at the margin does not end the function
+    cu.execute("""
+SELECT currval('notes_id_seq')
+""")
+    return cu.fetchone()[0]
