@@ -3,6 +3,7 @@ package analyzer
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v5"
@@ -245,6 +246,7 @@ var expectationMarks = []string{
 	"assert.Equal", "require.Equal", "assert.Contains", "require.Contains",
 	"assert_called", "assert_has_calls", "assert_any_call", "assert_awaited", "assert_has_awaits", "assert_any_await", // unittest.mock
 	"ShouldBe(", "ShouldContain(", "ShouldNotContain(", ".Should()", "Assert.Equal(", "Assert.Contains(", "Assert.AreEqual(", "Assert.That(", // .NET
+	"$this->assert", "self::assert", "static::assert", // PHPUnit: $this->assertSame([…], $fake->queries)
 }
 
 // assertionLine is the start of a line that calls an assertion helper of
@@ -664,6 +666,35 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	if len(lits) > 0 {
 		inTx = extract.TransactionSpans(lang, name, src, lits, comments)
 	}
+	// Statements in a span that continues the caller's transaction (a
+	// Python function given its DB-API cursor) are marked so. Ungrouped
+	// spans group nothing: each statement in one is given the statements
+	// before it in the span (for sequence-session).
+	var callerTx, ungrouped []extract.Span
+	grouping := inTx[:0]
+	for _, s := range inTx {
+		if s.Inherited {
+			callerTx = append(callerTx, s)
+		}
+		if s.Ungrouped {
+			ungrouped = append(ungrouped, s)
+		} else {
+			grouping = append(grouping, s)
+		}
+	}
+	inTx = grouping
+	ungroupedStmts := make([][]*rules.Stmt, len(ungrouped))
+	inCallerTx := false // the current literal runs in its caller's transaction
+	txBefore := -1      // the ungrouped span the current literal is in
+	// mark gives a statement of the current literal what the spans
+	// around it say.
+	mark := func(stmt *rules.Stmt) {
+		stmt.InCallerTx = inCallerTx
+		if txBefore >= 0 {
+			stmt.TxBefore = slices.Clip(ungroupedStmts[txBefore])
+			ungroupedStmts[txBefore] = append(ungroupedStmts[txBefore], stmt)
+		}
+	}
 	txGroups := make([]*rules.Group, len(inTx))
 	txFirst := map[int]int{} // a transaction's number: its first span
 	for k := len(inTx) - 1; k >= 0; k-- {
@@ -700,6 +731,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 			if otherDialectCalls(stmt) {
 				continue
 			}
+			mark(stmt)
 			fb.code[st] = cs
 			res.Statements++
 			group = append(group, stmt)
@@ -749,6 +781,8 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 		if len(stmts) == 0 {
 			continue
 		}
+		inCallerTx = spanAt(callerTx, lit.Start) >= 0
+		txBefore = spanAt(ungrouped, lit.Start)
 		if k := spanAt(rolledBack, lit.Start); k >= 0 {
 			if tx := rolledBack[k].Tx; tx > 0 {
 				k = rbTx[tx] // the first span of its transaction
@@ -803,6 +837,7 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 				// not a transaction.
 				continue
 			}
+			mark(stmt)
 			fb.code[st] = cs
 			res.Statements++
 			group = append(group, stmt)

@@ -254,6 +254,17 @@ func StateMessage(what, breaks string, h Handling, note string) string {
 // (effects.Stmt: Changes, Reads) computed once for all rules.
 type Stmt struct {
 	*effects.Stmt
+	// InCallerTx is set for a statement that runs in a transaction its
+	// code's caller opened (a Python function of a DB-API file that runs
+	// its SQL through a cursor it was given, before any commit of its
+	// own): what the caller ran before the call, an INSERT that advanced a
+	// sequence included, is in the statement's transaction.
+	InCallerTx bool
+	// TxBefore holds the statements that ran before this one in its
+	// transaction but are not in its group (a guessed DB-API implicit
+	// transaction, see extract.Span.Ungrouped): only sequence-session
+	// reads them.
+	TxBefore []*Stmt
 	// mentioned lists the function names any enabled rule looks for that
 	// occur in the statement's text.
 	mentioned []string

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
@@ -18,10 +19,22 @@ var SequenceSession = &Rule{
 
 func checkSequenceSession(p *Pass) {
 	h, note := p.Target.Handle(effects.CurrVal)
+	type read struct {
+		kind      effects.Kind
+		name, raw string
+	}
 	for i, st := range p.Group.Stmts {
+		// One finding per sequence and statement: currval('s') read twice
+		// in one INSERT's VALUES is one hazard.
+		seen := map[read]bool{}
 		for _, e := range st.Reads() {
 			if e.Kind != effects.CurrVal && e.Kind != effects.LastVal || sequenceAdvancedBefore(p.Group, i, e) {
 				continue
+			}
+			if k := (read{e.Kind, e.Name, e.Raw}); seen[k] {
+				continue
+			} else {
+				seen[k] = true
 			}
 			what := e.Func + "()"
 			if e.Kind == effects.CurrVal && e.Raw != "" {
@@ -38,8 +51,20 @@ func checkSequenceSession(p *Pass) {
 // same transaction: in the same statement, or — inside an explicit
 // transaction — in an earlier statement, or an earlier INSERT or COPY
 // that may have called it through a column default, or — for a
-// framework's identity query — in the framework's INSERT.
+// framework's identity query — in the framework's INSERT, or — for
+// statements in their caller's transaction — in the caller.
 func sequenceAdvancedBefore(g *Group, i int, r effects.Effect) bool {
+	if before := g.Stmts[i].TxBefore; len(before) > 0 {
+		tx := &Group{Stmts: append(slices.Clip(before), g.Stmts[i]), Explicit: true}
+		if advancedIn(tx, len(before), r) {
+			return true
+		}
+	}
+	return advancedIn(g, i, r)
+}
+
+// advancedIn is sequenceAdvancedBefore within group g alone.
+func advancedIn(g *Group, i int, r effects.Effect) bool {
 	want := ""
 	if r.Kind == effects.CurrVal {
 		want = r.Name // "" when not named by a constant
@@ -51,6 +76,9 @@ func sequenceAdvancedBefore(g *Group, i int, r effects.Effect) bool {
 	}
 	if g.AfterInsert {
 		return true // the framework's INSERT ran just before, in this transaction
+	}
+	if g.Stmts[i].InCallerTx {
+		return true // the caller's INSERT may have run before, in this transaction
 	}
 	if !g.Explicit {
 		return false

@@ -121,3 +121,58 @@ func indexLiteral(src, w string) int {
 	}
 	return best
 }
+
+// TestDBAPIInherited checks which Python functions continue their
+// caller's DB-API transaction: the literal "R" is read in an inherited
+// span (want true), in a span that is not (false), or in none.
+func TestDBAPIInherited(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		src  string
+		want string // "inherited", "own" or "none"
+	}{
+		{"given cursor, no driver", "def f(cu):\n    cu.execute(\"INSERT INTO t DEFAULT VALUES\")\n    cu.execute(\"R\")  # currval()\n", "inherited"},
+		{"cursor from a given connection", "def f(conn):\n    cur = conn.cursor()\n    cur.execute(\"R\")  # lastval()\n", "inherited"},
+		{"with a given connection's cursor", "def f(conn):\n    with conn.cursor() as cur:\n        cur.execute(\"R\")  # lastval()\n", "inherited"},
+		{"self", "class S:\n    def f(self):\n        self.cursor.execute(\"R\")  # lastval()\n", "inherited"},
+		{"after a COMMIT executed", "def f(cu):\n    cu.execute(\"COMMIT\")\n    cu.execute(\"R\")  # lastval()\n", "own"},
+		{"after commit, no driver", "def f(conn):\n    conn.commit()\n    conn.execute(\"R\")  # lastval()\n", "own"},
+		{"after commit, psycopg", "import psycopg2\ndef f(conn):\n    conn.commit()\n    conn.execute(\"R\")  # lastval()\n", "own"},
+		{"own connection, psycopg", "import psycopg2\ndef f(dsn):\n    conn = psycopg2.connect(dsn)\n    conn.execute(\"R\")  # lastval()\n", "own"},
+		{"pgdb given cursor", "import pgdb\ndef f(cu):\n    cu.execute(\"R\")\n", "inherited"},
+		{"no sequence read, no driver", "def f(cu):\n    cu.execute(\"R\")\n", "none"},
+		{"autocommit", "def f(conn):\n    conn.autocommit = True\n    conn.execute(\"R\")  # lastval()\n", "none"},
+		{"django", "from django.db import connection\ndef f(cursor):\n    cursor.execute(\"R\")  # lastval()\n", "none"},
+		{"pg8000 native", "import pg8000.native\ndef f(conn):\n    conn.execute(\"R\")  # lastval()\n", "none"},
+		{"awaited", "async def f(conn):\n    await conn.execute(\"R\")  # lastval()\n", "none"},
+		{"awaited beside DB-API code", "def g(cu):\n    cu.execute(\"SELECT 1\")\n\nasync def f(conn):\n    await conn.execute(\"R\")  # lastval()\n", "none"},
+		{"psycopg awaited", "import psycopg\nasync def f(conn):\n    await conn.execute(\"R\")  # lastval()\n", "inherited"},
+		{"psycopg beside django", "import psycopg2\nfrom django.db import connection\ndef f(cursor):\n    cursor.execute(\"R\")  # lastval()\n", "own"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := []byte(tt.src)
+			lits, comments, err := Literals(Python, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := indexLiteral(tt.src, "R")
+			got := "none"
+			k := -1
+			spans := TransactionSpans(Python, "a.py", src, lits, comments)
+			for i, s := range spans {
+				if s.Start <= at && at < s.End && (k < 0 || s.Start > spans[k].Start) {
+					k = i
+				}
+			}
+			if k >= 0 {
+				got = "own"
+				if spans[k].Inherited {
+					got = "inherited"
+				}
+			}
+			if got != tt.want {
+				t.Errorf("got %s, want %s (spans %v)", got, tt.want, spans)
+			}
+		})
+	}
+}

@@ -15,6 +15,18 @@ type Span struct {
 	// spans belong to one (the calls of one Go transaction's methods);
 	// 0 is a transaction of its own.
 	Tx int
+	// Inherited marks a span that continues a transaction its caller
+	// opened (a Python function of a DB-API file that runs its SQL
+	// through a cursor or connection it was given, up to its first
+	// commit): what the caller ran before the call, with no commit
+	// between, is in the same transaction.
+	Inherited bool
+	// Ungrouped marks a span whose statements are not grouped into one
+	// transaction for every rule (the driver is not known for sure): it
+	// only tells sequence-session which statements ran before each in the
+	// same transaction (rules.Stmt.TxBefore), and whether the caller's
+	// did (Inherited).
+	Ungrouped bool
 }
 
 // RolledBackSpans returns the source ranges of a file whose statements run

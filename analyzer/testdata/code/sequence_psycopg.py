@@ -23,6 +23,16 @@ def add_then_read(conn, customer):
 
 
 def last_invoice(cur):
-    # No INSERT before it in this function.
+    # No INSERT before it in this function, but the cursor is the
+    # caller's: the read runs in the caller's transaction, after the
+    # caller's INSERT (psycopg keeps both in one until commit()).
+    cur.execute("SELECT lastval()")
+    return cur.fetchone()[0]
+
+
+def fresh_invoice_id(dsn):
+    # Its own connection: nothing ran before in its transaction.
+    conn = psycopg2.connect(dsn)
+    cur = conn.cursor()
     cur.execute("SELECT lastval()")  # want sequence-session
     return cur.fetchone()[0]

@@ -45,3 +45,10 @@ BEGIN
   RETURN lastval(); -- want sequence-session:error
 END;
 $$;
+
+-- the same sequence read twice in one statement: one finding
+INSERT INTO order_links (left_id, right_id) VALUES (currval('orders_id_seq'), currval('orders_id_seq')); -- want sequence-session:error
+INSERT INTO order_links (left_id, right_id)
+VALUES (lastval(), lastval()); -- want sequence-session:error
+-- two sequences in one statement: one finding each
+INSERT INTO order_links (left_id, right_id) VALUES (currval('orders_id_seq'), currval('invoices_id_seq')); -- want sequence-session:error sequence-session:error
