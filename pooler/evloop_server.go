@@ -161,11 +161,7 @@ func (l *evLoop) streamAnswer(c *clientConn, s *serverConn) {
 	s.lleft -= k
 	if s.lleft == 0 && c.tracked {
 		c.wmu.Lock()
-		c.mu.Lock()
-		if s.eng.SynthDue() {
-			c.emitSynthsLocked(s)
-		}
-		c.mu.Unlock()
+		c.emitIfDueLocked(s)
 		c.wmu.Unlock()
 	}
 }

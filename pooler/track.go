@@ -221,10 +221,16 @@ func (c *clientConn) trackBackend(s *serverConn, typ byte, n int, body []byte) e
 	if err != nil {
 		return err
 	}
+	c.emitIfDueLocked(s)
+	return nil
+}
+
+// emitIfDueLocked sends the pooler's own answers that became due once a
+// server message was relayed whole; c.wmu is held.
+func (c *clientConn) emitIfDueLocked(s *serverConn) {
 	c.mu.Lock()
 	if s.eng.SynthDue() {
 		c.emitSynthsLocked(s)
 	}
 	c.mu.Unlock()
-	return nil
 }
