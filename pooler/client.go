@@ -253,10 +253,8 @@ func (p *Proxy) serveClient(nc net.Conn) {
 		r:        clientReaders.Get().(*bufio.Reader),
 		eng:      engine.Client{Limits: &p.limits},
 	}
-	c.rio = newRawIO(nc)
-	if r, ok := c.rio.(*rawIO); ok {
-		c.conn, c.raw = r, r
-	}
+	r := newRawIO(nc, p.cfg.Relay == RelayBridged)
+	c.rio, c.conn, c.raw = r, r, r
 	c.r.Reset(c.rio)
 	ok := c.handshake()
 	p.endLogin(nc)
@@ -286,10 +284,7 @@ func (c *clientConn) loopable() bool {
 	if c.proxy.loops == nil || c.admin || c.proxy.closing.Load() {
 		return false
 	}
-	if c.pool != nil && c.pool.foreign.Load() {
-		return false // see bind
-	}
-	return c.raw != nil
+	return true
 }
 
 // bigMessage is a client message larger than the read buffer that an

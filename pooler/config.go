@@ -29,6 +29,9 @@ const (
 	// RelayGoroutine relays every client on a goroutine of its own and
 	// every attached server on another (the pump).
 	RelayGoroutine Relay = "goroutine"
+	// RelayBridged runs the event loops with every socket bridged
+	// (bridge.go), as on systems without epoll: a test knob.
+	RelayBridged Relay = "bridged"
 )
 
 // Mode is how long a client keeps a server connection.

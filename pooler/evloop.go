@@ -52,6 +52,9 @@ type evLoop struct {
 
 	mu    sync.Mutex
 	inbox []loopMsg
+	// ready holds the events of bridged sockets (notify), handled like
+	// those of the epoll set.
+	ready []loopEvent
 	awake bool // the loop will look at the inbox before it sleeps
 	// stopped is set once the loop has ended (msgStop).
 	stopped bool
@@ -62,6 +65,36 @@ type evLoop struct {
 	own     map[*clientConn]int32
 	servers fdTable[serverConn]
 	work    []loopMsg
+	events  []loopEvent
+}
+
+// loopEvent is what a bridge tells its loop: input arrived (evIn) or its
+// output is written (evOut), on the socket known by token.
+type loopEvent struct {
+	token  int32
+	events uint32
+}
+
+const (
+	evIn  = syscall.EPOLLIN
+	evOut = syscall.EPOLLOUT
+)
+
+// notify hands the loop an event of a bridged socket (bridge.go).
+func (l *evLoop) notify(token int32, events uint32) {
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		return
+	}
+	l.ready = append(l.ready, loopEvent{token, events})
+	wake := !l.awake
+	l.awake = true
+	l.mu.Unlock()
+	if wake {
+		one := uint64(1)
+		rawWrite(l.efd, (*[8]byte)(unsafe.Pointer(&one))[:])
+	}
 }
 
 type loopMsgKind uint8
@@ -184,11 +217,17 @@ func (l *evLoop) run() {
 	for {
 		l.mu.Lock()
 		l.work, l.inbox = l.inbox, l.work[:0]
-		if len(l.work) == 0 {
+		l.events, l.ready = l.ready, l.events[:0]
+		if len(l.work) == 0 && len(l.events) == 0 {
 			l.awake = false
 		}
 		l.mu.Unlock()
-		if len(l.work) > 0 {
+		if len(l.events) > 0 || len(l.work) > 0 {
+			// awake stays set: the inbox is looked at again before the
+			// loop sleeps.
+			for _, ev := range l.events {
+				l.event(ev.token, ev.events)
+			}
 			for i, m := range l.work {
 				l.work[i] = loopMsg{}
 				if m.kind == msgStop {
@@ -225,28 +264,33 @@ func (l *evLoop) run() {
 				rawRead(l.efd, b[:])
 				continue
 			}
-			if c := l.clients.get(fd); c != nil {
-				if ev.Events&syscall.EPOLLOUT != 0 {
-					l.clientWritable(c)
-				}
-				if ev.Events&^syscall.EPOLLOUT != 0 && l.clients.get(fd) == c {
-					l.clientReadable(c)
-				}
-				l.armOut(c)
-				continue
-			}
-			if s := l.servers.get(fd); s != nil {
-				c := s.lclient
-				if ev.Events&syscall.EPOLLOUT != 0 {
-					l.serverWritable(s)
-				}
-				if ev.Events&^syscall.EPOLLOUT != 0 && l.servers.get(fd) == s {
-					l.serverReadable(s)
-				}
-				if c != nil {
-					l.armOut(c)
-				}
-			}
+			l.event(fd, ev.Events)
+		}
+	}
+}
+
+// event handles what epoll or a bridge reports of a socket.
+func (l *evLoop) event(fd int32, events uint32) {
+	if c := l.clients.get(fd); c != nil {
+		if events&syscall.EPOLLOUT != 0 {
+			l.clientWritable(c)
+		}
+		if events&^syscall.EPOLLOUT != 0 && l.clients.get(fd) == c {
+			l.clientReadable(c)
+		}
+		l.armOut(c)
+		return
+	}
+	if s := l.servers.get(fd); s != nil {
+		c := s.lclient
+		if events&syscall.EPOLLOUT != 0 {
+			l.serverWritable(s)
+		}
+		if events&^syscall.EPOLLOUT != 0 && l.servers.get(fd) == s {
+			l.serverReadable(s)
+		}
+		if c != nil {
+			l.armOut(c)
 		}
 	}
 }
@@ -307,8 +351,8 @@ func (l *evLoop) stop(work []loopMsg) {
 			l.post(m) // closes the client
 		}
 	}
-	for _, s := range l.servers.v {
-		if s != nil && s.lquery != nil {
+	l.servers.each(func(s *serverConn) {
+		if s.lquery != nil {
 			// Running a query of the pooler's own: nothing waits for
 			// it any more. A server still attached to its client (a
 			// verify) is closed with the client below.
@@ -318,17 +362,14 @@ func (l *evLoop) stop(work []loopMsg) {
 				mine := c.server == s
 				c.mu.Unlock()
 				if mine {
-					continue
+					return
 				}
 			}
 			l.dropServer(s)
 			s.pool.putBack(s, closeServer)
 		}
-	}
-	for _, c := range l.clients.v {
-		if c == nil {
-			continue
-		}
+	})
+	l.clients.each(func(c *clientConn) {
 		l.forget(c)
 		c.conn.Close()
 		c.mu.Lock()
@@ -345,7 +386,7 @@ func (l *evLoop) stop(work []loopMsg) {
 		}
 		c.vanish()
 		c.done()
-	}
+	})
 	l.file.Close()
 	syscall.Close(l.efd)
 }
@@ -353,13 +394,13 @@ func (l *evLoop) stop(work []loopMsg) {
 // shutdownIdle closes the loop's clients that are between transactions
 // (Proxy.Shutdown); the others are closed at their release.
 func (l *evLoop) shutdownIdle() {
-	for _, c := range l.clients.v {
-		if c == nil || c.lwait || !c.detached() {
-			continue
+	l.clients.each(func(c *clientConn) {
+		if c.lwait || !c.detached() {
+			return
 		}
 		c.closeForShutdown()
 		l.finish(c)
-	}
+	})
 }
 
 // loopsStarted returns the running event loops (tests).

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"errors"
 	"maps"
-	"syscall"
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
@@ -215,7 +214,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 		if locked != s {
 			c.mu.Unlock()
 			l.flushLocked(c, &locked)
-			if rio := s.lrio(); rio != nil && len(rio.pend) > loopOut {
+			if rio := s.lrio(); rio.pending() > loopOut {
 				// The server does not keep up: go on when it drains
 				// (serverWritable).
 				c.eng.Hold(effs, replace)
@@ -306,7 +305,7 @@ func (l *evLoop) streamClient(c *clientConn, locked **serverConn) bool {
 	}
 	if *locked != s {
 		l.flushLocked(c, locked)
-		if rio := s.lrio(); rio != nil && len(rio.pend) > loopOut {
+		if rio := s.lrio(); rio.pending() > loopOut {
 			return false
 		}
 		s.wmu.Lock()
@@ -337,7 +336,7 @@ func (l *evLoop) flushLocked(c *clientConn, locked **serverConn) {
 func (l *evLoop) flushServer(c *clientConn, s *serverConn) {
 	err := s.w.Flush()
 	rio := s.lrio()
-	pend := rio != nil && len(rio.pend) > 0
+	pend := rio.pending() > 0
 	s.wmu.Unlock()
 	if err != nil {
 		s.close()
@@ -348,7 +347,7 @@ func (l *evLoop) flushServer(c *clientConn, s *serverConn) {
 	}
 	if pend && !s.lout && s.loop == l {
 		s.lout = true
-		l.modify(s.lfd, true)
+		l.modify(s.raw, s.lfd, true)
 	}
 }
 
@@ -439,11 +438,6 @@ func (l *evLoop) loginAside(c *clientConn, granted bool) {
 // (bind runs for an inbox message), and it is then relayed here.
 func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
 	c.waiter.loop, c.waiter.c = nil, nil
-	rio := s.lrio()
-	if rio == nil {
-		l.eject(c, s, handoffForeign)
-		return false
-	}
 	switch err := l.watch(s); {
 	case errors.Is(err, errEpoll):
 		l.eject(c, s, handoffEpoll)
@@ -493,21 +487,17 @@ func (l *evLoop) watch(s *serverConn) error {
 	if s.loop == l {
 		return nil
 	}
+	rio := s.raw
 	if s.loop != nil {
-		epollCtl(s.loop.ep, syscall.EPOLL_CTL_DEL, int(s.lfd), nil)
+		s.loop.del(rio, s.lfd)
 		s.loop = nil
-	}
-	rio := s.lrio()
-	if rio == nil {
-		return errEpoll // a socket the pooler cannot own
 	}
 	rfd, err := rio.toRaw()
 	if err != nil {
 		return err
 	}
 	fd := int32(rfd)
-	ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
-	if err := epollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
+	if err := l.add(rio, fd); err != nil {
 		return errEpoll
 	}
 	s.loop, s.lfd, s.lout = l, fd, false
@@ -556,11 +546,11 @@ func (l *evLoop) armOut(c *clientConn) {
 		return
 	}
 	c.wmu.Lock()
-	pend := len(c.raw.pend) > 0
+	pend := c.raw.pending() > 0
 	c.wmu.Unlock()
 	if pend {
 		c.lout = true
-		l.modify(fd, true)
+		l.modify(c.raw, fd, true)
 	}
 }
 
@@ -569,11 +559,11 @@ func (l *evLoop) clientWritable(c *clientConn) {
 	c.wmu.Lock()
 	rio := c.raw
 	left, _ := rio.flushPend()
-	small := len(rio.pend) <= loopOut
+	small := rio.pending() <= loopOut
 	c.wmu.Unlock()
 	if !left && c.lout {
 		c.lout = false
-		l.modify(l.own[c], false)
+		l.modify(rio, l.own[c], false)
 	}
 	if small {
 		c.mu.Lock()

@@ -4,7 +4,6 @@ package pooler
 
 import (
 	"errors"
-	"syscall"
 )
 
 // adopt takes a client from its goroutine or from login: between
@@ -23,8 +22,7 @@ func (l *evLoop) adopt(c *clientConn) {
 	// taken over.
 	l.own[c] = fd
 	l.clients.set(fd, c)
-	ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
-	if err := epollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
+	if err := l.add(rio, fd); err != nil {
 		l.clients.del(fd)
 		delete(l.own, c)
 		c.inLoop.Store(false)
@@ -85,7 +83,7 @@ func (l *evLoop) forget(c *clientConn) {
 	delete(l.own, c)
 	if l.clients.get(fd) == c {
 		l.clients.del(fd)
-		epollCtl(l.ep, syscall.EPOLL_CTL_DEL, int(fd), nil)
+		l.del(c.raw, fd)
 	}
 	c.inLoop.Store(false)
 }
@@ -167,6 +165,10 @@ func (c *clientConn) resume(s *serverConn) {
 // flushBlocking writes what nb writes left over, waiting for the socket
 // (nb is cleared). The caller holds the writer's lock.
 func (r *rawIO) flushBlocking() {
+	if r.br != nil {
+		r.br.flushBlocking()
+		return
+	}
 	if len(r.pend) > 0 {
 		r.write(r.pend, r.writeFn)
 		r.pend = nil

@@ -38,7 +38,7 @@ func (l *evLoop) runQueries(c *clientConn, s *serverConn, qs []string, wantRow b
 		err = errors.Join(err, writeQuery(s.w, sql))
 	}
 	err = errors.Join(err, s.w.Flush())
-	pend := len(s.raw.pend) > 0
+	pend := s.raw.pending() > 0
 	s.wmu.Unlock()
 	if err != nil {
 		s.close()
@@ -48,7 +48,7 @@ func (l *evLoop) runQueries(c *clientConn, s *serverConn, qs []string, wantRow b
 	l.servers.set(s.lfd, s)
 	if pend && !s.lout {
 		s.lout = true
-		l.modify(s.lfd, true)
+		l.modify(s.raw, s.lfd, true)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ package pooler
 
 import (
 	"errors"
-	"syscall"
 
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
@@ -17,12 +16,10 @@ func (s *serverConn) lrio() *rawIO { return s.raw }
 // event loop that last had it.
 func (s *serverConn) leaveLoop() {
 	if s.loop != nil {
-		epollCtl(s.loop.ep, syscall.EPOLL_CTL_DEL, int(s.lfd), nil)
+		s.loop.del(s.raw, s.lfd)
 		s.loop = nil
 	}
-	if rio := s.lrio(); rio != nil {
-		rio.toRuntime()
-	}
+	s.raw.toRuntime()
 }
 
 // serverReadable relays the server's answers to its client.
@@ -76,7 +73,7 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 			if s.r.Buffered() == 0 {
 				return smNext
 			}
-			if len(c.raw.pend) > loopOut {
+			if c.raw.pending() > loopOut {
 				s.lblocked = true
 				return smNext
 			}
@@ -104,7 +101,7 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 		if s.r.Buffered() < total {
 			return smNext
 		}
-		if len(c.raw.pend) > loopOut {
+		if c.raw.pending() > loopOut {
 			s.lblocked = true
 			return smNext
 		}
@@ -346,11 +343,11 @@ func (l *evLoop) serverWritable(s *serverConn) {
 	s.wmu.Lock()
 	rio := s.lrio()
 	left, _ := rio.flushPend()
-	small := len(rio.pend) <= loopOut
+	small := rio.pending() <= loopOut
 	s.wmu.Unlock()
 	if !left && s.lout {
 		s.lout = false
-		l.modify(s.lfd, false)
+		l.modify(rio, s.lfd, false)
 	}
 	if c := s.lclient; c != nil && small && (c.eng.Holding() || c.lleft > 0) && !c.lwait {
 		l.clientReadable(c)

@@ -14,14 +14,38 @@ import (
 // runtime's sysmon thread when it sleeps. Measured at 10 clients, that
 // alone made sysmon switch in about 4000 times a second.
 
-// modify sets what the loop watches fd for: input, and output too when
-// out.
-func (l *evLoop) modify(fd int32, out bool) {
+// modify sets what the loop watches fd (rio's) for: input, and output too
+// when out.
+func (l *evLoop) modify(rio *rawIO, fd int32, out bool) {
+	if rio.br != nil {
+		rio.br.setOut(l, out)
+		return
+	}
 	ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
 	if out {
 		ev.Events |= syscall.EPOLLOUT
 	}
 	epollCtl(l.ep, syscall.EPOLL_CTL_MOD, int(fd), &ev)
+}
+
+// add makes the loop watch rio's socket (fd, from toRaw) for input.
+func (l *evLoop) add(rio *rawIO, fd int32) error {
+	if rio.br != nil {
+		rio.br.watch(l)
+		return nil
+	}
+	ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
+	return epollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev)
+}
+
+// del stops the loop watching rio's socket (fd). It may run on any
+// goroutine (leaveLoop).
+func (l *evLoop) del(rio *rawIO, fd int32) {
+	if rio.br != nil {
+		rio.br.watch(nil)
+		return
+	}
+	epollCtl(l.ep, syscall.EPOLL_CTL_DEL, int(fd), nil)
 }
 
 // epollPoll returns the ready events of ep without waiting.
@@ -55,17 +79,31 @@ func rawWrite(fd int, b []byte) {
 }
 
 // fdTable maps the loop's descriptors to their connections: a slice
-// indexed by descriptor, which the kernel keeps small and dense.
-type fdTable[T any] struct{ v []*T }
+// indexed by descriptor, which the kernel keeps small and dense, and a map
+// for the bridges' tokens (negative).
+type fdTable[T any] struct {
+	v       []*T
+	bridged map[int32]*T
+}
 
 func (t *fdTable[T]) get(fd int32) *T {
 	if fd >= 0 && int(fd) < len(t.v) {
 		return t.v[fd]
 	}
+	if fd < 0 {
+		return t.bridged[fd]
+	}
 	return nil
 }
 
 func (t *fdTable[T]) set(fd int32, x *T) {
+	if fd < 0 {
+		if t.bridged == nil {
+			t.bridged = make(map[int32]*T)
+		}
+		t.bridged[fd] = x
+		return
+	}
 	if int(fd) >= len(t.v) {
 		t.v = append(t.v, make([]*T, int(fd)+1-len(t.v)+len(t.v)/2)...)
 	}
@@ -75,5 +113,20 @@ func (t *fdTable[T]) set(fd int32, x *T) {
 func (t *fdTable[T]) del(fd int32) {
 	if fd >= 0 && int(fd) < len(t.v) {
 		t.v[fd] = nil
+	}
+	if fd < 0 {
+		delete(t.bridged, fd)
+	}
+}
+
+// each calls f for every connection in the table.
+func (t *fdTable[T]) each(f func(*T)) {
+	for _, x := range t.v {
+		if x != nil {
+			f(x)
+		}
+	}
+	for _, x := range t.bridged {
+		f(x)
 	}
 }

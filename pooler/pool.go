@@ -56,9 +56,6 @@ type pool struct {
 	}
 	// ctr are the other cumulative counters (stats.go).
 	ctr poolCounters
-	// foreign is set once a server of the pool came on a socket the
-	// pooler cannot own (a test's dialer): its clients stay off the loops.
-	foreign atomic.Bool
 	// dbCap and userCap count the servers of the pool's database and
 	// user over all pools (caps.go).
 	dbCap, userCap *connCap

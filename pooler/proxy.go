@@ -145,7 +145,7 @@ func New(cfg Config) (*Proxy, error) {
 	if c.dial != nil {
 		up.DialFunc = c.dial
 	}
-	up.DialFunc = rawDial(up.DialFunc)
+	up.DialFunc = rawDial(up.DialFunc, c.Relay == RelayBridged)
 	trust, err := parseTrust(c.TrustedRoutines)
 	if err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func (p *Proxy) Listen() error {
 		return err
 	}
 	p.ln = ln
-	if p.cfg.Relay == RelayLoop && p.loops == nil {
+	if p.cfg.Relay != RelayGoroutine && p.loops == nil {
 		p.startLoops(p.cfg.Loops)
 	}
 	return nil

@@ -53,18 +53,21 @@ type rawIO struct {
 	// call would be allocated each time.
 	readFn, writeFn     func(fd uintptr) bool
 	readNBFn, writeNBFn func(fd uintptr) bool
+	// br moves the bytes of a socket the loop cannot watch itself
+	// (bridge.go); fd is then the bridge's token while nb.
+	br *bridge
 }
 
-// newRawIO returns a raw reader/writer for nc, or nc itself when it has no
-// file descriptor of its own (TLS).
-func newRawIO(nc net.Conn) io.ReadWriter {
+// newRawIO returns a raw reader/writer for nc, bridged when nc has no file
+// descriptor of its own, or when asked.
+func newRawIO(nc net.Conn, bridged bool) *rawIO {
 	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return nc
+	if !ok || bridged {
+		return newBridgedIO(nc)
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return nc
+		return newBridgedIO(nc)
 	}
 	r := &rawIO{rc: rc, nc: nc, fd: -1, laddr: nc.LocalAddr(), raddr: nc.RemoteAddr()}
 	r.readFn, r.writeFn = r.doRead, r.doWrite
@@ -75,6 +78,9 @@ func newRawIO(nc net.Conn) io.ReadWriter {
 func (r *rawIO) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
+	}
+	if r.br != nil {
+		return r.br.read(b, r.nb)
 	}
 	r.rbuf, r.rn, r.rerr = b, 0, nil
 	var err error
@@ -112,6 +118,9 @@ func (r *rawIO) doRead(fd uintptr) bool {
 func (r *rawIO) Write(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
+	}
+	if r.br != nil {
+		return r.br.write(b, r.nb)
 	}
 	if len(r.pend) > 0 {
 		if r.nb {
@@ -189,6 +198,9 @@ func (r *rawIO) writeNB(fd uintptr) bool {
 // flushPend writes what an nb write left over, as far as the socket takes
 // it; it reports whether anything is left.
 func (r *rawIO) flushPend() (bool, error) {
+	if r.br != nil {
+		return r.br.pending() > 0, nil
+	}
 	if len(r.pend) == 0 {
 		return false, nil
 	}
@@ -248,6 +260,13 @@ func (r *rawIO) toRaw() (int, error) {
 	if r.nb {
 		return r.fd, nil
 	}
+	if r.br != nil {
+		r.br.mu.Lock()
+		r.br.start()
+		r.br.mu.Unlock()
+		r.fd, r.nb = int(r.br.token), true
+		return r.fd, nil
+	}
 	fd, derr := -1, error(nil)
 	if err := r.rc.Control(func(f uintptr) {
 		n, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f, syscall.F_DUPFD_CLOEXEC, 0)
@@ -277,6 +296,9 @@ func (r *rawIO) shutdownRead() error {
 	switch {
 	case r.closed:
 		return net.ErrClosed
+	case r.br != nil:
+		r.br.shutRead()
+		return nil
 	case r.nb:
 		return syscall.Shutdown(r.fd, syscall.SHUT_RD)
 	}
@@ -298,6 +320,14 @@ func (r *rawIO) toRuntime() error {
 	r.nb = false
 	if r.closed {
 		return net.ErrClosed
+	}
+	if r.br != nil {
+		// The writer may wait for the peer: Close must not wait for it.
+		r.fd = -1
+		r.mu.Unlock()
+		r.br.stop()
+		r.mu.Lock()
+		return nil
 	}
 	f := os.NewFile(uintptr(r.fd), "socket")
 	nc, err := net.FileConn(f)
@@ -323,6 +353,10 @@ func (r *rawIO) Close() error {
 		return net.ErrClosed
 	}
 	r.closed = true
+	if r.br != nil {
+		r.mu.Unlock()
+		return r.br.close()
+	}
 	if r.nb {
 		err := syscall.Close(r.fd)
 		r.mu.Unlock()
@@ -340,7 +374,18 @@ func (r *rawIO) RemoteAddr() net.Addr { return r.raddr }
 func (r *rawIO) conn() net.Conn {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
+	if r.br != nil && !r.nb {
+		return r.br.nc
+	}
 	return r.nc
+}
+
+// pending returns what nb writes left to be written.
+func (r *rawIO) pending() int {
+	if r.br != nil {
+		return r.br.pending()
+	}
+	return len(r.pend)
 }
 
 // The deadlines apply to the runtime's connection; a raw socket never
@@ -372,6 +417,9 @@ var errRaw = errors.New("socket owned by an event loop")
 // SyscallConn returns the runtime connection's raw access (idle poller,
 // waitIdle, alive); a raw socket has none.
 func (r *rawIO) SyscallConn() (syscall.RawConn, error) {
+	if r.br != nil {
+		return nil, errRaw
+	}
 	if nc := r.conn(); nc != nil {
 		return nc.(syscall.Conn).SyscallConn()
 	}
@@ -385,6 +433,9 @@ func (r *rawIO) peekAlive() bool {
 	defer r.mu.RUnlock()
 	if r.closed {
 		return false
+	}
+	if r.br != nil {
+		return r.br.alive()
 	}
 	var b [1]byte
 	_, _, err := syscall.Recvfrom(r.fd, b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)

@@ -169,11 +169,6 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 		raw, _ = c.NetConn().(*rawIO)
 		tlsUp = true
 	}
-	if raw == nil {
-		// A socket the pooler cannot watch itself (a dialer of a test's):
-		// the event loops do not relay for this pool's clients.
-		p.foreign.Store(true)
-	}
 	s := &serverConn{
 		pool:    p,
 		conn:    hc.Conn,
@@ -197,16 +192,13 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 // rawDial wraps a dialer so that the sockets of server connections are
 // rawIOs, which an event loop can own (newRawIO): pgconn's TLS, when the
 // server speaks it, then runs above the rawIO.
-func rawDial(dial pgconn.DialFunc) pgconn.DialFunc {
+func rawDial(dial pgconn.DialFunc, bridged bool) pgconn.DialFunc {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		nc, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		if r, ok := newRawIO(nc).(*rawIO); ok {
-			return r, nil
-		}
-		return nc, nil
+		return newRawIO(nc, bridged), nil
 	}
 }
 
@@ -297,7 +289,7 @@ func (s *serverConn) alive() bool {
 	if s.r.Buffered() > 0 {
 		return false
 	}
-	if r := s.lrio(); r != nil && r.nb {
+	if r := s.lrio(); r != nil && (r.nb || r.br != nil) {
 		return r.peekAlive()
 	}
 	nc := s.conn

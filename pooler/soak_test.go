@@ -16,7 +16,7 @@ package pooler
 // Replay a run with -soak.seed N (the seed is printed at the start and in
 // every failure); the scripts depend only on the seed, the timing of the
 // clients does not, so a replay is close to, not exactly, the same run.
-// POOLER_SOAK=10m soaks for that long over all 18 configurations (several
+// POOLER_SOAK=10m soaks for that long over all 24 configurations (several
 // seeds in sequence); without it the soak takes about a minute over a
 // seed-chosen subset that covers both relays, all pool sizes and both
 // policies.
@@ -63,7 +63,7 @@ type soakConfig struct {
 }
 
 func (sc soakConfig) name() string {
-	r := "goroutine"
+	r := string(sc.relay)
 	if sc.relay == RelayLoop {
 		r = fmt.Sprintf("loop%d", sc.loops)
 	}
@@ -113,17 +113,17 @@ func TestSoak(t *testing.T) {
 		relay Relay
 		loops int
 	}
-	relays := []relayKind{{RelayGoroutine, 1}, {RelayLoop, 1}, {RelayLoop, 2}}
+	relays := []relayKind{{RelayGoroutine, 1}, {RelayLoop, 1}, {RelayLoop, 2}, {RelayBridged, 1}}
 	pools := []int{1, 2, 20}
 	policies := []Policy{PolicyPreserve, PolicyReset}
 
 	rounds, perConfig := 1, 7*time.Second
 	if long {
-		// All 18 configurations per round, at most 20s each, several
+		// All 24 configurations per round, at most 20s each, several
 		// rounds (each with its own seed) when the soak is long.
-		perRound := 18 * 20 * time.Second
+		perRound := 24 * 20 * time.Second
 		rounds = int((total + perRound - 1) / perRound)
-		perConfig = total / time.Duration(18*rounds)
+		perConfig = total / time.Duration(24*rounds)
 		if perConfig < 5*time.Second {
 			perConfig = 5 * time.Second
 		}
@@ -158,13 +158,13 @@ func TestSoak(t *testing.T) {
 			}
 			rng.Shuffle(len(cfgs), func(i, j int) { cfgs[i], cfgs[j] = cfgs[j], cfgs[i] })
 		} else {
-			// Six configurations: each relay with two pool sizes and both
-			// policies, each pool size twice.
+			// Two configurations per relay: two pool sizes, both
+			// policies.
 			perm := rng.Perm(3)
 			flip := rng.IntN(2)
 			for r, rk := range relays {
 				cfgs = append(cfgs,
-					mk(rk, pools[perm[r]], policies[(r+flip)%2]),
+					mk(rk, pools[perm[r%3]], policies[(r+flip)%2]),
 					mk(rk, pools[perm[(r+1)%3]], policies[(r+flip+1)%2]))
 			}
 		}
