@@ -182,6 +182,9 @@ func connFD(nc net.Conn) int {
 		if r.closed {
 			return -1
 		}
+		if r.br != nil {
+			return syscallFD(r.br.nc) // the socket under the bridge
+		}
 		if r.nc == nil {
 			return r.fd
 		}

@@ -160,9 +160,15 @@ func (b *bridge) writer() {
 		for len(b.out) == 0 && !b.stopping && !b.closed && b.werr == nil {
 			b.cond.Wait()
 		}
-		if len(b.out) == 0 || b.closed || b.werr != nil {
+		if len(b.out) == 0 || b.werr != nil {
+			// A connection closed with output queued is closed here,
+			// once the output is written (close).
 			b.out = b.out[:0]
+			closed := b.closed
 			b.done()
+			if closed {
+				b.nc.Close()
+			}
 			return
 		}
 		batch, b.out = b.out, batch[:0]
@@ -302,11 +308,26 @@ func (b *bridge) alive() bool {
 	return b.off == len(b.in) && b.rerr == nil && !b.closed
 }
 
+// close closes the connection; what the loop wrote last (an error before
+// it closes a client) is written first, for at most bridgeCloseWait.
 func (b *bridge) close() error {
 	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return net.ErrClosed
+	}
 	b.closed = true
 	b.loop = nil
 	b.cond.Broadcast()
+	later := b.running && b.werr == nil && (len(b.out) > 0 || b.sending > 0)
 	b.mu.Unlock()
+	if later {
+		b.nc.SetWriteDeadline(time.Now().Add(bridgeCloseWait))
+		return nil // the writer closes nc
+	}
 	return b.nc.Close()
 }
+
+// bridgeCloseWait bounds the write of what is queued when a bridged
+// connection is closed.
+const bridgeCloseWait = time.Second
