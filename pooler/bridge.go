@@ -178,7 +178,10 @@ func (b *bridge) writer() {
 		b.mu.Lock()
 		b.sending = 0
 		if err != nil && b.werr == nil {
+			// What is queued is dropped, as a socket's write error
+			// drops it: the loop hears of the end from the reads.
 			b.werr = err
+			b.out = b.out[:0]
 		}
 		if len(b.out) == 0 {
 			if b.loop != nil && b.wantOut {
@@ -211,6 +214,9 @@ func (b *bridge) read(p []byte, nb bool) (int, error) {
 			b.in, b.off = b.in[:0], 0
 			b.told = false
 			b.cond.Broadcast() // the reader may go on
+			// An end of the stream behind the input is a new event,
+			// as a socket's would be.
+			b.tellIn()
 		}
 		return n, nil
 	case b.rerr != nil:

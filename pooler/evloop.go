@@ -1,13 +1,8 @@
-//go:build linux
-
 package pooler
 
 import (
-	"os"
 	"sync"
-	"syscall"
 	"time"
-	"unsafe"
 )
 
 // The event-loop relay (docs/design-event-loop.md). In transaction mode
@@ -44,11 +39,7 @@ import (
 // evLoop is one event loop.
 type evLoop struct {
 	p   *Proxy
-	ep  int
-	efd int // eventfd: wakes the loop for its inbox
-	// file holds ep for the runtime's poller; rc waits on it.
-	file *os.File
-	rc   syscall.RawConn
+	sys loopSys // the system's poller (evloop_sys.go, evloop_nosys.go)
 
 	mu    sync.Mutex
 	inbox []loopMsg
@@ -75,9 +66,10 @@ type loopEvent struct {
 	events uint32
 }
 
+// The events' bits are epoll's.
 const (
-	evIn  = syscall.EPOLLIN
-	evOut = syscall.EPOLLOUT
+	evIn  = 0x1
+	evOut = 0x4
 )
 
 // notify hands the loop an event of a bridged socket (bridge.go).
@@ -92,8 +84,7 @@ func (l *evLoop) notify(token int32, events uint32) {
 	l.awake = true
 	l.mu.Unlock()
 	if wake {
-		one := uint64(1)
-		rawWrite(l.efd, (*[8]byte)(unsafe.Pointer(&one))[:])
+		l.wake()
 	}
 }
 
@@ -117,9 +108,6 @@ type loopMsg struct {
 	s    *serverConn
 	err  error
 }
-
-// epollIn is what the loop watches a socket for: edge-triggered input.
-const epollIn = syscall.EPOLLIN | syscall.EPOLLRDHUP | 1<<31
 
 // loopOut bounds what a socket may hold back unwritten before the loop
 // stops relaying into it until it drains.
@@ -145,39 +133,11 @@ func (p *Proxy) startLoops(n int) {
 }
 
 func newLoop(p *Proxy) (*evLoop, error) {
-	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-	if err != nil {
+	l := &evLoop{p: p, awake: true, own: make(map[*clientConn]int32)}
+	if err := l.sys.init(); err != nil {
 		return nil, err
 	}
-	const efdCloexec, efdNonblock = 0x80000, 0x800
-	efd, _, errno := syscall.RawSyscall(syscall.SYS_EVENTFD2, 0, efdCloexec|efdNonblock, 0)
-	if errno != 0 {
-		syscall.Close(ep)
-		return nil, errno
-	}
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(efd)}
-	if err := epollCtl(ep, syscall.EPOLL_CTL_ADD, int(efd), &ev); err != nil {
-		syscall.Close(ep)
-		syscall.Close(int(efd))
-		return nil, err
-	}
-	// The loop waits for its epoll set in the runtime's network poller
-	// (an epoll set is itself pollable), not in a blocking epoll_wait: a
-	// goroutine blocked in a system call has its processor taken away
-	// and, once it returns, is preempted and moved between threads.
-	if err := syscall.SetNonblock(ep, true); err != nil {
-		syscall.Close(ep)
-		syscall.Close(int(efd))
-		return nil, err
-	}
-	f := os.NewFile(uintptr(ep), "evloop")
-	rc, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
-		syscall.Close(int(efd))
-		return nil, err
-	}
-	return &evLoop{p: p, ep: ep, efd: int(efd), file: f, rc: rc, awake: true, own: make(map[*clientConn]int32)}, nil
+	return l, nil
 }
 
 // post hands the loop a message from any goroutine (the loop's own
@@ -202,8 +162,7 @@ func (l *evLoop) post(m loopMsg) {
 	l.awake = true
 	l.mu.Unlock()
 	if wake {
-		one := uint64(1)
-		rawWrite(l.efd, (*[8]byte)(unsafe.Pointer(&one))[:])
+		l.wake()
 	}
 }
 
@@ -213,7 +172,6 @@ func (p *Proxy) pickLoop() *evLoop {
 }
 
 func (l *evLoop) run() {
-	events := make([]syscall.EpollEvent, 256)
 	for {
 		l.mu.Lock()
 		l.work, l.inbox = l.inbox, l.work[:0]
@@ -241,30 +199,10 @@ func (l *evLoop) run() {
 			}
 			continue
 		}
-		var n int
-		var werr error
-		err := l.rc.Read(func(fd uintptr) bool {
-			n, werr = epollPoll(int(fd), events)
-			return n > 0 || werr != nil && werr != syscall.EINTR
-		})
-		if err == nil {
-			err = werr
-		}
-		if err != nil {
+		// Nothing in the inbox: wait for it or for the sockets.
+		if err := l.wait(); err != nil {
 			l.p.log.Error("event loop failed", "err", err)
 			return
-		}
-		l.mu.Lock()
-		l.awake = true
-		l.mu.Unlock()
-		for _, ev := range events[:n] {
-			fd := ev.Fd
-			if int(fd) == l.efd {
-				var b [8]byte
-				rawRead(l.efd, b[:])
-				continue
-			}
-			l.event(fd, ev.Events)
 		}
 	}
 }
@@ -272,10 +210,10 @@ func (l *evLoop) run() {
 // event handles what epoll or a bridge reports of a socket.
 func (l *evLoop) event(fd int32, events uint32) {
 	if c := l.clients.get(fd); c != nil {
-		if events&syscall.EPOLLOUT != 0 {
+		if events&evOut != 0 {
 			l.clientWritable(c)
 		}
-		if events&^syscall.EPOLLOUT != 0 && l.clients.get(fd) == c {
+		if events&^evOut != 0 && l.clients.get(fd) == c {
 			l.clientReadable(c)
 		}
 		l.armOut(c)
@@ -283,10 +221,10 @@ func (l *evLoop) event(fd int32, events uint32) {
 	}
 	if s := l.servers.get(fd); s != nil {
 		c := s.lclient
-		if events&syscall.EPOLLOUT != 0 {
+		if events&evOut != 0 {
 			l.serverWritable(s)
 		}
-		if events&^syscall.EPOLLOUT != 0 && l.servers.get(fd) == s {
+		if events&^evOut != 0 && l.servers.get(fd) == s {
 			l.serverReadable(s)
 		}
 		if c != nil {
@@ -387,8 +325,7 @@ func (l *evLoop) stop(work []loopMsg) {
 		c.vanish()
 		c.done()
 	})
-	l.file.Close()
-	syscall.Close(l.efd)
+	l.sys.close()
 }
 
 // shutdownIdle closes the loop's clients that are between transactions

@@ -3,9 +3,107 @@
 package pooler
 
 import (
+	"os"
 	"syscall"
 	"unsafe"
 )
+
+// loopSys is a loop's epoll set: ep, with an eventfd (efd) that wakes the
+// loop for its inbox.
+type loopSys struct {
+	ep  int
+	efd int
+	// file holds ep for the runtime's poller; rc waits on it.
+	file   *os.File
+	rc     syscall.RawConn
+	events []syscall.EpollEvent
+}
+
+// bridgeOnly: every connection is bridged (newRawIO); here only those
+// without a descriptor of their own.
+const bridgeOnly = false
+
+// epollIn is what the loop watches a socket for: edge-triggered input.
+const epollIn = syscall.EPOLLIN | syscall.EPOLLRDHUP | 1<<31
+
+func (y *loopSys) init() error {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	const efdCloexec, efdNonblock = 0x80000, 0x800
+	efd, _, errno := syscall.RawSyscall(syscall.SYS_EVENTFD2, 0, efdCloexec|efdNonblock, 0)
+	if errno != 0 {
+		syscall.Close(ep)
+		return errno
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(efd)}
+	if err := epollCtl(ep, syscall.EPOLL_CTL_ADD, int(efd), &ev); err != nil {
+		syscall.Close(ep)
+		syscall.Close(int(efd))
+		return err
+	}
+	// The loop waits for its epoll set in the runtime's network poller
+	// (an epoll set is itself pollable), not in a blocking epoll_wait: a
+	// goroutine blocked in a system call has its processor taken away
+	// and, once it returns, is preempted and moved between threads.
+	if err := syscall.SetNonblock(ep, true); err != nil {
+		syscall.Close(ep)
+		syscall.Close(int(efd))
+		return err
+	}
+	f := os.NewFile(uintptr(ep), "evloop")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		syscall.Close(int(efd))
+		return err
+	}
+	*y = loopSys{ep: ep, efd: int(efd), file: f, rc: rc, events: make([]syscall.EpollEvent, 256)}
+	return nil
+}
+
+func (y *loopSys) close() {
+	y.file.Close()
+	syscall.Close(y.efd)
+}
+
+// wake makes the loop look at its inbox.
+func (l *evLoop) wake() {
+	one := uint64(1)
+	rawWrite(l.sys.efd, (*[8]byte)(unsafe.Pointer(&one))[:])
+}
+
+// wait waits for the epoll set (the inbox's eventfd among its sockets) and
+// handles the sockets' events.
+func (l *evLoop) wait() error {
+	y := &l.sys
+	var n int
+	var werr error
+	err := y.rc.Read(func(fd uintptr) bool {
+		n, werr = epollPoll(int(fd), y.events)
+		return n > 0 || werr != nil && werr != syscall.EINTR
+	})
+	if err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.awake = true
+	l.mu.Unlock()
+	for _, ev := range y.events[:n] {
+		fd := ev.Fd
+		if int(fd) == y.efd {
+			var b [8]byte
+			rawRead(y.efd, b[:])
+			continue
+		}
+		l.event(fd, ev.Events)
+	}
+	return nil
+}
 
 // The loop's system calls never block (epoll_pwait with a zero timeout,
 // epoll_ctl, and eventfd reads and writes on a non-blocking eventfd), so
@@ -25,7 +123,7 @@ func (l *evLoop) modify(rio *rawIO, fd int32, out bool) {
 	if out {
 		ev.Events |= syscall.EPOLLOUT
 	}
-	epollCtl(l.ep, syscall.EPOLL_CTL_MOD, int(fd), &ev)
+	epollCtl(l.sys.ep, syscall.EPOLL_CTL_MOD, int(fd), &ev)
 }
 
 // add makes the loop watch rio's socket (fd, from toRaw) for input.
@@ -35,7 +133,7 @@ func (l *evLoop) add(rio *rawIO, fd int32) error {
 		return nil
 	}
 	ev := syscall.EpollEvent{Events: epollIn, Fd: fd}
-	return epollCtl(l.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev)
+	return epollCtl(l.sys.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev)
 }
 
 // del stops the loop watching rio's socket (fd). It may run on any
@@ -45,7 +143,7 @@ func (l *evLoop) del(rio *rawIO, fd int32) {
 		rio.br.watch(nil)
 		return
 	}
-	epollCtl(l.ep, syscall.EPOLL_CTL_DEL, int(fd), nil)
+	epollCtl(l.sys.ep, syscall.EPOLL_CTL_DEL, int(fd), nil)
 }
 
 // epollPoll returns the ready events of ep without waiting.
@@ -76,57 +174,4 @@ func rawRead(fd int, b []byte) {
 
 func rawWrite(fd int, b []byte) {
 	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-}
-
-// fdTable maps the loop's descriptors to their connections: a slice
-// indexed by descriptor, which the kernel keeps small and dense, and a map
-// for the bridges' tokens (negative).
-type fdTable[T any] struct {
-	v       []*T
-	bridged map[int32]*T
-}
-
-func (t *fdTable[T]) get(fd int32) *T {
-	if fd >= 0 && int(fd) < len(t.v) {
-		return t.v[fd]
-	}
-	if fd < 0 {
-		return t.bridged[fd]
-	}
-	return nil
-}
-
-func (t *fdTable[T]) set(fd int32, x *T) {
-	if fd < 0 {
-		if t.bridged == nil {
-			t.bridged = make(map[int32]*T)
-		}
-		t.bridged[fd] = x
-		return
-	}
-	if int(fd) >= len(t.v) {
-		t.v = append(t.v, make([]*T, int(fd)+1-len(t.v)+len(t.v)/2)...)
-	}
-	t.v[fd] = x
-}
-
-func (t *fdTable[T]) del(fd int32) {
-	if fd >= 0 && int(fd) < len(t.v) {
-		t.v[fd] = nil
-	}
-	if fd < 0 {
-		delete(t.bridged, fd)
-	}
-}
-
-// each calls f for every connection in the table.
-func (t *fdTable[T]) each(f func(*T)) {
-	for _, x := range t.v {
-		if x != nil {
-			f(x)
-		}
-	}
-	for _, x := range t.bridged {
-		f(x)
-	}
 }

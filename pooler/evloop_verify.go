@@ -1,5 +1,3 @@
-//go:build linux
-
 package pooler
 
 // verify reads the session state the client's routines left on s, the

@@ -62,7 +62,7 @@ type rawIO struct {
 // descriptor of its own, or when asked.
 func newRawIO(nc net.Conn, bridged bool) *rawIO {
 	sc, ok := nc.(syscall.Conn)
-	if !ok || bridged {
+	if !ok || bridged || bridgeOnly {
 		return newBridgedIO(nc)
 	}
 	rc, err := sc.SyscallConn()
