@@ -424,7 +424,7 @@ func TestAdminRefusedAndErrors(t *testing.T) {
 	if len(dbs) != 2 || dbs[0]["name"] != pgtest.Database || dbs[1]["name"] != AdminDatabase || dbs[0]["current_connections"] != "1" {
 		t.Errorf("SHOW DATABASES: %v", dbs)
 	}
-	// The pump gives the server back just after the client got its
+	// The loop gives the server back just after the client got its
 	// ReadyForQuery: it is "used" for that moment, then free.
 	lists := map[string]string{}
 	if !waitFor(5*time.Second, func() bool {

@@ -93,7 +93,7 @@ func (p *Proxy) forwardCancel(req *pgproto3.CancelRequest) {
 		p.log.Debug("cancel request with an unknown key dropped")
 		return
 	}
-	// Holding c.mu keeps the server attached (the pump cannot release it)
+	// Holding c.mu keeps the server attached (its loop cannot release it)
 	// until PostgreSQL has taken the request.
 	c.mu.Lock()
 	defer c.mu.Unlock()

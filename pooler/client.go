@@ -8,7 +8,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
@@ -28,21 +27,17 @@ var clientWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 
 
 // clientConn is one client of the proxy.
 //
-// Its states: login (startup packet, authentication, welcome), then
-// detached (no server; the client goroutine blocks reading the client) and
-// attached (a server is attached; the client goroutine writes the client's
-// messages to it and a pump goroutine relays the server's messages back).
-// In transaction mode the first message of a transaction attaches a server
-// and the pump detaches it at the ReadyForQuery that makes mayRelease true;
-// in session and record mode the server stays attached until the client
-// leaves. When the client leaves, onVanish decides how its server is
-// cleaned up; a server that fails closes the client.
+// It logs in on the goroutine that accepted it (startup packet,
+// authentication, welcome), then an event loop relays for it (evloop.go):
+// detached (no server) or attached. In transaction mode the first message
+// of a transaction attaches a server and the ReadyForQuery at which the
+// engine allows it releases the server (readyForQuery); in session and
+// record mode the server stays attached until the client leaves. When the
+// client leaves, the engine decides how its server is cleaned up
+// (vanish); a server that fails closes the client.
 type clientConn struct {
 	proxy *Proxy
 	conn  net.Conn
-	// polledFD is the socket's descriptor while the client is parked in
-	// the idle poller, else -1 (under the poller's lock).
-	polledFD int32
 	// hdr is writePlan's scratch space for message headers (client
 	// goroutine only: a local array would escape to the heap).
 	hdr [headerLen + 2]byte
@@ -64,17 +59,15 @@ type clientConn struct {
 	// Proxy.mu).
 	pooled bool
 	// tls is set once the client's TLS handshake is done: conn and rio
-	// are its tls.Conn, whose decrypted bytes a bufferless wait on the
-	// socket would not see (it is never parked: nudgeIdleClients). raw is
-	// the socket, under the tls.Conn or not, which an event loop owns (nil
-	// when it cannot).
+	// are its tls.Conn. raw is the socket, under the tls.Conn or not,
+	// which an event loop owns.
 	tls bool
 	raw *rawIO
 	r   *bufio.Reader
 
-	// wmu guards w, which both the client goroutine (errors) and the pump
-	// (relayed server messages) write to. w is taken from clientWriters
-	// when needed and given back once flushed between transactions.
+	// wmu guards w, which the loop writes and the console (KILL's FATAL)
+	// and shutdown may write too. w is taken from clientWriters when
+	// needed and given back once flushed between transactions.
 	wmu sync.Mutex
 	w   *bufio.Writer
 
@@ -88,16 +81,13 @@ type clientConn struct {
 	server *serverConn
 	// st is the protocol state of the attached server.
 	st engine.RelState
-	// pumps counts the client's running pump goroutine (at most one):
-	// attach and vanish, both on the client goroutine, wait for it.
-	pumps sync.WaitGroup
 	// place is where the client is (engine.Place), changed only by
 	// moveLocked.
 	place engine.Place
 	// gone is set once vanish ran (the client disconnected or is being
 	// closed).
 	gone bool
-	// vanished is gone for the pump's hot path: it drops server output.
+	// vanished is gone for the relay's hot path: it drops server output.
 	vanished atomic.Bool
 	// params are the client's tracked parameters (varcache): what it asked
 	// for at startup, updated by every ParameterStatus it was sent; sig is
@@ -105,11 +95,6 @@ type clientConn struct {
 	params map[string]string
 	sig    uint64
 
-	// parkedAt is when the client goroutine began waiting for the client's
-	// next message (UnixNano; 0 while it is not waiting); nudged is set,
-	// under nmu, when the janitor ended that wait with a read deadline so
-	// that the client waits without a read buffer (waitIdle).
-	parkedAt atomic.Int64
 	// rec records the session when the proxy captures (nil otherwise);
 	// endReason is what its session end says (under mu).
 	rec       *capture.Session
@@ -118,9 +103,6 @@ type clientConn struct {
 	// measurement builds only (capturetoggle.go).
 	recOff atomic.Bool
 
-	// verifying is open (under mu) while the pump reads the state of the
-	// client's server (verifyAttached): the client's next message waits.
-	verifying chan struct{}
 	// knownFn is the client's test of routines known to change nothing
 	// (knownClean), made once.
 	knownFn func(name string) bool
@@ -132,8 +114,6 @@ type clientConn struct {
 	// startupSets are startup parameters beyond the tracked ones, set on
 	// every server the client gets (see login's carry).
 	startupSets []engine.Setting
-	nmu         sync.Mutex
-	nudged      bool
 
 	// tracked is set in transaction mode with prepared-statement support:
 	// the relay looks at every message (track.go).
@@ -143,11 +123,6 @@ type clientConn struct {
 	// statements. Under mu, except the framing (client goroutine or loop
 	// only).
 	eng engine.Client
-
-	// loopNext is set at login when an event loop takes the client with
-	// the server it keeps for its session (attachAtLogin; login goroutine
-	// only).
-	loopNext bool
 
 	// Event-loop state (evloop.go). inLoop is set from the hand-off to an
 	// event loop until the loop lets the client go; which loop owns it is
@@ -159,6 +134,7 @@ type clientConn struct {
 	lwait  bool
 	lmore  bool // the socket may hold bytes the loop has not read
 	lout   bool
+	lhup   bool // the client closed its end: read until the end (see serverConn.lhup)
 	// A message larger than the read buffer: lleft is what is still to
 	// come of one the loop streams to the server (or drops: ldrop);
 	// lbig gathers one the pooler must see whole.
@@ -247,11 +223,10 @@ func (c *clientConn) send(b []byte) error {
 // small one.
 func (p *Proxy) serveClient(nc net.Conn) {
 	c := &clientConn{
-		proxy:    p,
-		conn:     nc,
-		polledFD: -1,
-		r:        clientReaders.Get().(*bufio.Reader),
-		eng:      engine.Client{Limits: &p.limits},
+		proxy: p,
+		conn:  nc,
+		r:     clientReaders.Get().(*bufio.Reader),
+		eng:   engine.Client{Limits: &p.limits},
 	}
 	r := newRawIO(nc, p.cfg.Relay == RelayBridged)
 	c.rio, c.conn, c.raw = r, r, r
@@ -271,20 +246,13 @@ func (p *Proxy) serveClient(nc net.Conn) {
 		p.wg.Done()
 		return
 	}
-	if c.loopNext || c.loopable() {
-		c.toLoop()
+	if c.admin {
+		c.serveAdmin()
+		c.done()
 		return
 	}
-	go c.run()
-}
-
-// loopable reports whether an event loop may relay for the client: a
-// socket the pooler owns, servers whose sockets it owns (evloop.go).
-func (c *clientConn) loopable() bool {
-	if c.proxy.loops == nil || c.admin || c.proxy.closing.Load() {
-		return false
-	}
-	return true
+	// A shutdown that began meanwhile closes the client on its loop.
+	c.toLoop()
 }
 
 // bigMessage is a client message larger than the read buffer that an
@@ -295,65 +263,16 @@ type bigMessage struct {
 	body []byte
 }
 
-// toLoop hands a client between transactions to an event loop.
+// toLoop hands a logged-in client to an event loop.
 func (c *clientConn) toLoop() {
-	c.pumps.Wait()
 	c.inLoop.Store(true)
 	c.proxy.pickLoop().post(loopMsg{kind: msgAdopt, c: c})
-}
-
-// run relays for a logged-in client until it leaves. A client idle for a
-// while goes on on a fresh goroutine (idle), so that the goroutine that
-// holds an idle client has a small stack.
-func (c *clientConn) run() {
-	if c.admin {
-		c.serveAdmin()
-		c.done()
-		return
-	}
-	relaying := &c.proxy.stats.relaying
-	relaying.Add(1)
-	ok := c.relay()
-	relaying.Add(-1)
-	if !ok && c.loopable() && c.detached() {
-		// Between transactions: an event loop takes the client. One that
-		// still holds a server (inside a transaction, or pinned by
-		// session state) waits below with its pump running, and goes to
-		// a loop once it is between transactions again.
-		c.toLoop()
-		return
-	}
-	if !ok {
-		if !c.proxy.idlePoll.park(c) {
-			go c.idle()
-		}
-		return
-	}
-	c.done()
-}
-
-// wake resumes a client the idle poller held (its socket became readable,
-// or the proxy is shutting down).
-func (c *clientConn) wake() {
-	c.getReader()
-	c.run()
 }
 
 // getReader takes a read buffer from the pool.
 func (c *clientConn) getReader() {
 	c.r = clientReaders.Get().(*bufio.Reader)
 	c.r.Reset(c.rio)
-}
-
-// idle waits without a read buffer for an idle client's next message,
-// then relays again.
-func (c *clientConn) idle() {
-	if err := c.waitIdle(); err != nil {
-		c.vanish()
-		c.done()
-		return
-	}
-	c.run()
 }
 
 // local reports whether the client came through the Unix-domain socket.
@@ -379,8 +298,8 @@ func (c *clientConn) shutRead() {
 		err = errors.ErrUnsupported
 	}
 	if err != nil {
-		// A socket that cannot be shut for reading is closed: the
-		// goroutine relay notices at its next read.
+		// A socket that cannot be shut for reading is closed: its loop
+		// notices at its next read.
 		c.conn.Close()
 	}
 }
@@ -415,7 +334,7 @@ func (c *clientConn) done() {
 }
 
 // clientReaders holds the read buffers of clients; a client idle for a
-// while gives its buffer back (waitIdle).
+// while gives its buffer back (dropIdleReader).
 var clientReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, clientReadBufSize) }}
 
 // putReader gives the read buffer back; it must be empty.
@@ -427,67 +346,27 @@ func (c *clientConn) putReader() {
 	}
 }
 
-// waitIdle waits, holding no read buffer, until a client that has been
-// idle for a while sends something or goes away: it polls the socket with
-// a one-byte MSG_PEEK, so nothing is read. Afterwards c.r is a buffer from
-// the pool again.
-func (c *clientConn) waitIdle() error {
-	if c.r.Buffered() > 0 {
-		return nil
-	}
-	c.putReader()
-	c.proxy.stats.bufferless.Add(1)
-	defer func() {
-		c.proxy.stats.bufferless.Add(-1)
-		c.r = clientReaders.Get().(*bufio.Reader)
-		c.r.Reset(c.rio)
-	}()
-	sc, ok := c.conn.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var b [1]byte
-	return rc.Read(func(fd uintptr) bool {
-		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return err != syscall.EAGAIN && err != syscall.EWOULDBLOCK && err != syscall.EINTR
-	})
-}
-
-// nudge ends the wait of a client that has been waiting for its next
-// message since before cutoff (UnixNano) by setting a past read deadline,
-// so that it goes on waiting in waitIdle without a read buffer. The
-// janitor calls it; it reports whether the client was nudged.
-func (c *clientConn) nudge(cutoff int64) bool {
-	c.nmu.Lock()
-	defer c.nmu.Unlock()
-	if at := c.parkedAt.Load(); at != 0 && at < cutoff && !c.nudged {
-		c.nudged = true
-		c.conn.SetReadDeadline(time.Unix(0, 1))
-		return true
-	}
-	return false
-}
-
-// unpark ends a wait for the client's next message; it reports whether
-// the janitor nudged the client meanwhile (its read deadline is cleared
-// again here).
-func (c *clientConn) unpark() bool {
-	c.nmu.Lock()
-	c.parkedAt.Store(0)
-	n := c.nudged
-	if n {
-		c.nudged = false
-		c.conn.SetReadDeadline(time.Time{})
-	}
-	c.nmu.Unlock()
-	return n
-}
-
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// detached reports whether no server is attached to the client.
+func (c *clientConn) detached() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.server == nil
+}
+
+// attachAtLogin attaches the server a client keeps for its session
+// (session and record mode) while it logs in: the event loop that adopts
+// the client takes the server with it (evLoop.adopt).
+func (c *clientConn) attachAtLogin() (*serverConn, error) {
+	p := c.proxy
+	c.move(engine.Waiting)
+	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.waitLimit()), c.params, &c.waiter)
+	if err != nil {
+		return nil, err
+	}
+	return c.setUp(s)
 }

@@ -20,15 +20,10 @@ import (
 type Relay string
 
 const (
-	// RelayLoop relays on a few event loops, one per processor: each
-	// waits on an epoll set for all of its clients and servers, as
-	// PgBouncer's single loop does (docs/design-event-loop.md). Whatever
-	// would block a loop (a server login, settings on a server) is done
-	// on the client's goroutine.
+	// RelayLoop relays on a few event loops: each waits on an epoll set
+	// for all of its clients and servers, as PgBouncer's single loop does
+	// (docs/design-event-loop.md).
 	RelayLoop Relay = "loop"
-	// RelayGoroutine relays every client on a goroutine of its own and
-	// every attached server on another (the pump).
-	RelayGoroutine Relay = "goroutine"
 	// RelayBridged runs the event loops with every socket bridged
 	// (bridge.go), as on systems without epoll: a test knob.
 	RelayBridged Relay = "bridged"

@@ -1,18 +1,22 @@
 package pooler
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
 
-// The event-loop relay (docs/design-event-loop.md). In transaction mode
-// over plain sockets, a logged-in client belongs to one of a few event
-// loops: a goroutine with an epoll set (edge-triggered) that reads the
-// client's messages and its attached server's answers as the sockets
-// become readable and runs them through the same per-message functions as
-// the goroutine relay (policyStep, forward, serverMessage). A goroutine
-// per connection costs the Go runtime a park and a wake-up for every
-// socket event; a loop handles whatever one epoll_wait returns in one go.
+// The event loops (docs/design-event-loop.md). A logged-in client belongs
+// to one of a few event loops: a goroutine with an epoll set
+// (edge-triggered; evloop_sys.go) that reads the client's messages and its
+// attached server's answers as the sockets become readable and runs them
+// through the per-message functions of step.go (admit, forward,
+// serverMessage). A goroutine per connection costs the Go runtime a park
+// and a wake-up for every socket event; a loop handles whatever one
+// epoll_wait returns in one go. A socket the loop cannot watch itself (no
+// descriptor, an epoll set that refuses it, a system without epoll) is
+// bridged (bridge.go): goroutines move its bytes and post its events to
+// the loop's inbox.
 //
 // Nothing blocks a loop. A new server logs in on a goroutine that holds
 // only the server (loginAside); the pooler's own queries on a server (its
@@ -21,16 +25,14 @@ import (
 // they come (runQueries), while the client waits on its loop (lwait).
 // Messages larger than the read buffers are streamed (or gathered, when
 // the pooler must see them whole); a wait for a paused database runs
-// aside (pauseAside). What a loop still does not do (a server socket it
-// cannot own) hands the client to the goroutine relay (eject), which
-// hands it back once it is between transactions (clientConn.run).
+// aside (pauseAside).
 //
-// Ownership: a client is the loop's from adopt to forget (which eject,
-// finish and the ends of a client all go through), and only the loop reads
-// it and its buffers then. The loop's own record of what it owns
-// (evLoop.own) is the one answer to "is this client still mine?": once a
-// client is handed on, another loop or goroutine may be writing its
-// fields, so the loop asks its record, never the client. A server is the loop's while it
+// Ownership: a client is the loop's from adopt to forget (which finish
+// and the ends of a client all go through), and only the loop reads it
+// and its buffers then. The loop's own record of what it owns (evLoop.own)
+// is the one answer to "is this client still mine?": once a client has
+// left it, other goroutines may be writing its fields, so the loop asks
+// its record, never the client. A server is the loop's while it
 // is attached to one of the loop's clients (s.lclient). Its descriptor
 // stays in the epoll set of the loop that last had it (s.loop) until
 // another owner takes it out (bind, leaveLoop), so a server that goes back
@@ -66,10 +68,12 @@ type loopEvent struct {
 	events uint32
 }
 
-// The events' bits are epoll's.
+// The events' bits are epoll's; evHup: the peer closed its end, or the
+// socket failed (EPOLLRDHUP, EPOLLHUP, EPOLLERR).
 const (
 	evIn  = 0x1
 	evOut = 0x4
+	evHup = 0x2000 | 0x10 | 0x8
 )
 
 // notify hands the loop an event of a bridged socket (bridge.go).
@@ -113,23 +117,30 @@ type loopMsg struct {
 // stops relaying into it until it drains.
 const loopOut = 256 << 10
 
-// startLoops starts n loops; on failure the proxy uses the goroutine
-// relay only.
-func (p *Proxy) startLoops(n int) {
+// startLoops starts n loops.
+func (p *Proxy) startLoops(n int) error {
 	var loops []*evLoop
 	for range n {
 		l, err := newLoop(p)
 		if err != nil {
-			p.log.Warn("event loop unavailable; relaying on goroutines", "err", err)
 			for _, l := range loops {
 				l.post(loopMsg{kind: msgStop})
 			}
-			return
+			return fmt.Errorf("event loop: %w", err)
 		}
 		loops = append(loops, l)
 		go l.run()
 	}
 	p.loops = loops
+	return nil
+}
+
+// stopLoops stops the loops of a proxy that did not start.
+func (p *Proxy) stopLoops() {
+	for _, l := range p.loops {
+		l.post(loopMsg{kind: msgStop})
+	}
+	p.loops = nil
 }
 
 func newLoop(p *Proxy) (*evLoop, error) {
@@ -153,7 +164,7 @@ func (l *evLoop) post(m loopMsg) {
 		if m.c != nil {
 			m.c.inLoop.Store(false)
 			m.c.conn.Close()
-			l.giveUp(m.c)
+			go m.c.closed()
 		}
 		return
 	}
@@ -210,6 +221,11 @@ func (l *evLoop) run() {
 // event handles what epoll or a bridge reports of a socket.
 func (l *evLoop) event(fd int32, events uint32) {
 	if c := l.clients.get(fd); c != nil {
+		if events&evHup != 0 {
+			// Input and the end may have come in one edge: a short
+			// read does not mean that nothing more is to be read.
+			c.lhup = true
+		}
 		if events&evOut != 0 {
 			l.clientWritable(c)
 		}
@@ -221,6 +237,9 @@ func (l *evLoop) event(fd int32, events uint32) {
 	}
 	if s := l.servers.get(fd); s != nil {
 		c := s.lclient
+		if events&evHup != 0 {
+			s.lhup = true
+		}
 		if events&evOut != 0 {
 			l.serverWritable(s)
 		}

@@ -45,7 +45,7 @@ func (l *evLoop) relayClient(c *clientConn, drained bool) {
 		if got > 0 {
 			// Behind TLS a short read is one record: the socket may
 			// hold more, which no new edge would announce.
-			drained = short && !c.tls
+			drained = short && !c.tls && !c.lhup
 			continue
 		}
 		if errors.Is(err, errAgain) {
@@ -90,7 +90,7 @@ func (l *evLoop) dropIdleReader(c *clientConn) {
 
 // frontend relays the client's complete buffered messages. It reports
 // false when the loop is done with the client for now (it waits for a
-// server, was handed to a goroutine, or left).
+// server, or left).
 func (l *evLoop) frontend(c *clientConn) bool {
 	var locked *serverConn
 	// batched: a message after the first of this read (the capture's
@@ -362,7 +362,7 @@ func (l *evLoop) flushServerOf(c *clientConn) {
 
 // attach gets the client a server without blocking. It reports whether
 // the client has one now; otherwise it waits in the pool's queue (the
-// loop gets a message) or was handed to a goroutine.
+// loop gets a message) or was closed.
 func (l *evLoop) attach(c *clientConn) bool {
 	p := l.p
 	if p.closing.Load() {
@@ -436,11 +436,7 @@ func (l *evLoop) loginAside(c *clientConn, granted bool) {
 // (bind runs for an inbox message), and it is then relayed here.
 func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
 	c.waiter.loop, c.waiter.c = nil, nil
-	switch err := l.watch(s); {
-	case errors.Is(err, errEpoll):
-		l.eject(c, s, handoffEpoll)
-		return false
-	case err != nil:
+	if err := l.watch(s); err != nil {
 		l.p.stats.serversLost.Add(1)
 		c.pool.putBack(s, closeServer)
 		ok := l.attach(c)
@@ -461,7 +457,7 @@ func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
 				return
 			}
 			c.lwait = false
-			c.setUpDone(s, false, restored)
+			c.setUpDone(s, restored)
 			l.relayClient(c, !c.lmore)
 		})
 		if err != nil {
@@ -469,7 +465,7 @@ func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
 		}
 		return false
 	}
-	c.setUpDone(s, false, false)
+	c.setUpDone(s, false)
 	if async {
 		// The message that asked for the server is still buffered.
 		l.relayClient(c, !c.lmore)
@@ -478,9 +474,8 @@ func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
 	return true
 }
 
-// watch puts s's socket in the loop's epoll set, unless it is there
-// already. errEpoll: it cannot join the set; any other error: the socket
-// is closed.
+// watch makes the loop watch s's socket (take), unless it does already;
+// an error is a socket closed.
 func (l *evLoop) watch(s *serverConn) error {
 	if s.loop == l {
 		return nil
@@ -490,20 +485,13 @@ func (l *evLoop) watch(s *serverConn) error {
 		s.loop.del(rio, s.lfd)
 		s.loop = nil
 	}
-	rfd, err := rio.toRaw()
+	fd, err := l.take(rio)
 	if err != nil {
 		return err
-	}
-	fd := int32(rfd)
-	if err := l.add(rio, fd); err != nil {
-		return errEpoll
 	}
 	s.loop, s.lfd, s.lout = l, fd, false
 	return nil
 }
-
-// errEpoll is a socket that could not join an epoll set.
-var errEpoll = errors.New("socket could not join the epoll set")
 
 // setUpFailed gives back a server whose setup for the waiting client c
 // failed (setupFate) and closes the client, as a goroutine's failed

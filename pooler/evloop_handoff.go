@@ -1,41 +1,26 @@
 package pooler
 
-import (
-	"errors"
-)
+import ()
 
 // adopt takes a client from its goroutine or from login: between
 // transactions (nothing attached), or, in session and record mode, with
 // the server it keeps for its session (taken with it: watch).
 func (l *evLoop) adopt(c *clientConn) {
-	rio := c.raw
-	rfd, err := rio.toRaw()
+	fd, err := l.take(c.raw)
 	if err != nil {
 		c.inLoop.Store(false)
-		l.giveUp(c) // closed meanwhile
+		go c.closed() // closed meanwhile
 		return
 	}
-	fd := int32(rfd)
 	// A descriptor reused after a close the loop did not see is simply
 	// taken over.
 	l.own[c] = fd
 	l.clients.set(fd, c)
-	if err := l.add(rio, fd); err != nil {
-		l.clients.del(fd)
-		delete(l.own, c)
-		c.inLoop.Store(false)
-		l.giveUp(c)
-		return
-	}
 	c.mu.Lock()
 	s := c.server
 	c.mu.Unlock()
 	if s != nil {
-		switch err := l.watch(s); {
-		case errors.Is(err, errEpoll):
-			l.eject(c, s, handoffEpoll)
-			return
-		case err != nil:
+		if err := l.watch(s); err != nil {
 			s.lclient = c
 			l.serverGone(c, s)
 			return
@@ -58,11 +43,28 @@ func (l *evLoop) adopt(c *clientConn) {
 	l.clientReadable(c)
 }
 
-// giveUp hands a client that closed before the loop took it to a
-// goroutine, which cleans up after it.
-func (l *evLoop) giveUp(c *clientConn) {
-	c.raw.toRuntime()
-	go c.resume(nil)
+// take makes the loop watch rio's socket and returns its key in the
+// loop's tables: its descriptor, or a bridge's token when it has none or
+// the epoll set refuses it (max_user_watches): it is bridged then.
+func (l *evLoop) take(rio *rawIO) (int32, error) {
+	fd, err := rio.toRaw()
+	if err != nil {
+		return -1, err
+	}
+	if err := l.add(rio, int32(fd)); err != nil {
+		if fd, err = rio.toBridge(); err != nil {
+			return -1, err
+		}
+		l.p.stats.bridged.Add(1)
+		l.add(rio, int32(fd))
+	}
+	return int32(fd), nil
+}
+
+// closed ends a client whose socket closed before a loop took it.
+func (c *clientConn) closed() {
+	c.vanish()
+	c.done()
 }
 
 // owns reports whether the loop owns c (loop goroutine only).
@@ -91,73 +93,6 @@ func (l *evLoop) finish(c *clientConn) {
 	l.forget(c)
 	c.vanish()
 	c.done()
-}
-
-// eject hands the client to the goroutine relay, with s (attached on the
-// loop, or acquired for it and not set up yet), for what the loop does
-// not do itself (why: counted in Snapshot.Handoffs).
-func (l *evLoop) eject(c *clientConn, s *serverConn, why handoff) {
-	l.p.stats.handoffs[why].Add(1)
-	if c.lbig != nil {
-		// A message gathered whole (frontend) cannot change drivers:
-		// the goroutine relay reads messages from the socket's buffer.
-		if s != nil {
-			c.pool.putBack(s, reuse)
-		}
-		c.protocolError(errors.New("a large message could not be relayed"))
-		l.afterVanish(c)
-		return
-	}
-	if s == nil {
-		c.mu.Lock()
-		s = c.server
-		c.mu.Unlock()
-	}
-	l.forget(c)
-	c.wmu.Lock()
-	if c.w != nil {
-		c.w.Flush()
-	}
-	c.raw.toRuntime()
-	c.wmu.Unlock()
-	c.lout = false
-	if s != nil && s.lclient == c {
-		// Attached on the loop: the pump takes over.
-		fatal := s.lfatal
-		l.dropServer(s)
-		s.wmu.Lock()
-		s.w.Flush()
-		s.leaveLoop()
-		s.wmu.Unlock()
-		s.lout = false
-		c.pumps.Add(1)
-		go c.pump(s, fatal)
-		s = nil
-	}
-	go c.resume(s)
-}
-
-// resume runs the goroutine relay for a client the loop handed over,
-// first setting up the server acquired for it (s, when not nil).
-func (c *clientConn) resume(s *serverConn) {
-	c.wmu.Lock()
-	if c.raw != nil {
-		c.raw.flushBlocking()
-	}
-	c.wmu.Unlock()
-	if c.r == nil {
-		c.getReader()
-	}
-	if s != nil {
-		if _, err := c.setUp(s, true); err != nil {
-			c.send(c.failure(err))
-			c.proxy.log.Info("client closed: no server", "user", c.user, "database", c.database, "err", err)
-			c.vanish()
-			c.done()
-			return
-		}
-	}
-	c.run()
 }
 
 // flushBlocking writes what nb writes left over, waiting for the socket

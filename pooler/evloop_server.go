@@ -50,7 +50,7 @@ func (l *evLoop) serverReadable(s *serverConn) {
 		if got > 0 {
 			// Behind TLS a short read is one record: the socket may
 			// hold more, which no new edge would announce.
-			drained = short && !s.tls
+			drained = short && !s.tls && !s.lhup
 			continue
 		}
 		if errors.Is(err, errAgain) {
@@ -120,8 +120,7 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 
 // startAnswer starts relaying a server message of type typ larger than
 // the read buffer (total bytes with its header) as it arrives
-// (streamAnswer), as the goroutine relay's copyMessage does: the relay
-// state sees its type only (for a tracked client, the engine decides
+// (streamAnswer): the relay state sees its type only (for a tracked client, the engine decides
 // whether it is the client's or the answer to a message of the pooler's
 // own, which is dropped), and the capture shows none of it.
 func (l *evLoop) startAnswer(c *clientConn, s *serverConn, typ byte, total int) {
@@ -192,8 +191,7 @@ func (l *evLoop) afterRelease(c *clientConn) {
 }
 
 // clean cleans s, which its client c released, of c's session state
-// without blocking, with the plan a goroutine's cleanServer follows: the
-// readback and the cleanup leave together (runQueries) and s goes back to
+// without blocking, with the plan of cleanPlan: the readback and the cleanup leave together (runQueries) and s goes back to
 // its pool at their end. Meanwhile the client waits (lwait), so that its
 // next server gets the settings read back. It reports whether the clean is
 // under way; otherwise s was given back already.

@@ -100,11 +100,6 @@ func TestSlowClientLargeResults(t *testing.T) {
 	if err := <-other; err != nil {
 		t.Fatal(err)
 	}
-	for why, n := range tp.Snapshot().Handoffs {
-		if n != 0 {
-			t.Errorf("%d clients handed to a goroutine for %s; the loop streams large answers", n, why)
-		}
-	}
 	var b [4]byte
 	binary.BigEndian.PutUint32(b[:], 4)
 	conn.Write(append([]byte{'X'}, b[:]...))

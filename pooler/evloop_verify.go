@@ -5,8 +5,7 @@ package pooler
 // queries go out one after another (runQueries) while the client waits
 // (lwait), and then runs with whether the state was read
 // (clientConn.stateFound) and whether s was lost meanwhile (its stream
-// failed: it is closed, and may be anywhere in an answer). A goroutine's
-// clientConn.verify runs the same stateRead blocking.
+// failed: it is closed, and may be anywhere in an answer).
 func (l *evLoop) verify(c *clientConn, s *serverConn, then func(ok, lost bool)) {
 	rd := c.startRead()
 	c.lwait = true

@@ -342,9 +342,8 @@ func TestUpstreamDown(t *testing.T) {
 }
 
 // TestServerLostWhileClientSends ends a client's server while the client
-// keeps sending queries: the goroutine that reads the client may hold the
-// next query just as the pump, having lost the server, is closing the
-// client. That client must not be given a new server (its state machine
+// keeps sending queries: the loop may hold the client's next query just
+// as it finds the server lost and closes the client. That client must not be given a new server (its state machine
 // would refuse the moves from closing to waiting and attached, which the
 // test's proxy counts as a failure), and the next client is served.
 func TestServerLostWhileClientSends(t *testing.T) {

@@ -67,7 +67,7 @@ func (c *clientConn) handshake() bool {
 
 // startCapture starts the client's capture session (Config.Capture),
 // once: before its server is attached at login in session and record
-// mode (the pump reads c.rec), after the login otherwise.
+// mode (its setup is recorded), after the login otherwise.
 func (c *clientConn) startCapture(pkt *startupPacket) {
 	if w := c.proxy.cfg.Capture; w != nil && !c.admin && c.rec == nil {
 		c.rec = w.StartSession(capture.SessionInfo{

@@ -40,8 +40,8 @@ func startProxy(t testing.TB, srv *pgtest.Server, cfg Config) *testProxy {
 		cfg.Upstream = srv.SocketURL(pgtest.SuperUser)
 	}
 	if cfg.Relay == "" {
-		// POOLER_TEST_RELAY=goroutine runs the tests against the
-		// goroutine relay (the default is the event loops).
+		// POOLER_TEST_RELAY=bridged runs the tests with every socket
+		// bridged, as on systems without epoll.
 		cfg.Relay = Relay(os.Getenv("POOLER_TEST_RELAY"))
 	}
 	if n, err := strconv.Atoi(os.Getenv("POOLER_TEST_LOOPS")); err == nil && cfg.Loops == 0 {

@@ -17,7 +17,7 @@ import (
 )
 
 // opsRelays are the relays the operations tests run under.
-var opsRelays = []Relay{RelayLoop, RelayGoroutine}
+var opsRelays = []Relay{RelayLoop, RelayBridged}
 
 // createRoles makes login roles for the tests (trust on the test server).
 func createRoles(t *testing.T, srv *pgtest.Server, names ...string) {

@@ -82,7 +82,7 @@ func TestSCRAMPassThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, relay := range []Relay{RelayGoroutine, RelayLoop} {
+	for _, relay := range []Relay{RelayBridged, RelayLoop} {
 		t.Run(string(relay), func(t *testing.T) {
 			tp := startProxy(t, srv, Config{
 				Relay: relay, PoolSize: 2, AuthType: AuthSCRAM,
@@ -197,7 +197,7 @@ func TestAuthQuery(t *testing.T) {
 	ctx := testCtx(t, 120*time.Second)
 	direct := directConn(t, srv)
 	createLookup(t, ctx, direct)
-	for _, relay := range []Relay{RelayGoroutine, RelayLoop} {
+	for _, relay := range []Relay{RelayBridged, RelayLoop} {
 		t.Run(string(relay), func(t *testing.T) {
 			temp := "aq_temp_" + string(relay)
 			if _, err := direct.Exec(ctx, fmt.Sprintf("DROP ROLE IF EXISTS %s; CREATE ROLE %s LOGIN PASSWORD 'temp-pw'", temp, temp)); err != nil {

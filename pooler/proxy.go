@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -52,12 +50,6 @@ type Proxy struct {
 	// trust is Config.TrustedRoutines, parsed.
 	trust routineTrust
 
-	// idlePoll holds long-idle clients without a goroutine each.
-	idlePoll idlePoller
-
-	// Janitor state for returning idle clients' memory (nudgeIdleClients).
-	nudgedSinceFree int
-	lastFree        time.Time
 	// pause is the admin console's PAUSE; admins its admin users
 	// (admin.go).
 	pause pauseState
@@ -78,21 +70,15 @@ type Proxy struct {
 		invalidMoves atomic.Int64
 		// verifications counts reads of servers' session state (verify).
 		verifications atomic.Int64
-		// bufferless counts clients waiting without a read buffer on a
-		// goroutine of their own; polledIdle those in the idle poller.
-		bufferless, polledIdle atomic.Int64
-		// relaying counts clients on a relay goroutine (clientConn.run).
-		relaying atomic.Int64
 		// loginsRefused counts connections refused by MaxLoginClients.
 		loginsRefused atomic.Int64
-		// handoffs counts the clients an event loop handed to the
-		// goroutine relay, by why (evLoop.eject).
-		handoffs [numHandoffs]atomic.Int64
+		// bridged counts the sockets a loop bridged because its epoll
+		// set refused them (evLoop.take).
+		bridged atomic.Int64
 	}
-	// budget is relayBudget, nudgeAfter idleNudgeAfter and exitWait
-	// backendExitWait (in nanoseconds), fields so that tests can change
-	// them.
-	budget, nudgeAfter, exitWait atomic.Int64
+	// exitWait is backendExitWait (in nanoseconds), a field so that
+	// tests can change it.
+	exitWait atomic.Int64
 	// loops are the event loops (evloop.go), nil when the goroutine
 	// relay does all; nextLoop picks one for each client.
 	loops    []*evLoop
@@ -169,8 +155,6 @@ func New(cfg Config) (*Proxy, error) {
 	p.clientTLS.Store(serverTLS(c.ClientTLSMode, c.ClientTLS))
 	live := c
 	p.live.Store(&live)
-	p.budget.Store(relayBudget)
-	p.nudgeAfter.Store(int64(idleNudgeAfter))
 	p.exitWait.Store(int64(backendExitWait))
 	if c.usesAuthQuery() {
 		p.auth.lookup = p.authQuery
@@ -194,17 +178,22 @@ func (p *Proxy) Listen() error {
 			return err
 		}
 	}
-	if err := p.listenMetrics(); err != nil {
+	err = nil
+	if p.loops == nil {
+		err = p.startLoops(p.cfg.Loops)
+	}
+	if err == nil {
+		err = p.listenMetrics()
+	}
+	if err != nil {
 		ln.Close()
 		if p.unixLn != nil {
 			p.unixLn.Close()
 		}
+		p.stopLoops()
 		return err
 	}
 	p.ln = ln
-	if p.cfg.Relay != RelayGoroutine && p.loops == nil {
-		p.startLoops(p.cfg.Loops)
-	}
 	return nil
 }
 
@@ -374,9 +363,6 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 			c.closeForShutdown()
 		}
 	}
-	// Clients in the idle poller have no goroutine to notice their
-	// socket closing: give them one.
-	p.idlePoll.wakeAll()
 	deadline := time.NewTimer(p.cfg.ShutdownTimeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -394,7 +380,6 @@ wait:
 	p.mu.Lock()
 	for c := range p.clients {
 		c.conn.Close()
-		p.idlePoll.wakeClient(c)
 		c.mu.Lock()
 		if c.server != nil {
 			c.server.close()
@@ -633,54 +618,7 @@ func (p *Proxy) janitor() {
 			p.forgetPools(now)
 			p.wakeCaps()
 			p.enforceClientTimeouts(now)
-			p.nudgeIdleClients(now)
 			p.sampleStats(now)
 		}
 	}
 }
-
-// idleNudgeAfter is how long a client must have waited for its next
-// message before the janitor makes it give its read buffer back.
-const idleNudgeAfter = time.Second
-
-// nudgeIdleClients lets clients idle for idleNudgeAfter wait without a read
-// buffer (as PgBouncer returns its packet buffers), so that many idle
-// clients cost little memory.
-func (p *Proxy) nudgeIdleClients(now time.Time) {
-	cutoff := now.Add(-time.Duration(p.nudgeAfter.Load())).UnixNano()
-	n := 0
-	p.mu.Lock()
-	for c := range p.clients {
-		// A TLS client is not parked: the tls.Conn may hold what it
-		// decrypted, which a wait on the socket would not see.
-		if !c.tls && c.nudge(cutoff) {
-			n++
-		}
-	}
-	p.mu.Unlock()
-	p.nudgedSinceFree += n
-	// Many clients gone idle leave their buffers to the garbage
-	// collector, which may not run for minutes when nothing allocates:
-	// give the memory back to the system now (a GC and a scavenge, at
-	// most every freeEvery).
-	if p.nudgedSinceFree >= freeAfterNudges && now.Sub(p.lastFree) >= freeEvery {
-		p.nudgedSinceFree, p.lastFree = 0, now
-		go func() {
-			// The janitor goes on; nudged clients settle into waitIdle
-			// first.
-			time.Sleep(200 * time.Millisecond)
-			// The read buffers went back to a sync.Pool, which a first
-			// collection only moves to its victim cache: the second
-			// (FreeOSMemory's) frees them.
-			runtime.GC()
-			debug.FreeOSMemory()
-		}()
-	}
-}
-
-// freeAfterNudges idle clients nudged since the last time make the
-// janitor return freed memory to the system, at most every freeEvery.
-const (
-	freeAfterNudges = 256
-	freeEvery       = 5 * time.Second
-)

@@ -2,13 +2,14 @@ package pooler_test
 
 // Clients that hold a server and go quiet: pinned by session state, idle
 // inside a transaction, or waiting for a long query while another
-// client's wait for a server times out. Each case runs on both relays and
-// with pools of 1 and 2 servers, with the real session-state classifier
-// (internal/sessionstate, which the package's own tests cannot import).
+// client's wait for a server times out. Each case runs on the loop with
+// epoll and bridged, with pools of 1 and 2 servers, with the real
+// session-state classifier (internal/sessionstate, which the package's own
+// tests cannot import).
 //
-// A quiet client is one the pooler parks: after nudgeAfter without a
-// message it gives back its read buffer and waits elsewhere. The tests
-// lower nudgeAfter so that a quiet gap of quietGap is sure to be one.
+// A quiet client is one with nothing to read for a while: its loop has
+// given back its read buffer (between transactions) and the janitor has
+// looked at it (quietGap is longer than one of its ticks).
 
 import (
 	"context"
@@ -32,7 +33,7 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
 )
 
-// quietGap is longer than the lowered nudgeAfter plus one janitor tick.
+// quietGap is longer than one janitor tick.
 const quietGap = 1500 * time.Millisecond
 
 var quietKeys atomic.Int64
@@ -53,8 +54,7 @@ func startQuiet(t *testing.T, relay pooler.Relay, size int, waitTimeout time.Dur
 	return startWith(t, pooler.Config{Relay: relay, PoolSize: size, QueryWaitTimeout: waitTimeout})
 }
 
-// startWith starts a proxy with cfg, the real classifier and a lowered
-// nudgeAfter.
+// startWith starts a proxy with cfg and the real classifier.
 func startWith(t *testing.T, cfg pooler.Config) *quietProxy {
 	t.Helper()
 	srv := pgtest.Shared(t)
@@ -67,7 +67,6 @@ func startWith(t *testing.T, cfg pooler.Config) *quietProxy {
 	cfg.Classifier = sessionstate.New()
 	cfg.Logger = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level}))
 	p, port := proxytest.Listen(t, cfg)
-	pooler.SetNudgeAfter(p, 10*time.Millisecond)
 	done := make(chan error, 1)
 	go func() { done <- p.Serve(context.Background()) }()
 	stopped := false
@@ -166,7 +165,7 @@ func (qp *quietProxy) freshClientServed(t *testing.T) {
 	c.Close(context.Background())
 }
 
-var quietRelays = []pooler.Relay{pooler.RelayLoop, pooler.RelayGoroutine}
+var quietRelays = []pooler.Relay{pooler.RelayLoop, pooler.RelayBridged}
 
 func forQuiet(t *testing.T, f func(t *testing.T, relay pooler.Relay, size int)) {
 	for _, relay := range quietRelays {

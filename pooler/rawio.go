@@ -44,8 +44,8 @@ type rawIO struct {
 	fd           int
 	closed       bool
 	laddr, raddr net.Addr
-	// A read and a write may run at once (the client goroutine reads
-	// while the pump writes): each has its own state.
+	// A read and a write may run at once (a goroutine's blocking read
+	// while the loop writes, at login): each has its own state.
 	rbuf, wbuf []byte
 	rn, wn     int
 	rerr, werr error
@@ -288,6 +288,20 @@ func (r *rawIO) toRaw() (int, error) {
 	return fd, nil
 }
 
+// toBridge makes a raw socket a bridged one (take): what nb writes left
+// over is written first.
+func (r *rawIO) toBridge() (int, error) {
+	if err := r.toRuntime(); err != nil {
+		return -1, err
+	}
+	r.mu.Lock()
+	r.br = newBridge(r.nc)
+	r.br.out, r.pend = r.pend, nil
+	r.nc, r.rc = nil, nil
+	r.mu.Unlock()
+	return r.toRaw()
+}
+
 // shutdownRead shuts the socket's read side (its reads return the end of
 // the stream, in whichever mode); writes still work.
 func (r *rawIO) shutdownRead() error {
@@ -414,8 +428,8 @@ func (r *rawIO) SetWriteDeadline(t time.Time) error {
 // errRaw is SyscallConn of a socket an event loop owns.
 var errRaw = errors.New("socket owned by an event loop")
 
-// SyscallConn returns the runtime connection's raw access (idle poller,
-// waitIdle, alive); a raw socket has none.
+// SyscallConn returns the runtime connection's raw access (alive); a raw
+// or bridged socket has none.
 func (r *rawIO) SyscallConn() (syscall.RawConn, error) {
 	if r.br != nil {
 		return nil, errRaw

@@ -88,12 +88,10 @@ func TestRecordMode(t *testing.T) {
 			if _, err := c.Exec(ctx, "SELECT 1/0"); err == nil {
 				t.Fatal("division by zero succeeded")
 			}
-			if tp.cfg.Relay != RelayGoroutine {
-				// A recorded client is relayed by an event loop too, in
-				// record mode with the server it keeps.
-				if !waitFor(5*time.Second, func() bool { return ClientsOnLoops(tp.Proxy) == 1 }) {
-					t.Errorf("%d clients on the event loops, want the recorded one", ClientsOnLoops(tp.Proxy))
-				}
+			// A recorded client is relayed by an event loop too, in
+			// record mode with the server it keeps.
+			if !waitFor(5*time.Second, func() bool { return ClientsOnLoops(tp.Proxy) == 1 }) {
+				t.Errorf("%d clients on the event loops, want the recorded one", ClientsOnLoops(tp.Proxy))
 			}
 			c.Close(ctx)
 			evs := stop()

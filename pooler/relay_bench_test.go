@@ -12,8 +12,7 @@ import (
 // BenchmarkRelay measures the pooler's cost per transaction in process:
 // one op is one round trip through the proxy in transaction mode (attach,
 // relay, release) from a hand-written client that allocates nothing, so
-// allocs/op are the pooler's (one: the pump goroutine started per
-// transaction). Run: go test ./pooler -run XXX -bench Relay -benchmem
+// allocs/op are the pooler's. Run: go test ./pooler -run XXX -bench Relay -benchmem
 // (PostgreSQL's own time is in ns/op too).
 func BenchmarkRelay(b *testing.B) {
 	srv := pgtest.Shared(b)

@@ -215,8 +215,7 @@ func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 // routines the client called that the pooler does not know yet are
 // learned, a round trip per level of calls (the definitions of a level's
 // routines are read together); then the server's state is read in one
-// more. Both drivers run it (clientConn.verify blocking, evLoop.verify
-// without blocking).
+// more. The loop runs it without blocking (evLoop.verify).
 type stateRead struct {
 	p     *Proxy
 	db    string

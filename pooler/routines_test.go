@@ -145,10 +145,6 @@ func TestRoutineState(t *testing.T) {
 					if hz == 0 && !tc.unnamed {
 						t.Errorf("no hazard counted for %s", call)
 					}
-					if relay == pooler.RelayLoop {
-						// The state is read on the loop (evLoop.verify).
-						noHandoffs(t, qp, "")
-					}
 				})
 			}
 		}
@@ -409,9 +405,6 @@ func TestLargeRoutineDefinitions(t *testing.T) {
 			answered(t, b, "SELECT coalesce(current_setting('app.big1', true), '')", "")
 			answered(t, a, "SELECT current_setting('app.big0') || current_setting('app.big1') || current_setting('app.big2')", "setsetset")
 			answered(t, b, "SELECT coalesce(current_setting('app.big2', true), '')", "")
-			if relay == pooler.RelayLoop {
-				noHandoffs(t, qp, "")
-			}
 			qp.settled(t)
 		})
 	}

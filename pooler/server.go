@@ -60,16 +60,15 @@ func canonicalParam(name string) string {
 
 // serverConn is one connection to PostgreSQL, logged in by pgconn and then
 // hijacked for raw relaying. While attached to a client, the client's
-// goroutine writes to it (holding wmu) and the client's pump goroutine
-// reads from it; while idle in the pool nobody touches it.
+// loop reads and writes it (writes holding wmu); while idle in the pool
+// nobody touches it.
 type serverConn struct {
 	pool *pool
 	conn net.Conn
 	r    *bufio.Reader
 	w    *bufio.Writer
-	// wmu is held by the goroutine writing client messages to the server;
-	// the pump takes it once before releasing the server, so that no write
-	// of the old client is still under way.
+	// wmu is held while client messages or the pooler's own queries are
+	// written to the server (the loop, vanish, a terminate).
 	wmu sync.Mutex
 
 	pid    uint32
@@ -86,7 +85,7 @@ type serverConn struct {
 	// used under the attached client's mu: the statements it holds, the
 	// responses it owes, whose unnamed statement it has. synthHead is
 	// set while an answer of the pooler's own is due (eng.SynthDue), for
-	// the pump and the client goroutine to look at without the lock.
+	// the loop to look at without the lock.
 	eng       engine.Server
 	synthHead atomic.Bool
 	// rio is what r and w read and write: the socket (raw), or the
@@ -100,11 +99,12 @@ type serverConn struct {
 	// alone: lclient is the loop's client s is attached to, lfatal
 	// whether the server sent a FATAL, lblocked that relaying to the
 	// client waits for its socket to drain, lout that the loop watches
-	// the socket for writing.
-	loop                   *evLoop
-	lfd                    int32
-	lclient                *clientConn
-	lfatal, lblocked, lout bool
+	// the socket for writing, lhup that the peer closed its end (what is
+	// left is read until the end, not only until a short read).
+	loop                         *evLoop
+	lfd                          int32
+	lclient                      *clientConn
+	lfatal, lblocked, lout, lhup bool
 	// lquery is the queries of the pooler's own that the loop runs on s
 	// (a setup, a clean: evLoop.runQueries), nil when none.
 	lquery *loopQuery
@@ -145,7 +145,7 @@ func (p *pool) dialServer(ctx context.Context, params map[string]string) (*serve
 	// pgconn starts a background reader when one of its writes takes
 	// over 15 ms (a loaded machine, many logins at once), and that reader
 	// stays blocked in a read of the socket after the login: it would
-	// take the server's first answer to a client from the pump. SyncConn
+	// take the server's first answer to a client from its loop. SyncConn
 	// stops it (with a ping only in that case) and drains pgconn's
 	// buffer, as pgconn asks before Hijack.
 	if err := pc.SyncConn(ctx); err != nil {
@@ -269,8 +269,8 @@ func (s *serverConn) terminate(gone func()) {
 	wait := time.Duration(s.pool.proxy.exitWait.Load())
 	go func() {
 		s.conn.SetDeadline(time.Now().Add(wait))
-		// A server lost while attached (serverLost, on the pump) may
-		// still be written to by its client's goroutine, under wmu.
+		// A server lost while attached may still be written to (vanish),
+		// under wmu.
 		s.wmu.Lock()
 		_, err := s.conn.Write(terminateMsg)
 		s.wmu.Unlock()
@@ -403,8 +403,8 @@ var errBadInternalAnswer = errors.New("malformed answer to a query of the pooler
 // internalAnswer takes one message of the answer to a query of the
 // pooler's own: it keeps the server's parameters, the first data row (row
 // may be nil) and the first error; it reports the ReadyForQuery that ends
-// the answer. Both drivers read the answers with it (runInternal, and an
-// event loop's queryAnswers).
+// the answer. Both readers of such answers use it (runInternal, which
+// blocks, at login in session mode; an event loop's queryAnswers).
 func (s *serverConn) internalAnswer(typ byte, body []byte, row *[]string, firstErr *error) bool {
 	switch typ {
 	case 'S':

@@ -580,8 +580,8 @@ var settingTable = []*Setting{
 			}
 		},
 		zero: func(c *Config) bool { return c.MaxPreparedStatements == 0 }},
-	{Name: "relay", Kind: KindString, Default: string(RelayLoop), Enum: []string{"loop", "goroutine", "bridged"},
-		Usage:  "how transaction mode relays: loop (a few epoll event loops, Linux), bridged (the loops with every socket moved by goroutines, as without epoll) or goroutine (two goroutines per busy client); a test knob, not in the help",
+	{Name: "relay", Kind: KindString, Default: string(RelayLoop), Enum: []string{"loop", "bridged"},
+		Usage:  "how the event loops watch sockets: loop (epoll, on Linux) or bridged (every socket moved by goroutines, as without epoll); a test knob, not in the help",
 		Hidden: true,
 		ptr:    strField(func(c *Config) *string { return (*string)(&c.Relay) })},
 	{Name: "relay_loops", Kind: KindInt, Default: 1, Min: 1,

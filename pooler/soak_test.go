@@ -16,7 +16,7 @@ package pooler
 // Replay a run with -soak.seed N (the seed is printed at the start and in
 // every failure); the scripts depend only on the seed, the timing of the
 // clients does not, so a replay is close to, not exactly, the same run.
-// POOLER_SOAK=10m soaks for that long over all 24 configurations (several
+// POOLER_SOAK=10m soaks for that long over all 18 configurations (several
 // seeds in sequence); without it the soak takes about a minute over a
 // seed-chosen subset that covers both relays, all pool sizes and both
 // policies.
@@ -57,7 +57,6 @@ type soakConfig struct {
 	policy  Policy
 	clients int
 	wait    time.Duration // QueryWaitTimeout
-	nudge   time.Duration // nudgeAfter (0: the default)
 	run     time.Duration // how long the clients start new ops
 	long    bool          // long mode: longer gaps and sleeps
 }
@@ -72,7 +71,7 @@ func (sc soakConfig) name() string {
 
 func TestSoak(t *testing.T) {
 	if os.Getenv("POOLER_TEST_RELAY") != "" || os.Getenv("POOLER_TEST_LOOPS") != "" {
-		t.Skip("TestSoak runs the goroutine relay and the loop relay with 1 and 2 loops itself in the main run; skipped under POOLER_TEST_RELAY/POOLER_TEST_LOOPS")
+		t.Skip("TestSoak runs the loop relay with 1 and 2 loops and bridged itself in the main run; skipped under POOLER_TEST_RELAY/POOLER_TEST_LOOPS")
 	}
 	srv := pgtest.Shared(t)
 	seed := *soakSeedFlag
@@ -113,17 +112,17 @@ func TestSoak(t *testing.T) {
 		relay Relay
 		loops int
 	}
-	relays := []relayKind{{RelayGoroutine, 1}, {RelayLoop, 1}, {RelayLoop, 2}, {RelayBridged, 1}}
+	relays := []relayKind{{RelayLoop, 1}, {RelayLoop, 2}, {RelayBridged, 1}}
 	pools := []int{1, 2, 20}
 	policies := []Policy{PolicyPreserve, PolicyReset}
 
 	rounds, perConfig := 1, 7*time.Second
 	if long {
-		// All 24 configurations per round, at most 20s each, several
+		// All 18 configurations per round, at most 20s each, several
 		// rounds (each with its own seed) when the soak is long.
-		perRound := 24 * 20 * time.Second
+		perRound := 18 * 20 * time.Second
 		rounds = int((total + perRound - 1) / perRound)
-		perConfig = total / time.Duration(24*rounds)
+		perConfig = total / time.Duration(18*rounds)
 		if perConfig < 5*time.Second {
 			perConfig = 5 * time.Second
 		}
@@ -143,9 +142,6 @@ func TestSoak(t *testing.T) {
 				sc.clients = 22 + rng.IntN(9)
 			}
 			sc.wait = []time.Duration{2 * time.Second, 3 * time.Second, 5 * time.Second}[rng.IntN(3)]
-			if rng.IntN(3) < 2 {
-				sc.nudge = 50 * time.Millisecond
-			}
 			return sc
 		}
 		if long {
@@ -232,8 +228,8 @@ func soakOne(t *testing.T, srv *pgtest.Server, sc soakConfig, seed int64) {
 	r.runID = fmt.Sprintf("%d/%s/%d", seed, sc.name(), time.Now().UnixNano())
 	maxSleep := sc.maxSleep()
 	r.opLimit = sc.wait + maxSleep + 20*time.Second
-	t.Logf("seed %d config %s: %d clients, query_wait_timeout %v, nudgeAfter %v, op deadline %v",
-		seed, sc.name(), sc.clients, sc.wait, sc.nudge, r.opLimit)
+	t.Logf("seed %d config %s: %d clients, query_wait_timeout %v, op deadline %v",
+		seed, sc.name(), sc.clients, sc.wait, r.opLimit)
 
 	direct := directConn(t, srv)
 	runtime.GC()
@@ -244,9 +240,6 @@ func soakOne(t *testing.T, srv *pgtest.Server, sc soakConfig, seed int64) {
 
 	tp := startProxy(t, srv, Config{PoolSize: sc.pool, QueryWaitTimeout: sc.wait, Relay: sc.relay,
 		Loops: sc.loops, OnSessionState: sc.policy, Classifier: sessionstate.New()})
-	if sc.nudge > 0 {
-		tp.nudgeAfter.Store(int64(sc.nudge))
-	}
 	r.tp = tp
 	r.start = time.Now()
 	r.end = r.start.Add(sc.run)
@@ -347,7 +340,7 @@ func (sc soakConfig) maxSleep() time.Duration {
 	return 1200 * time.Millisecond
 }
 
-// gap is a quiet gap: mostly short, some longer than nudgeAfter.
+// gap is a quiet gap: mostly short, some longer than a janitor tick.
 func (sc soakConfig) gap(rng *rand.Rand) time.Duration {
 	limit := 1200 * time.Millisecond
 	if sc.long {

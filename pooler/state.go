@@ -94,7 +94,7 @@ type KnownClassifier interface {
 }
 
 // StateRules is implemented by classifiers that name the rule of state
-// the pooler found on a server when it verified it (see verifyAttached).
+// the pooler found on a server when it verified it (see stateFound).
 type StateRules interface {
 	RuleOf(k StateKind) (rule, fix string)
 }
@@ -281,52 +281,6 @@ func (c *clientConn) classifyMessage(typ byte, n int, body []byte) []StateEffect
 	return effs
 }
 
-// cleanServer runs when s goes back to the pool (its client's transaction
-// ended, or the client left): under preserve it first reads back the
-// settings the client left on s, so that they follow the client; then it
-// resets what the client changed. It reports false when the server must
-// be closed instead (it failed, or a library was LOADed into it). An
-// event loop cleans without blocking, with the same plan (evLoop.clean).
-func (c *clientConn) cleanServer(s *serverConn, gone bool) bool {
-	c.mu.Lock()
-	st := &c.eng.Session
-	if !st.Dirty() {
-		c.mu.Unlock()
-		return true
-	}
-	unverified := st.Unverified()
-	c.mu.Unlock()
-	if unverified {
-		// What the client's routines left is read first, then cleaned
-		// (and read back, under preserve) with the rest.
-		if !c.verify(s) {
-			c.proxy.log.Warn("could not read a server's session state; server closed", "user", c.user)
-			c.dropServerState()
-			return false
-		}
-	}
-	pl, ok := c.cleanPlan(gone)
-	if !ok {
-		return false
-	}
-	var vals []string
-	if pl.readback != "" {
-		var err error
-		if vals, err = s.runInternal(pl.readback); err != nil || len(vals) != len(pl.names) {
-			c.cleanFailed("could not read a client's settings back; server closed", err)
-			return false
-		}
-	}
-	if pl.cleanup != "" {
-		if _, err := s.runInternal(pl.cleanup); err != nil {
-			c.cleanFailed("could not clean a server of session state; server closed", err)
-			return false
-		}
-	}
-	c.cleanFinish(pl.names, vals)
-	return true
-}
-
 // mustClean reports whether the client's server carries session state
 // that must be taken off at its release (engine.Client.MustClean).
 func (c *clientConn) mustClean() bool {
@@ -410,26 +364,6 @@ func (c *clientConn) dropServerState() {
 	c.mu.Unlock()
 }
 
-// verify reads the session state of s, which the client's statements
-// changed in ways only the server knows (engine.StateCall), and makes the
-// client's session what it found (stateFound). It blocks on s: the
-// goroutine relay's; an event loop runs the same stateRead without
-// blocking (evLoop.verify). It reports false when the state could not be
-// read (the server cannot be proved clean).
-func (c *clientConn) verify(s *serverConn) bool {
-	rd := c.startRead()
-	for q := rd.next(); q != ""; q = rd.next() {
-		row, err := s.runInternal(q)
-		rd.answer(row, err)
-	}
-	if rd.lost {
-		// Its stream may be anywhere in an answer: the server is closed,
-		// and whoever reads it next sees it lost.
-		s.close()
-	}
-	return c.stateFound(s, rd)
-}
-
 // startRead starts reading the state the client's routines left on its
 // server: the calls are taken from the session (a read that fails
 // leaves the session opaque).
@@ -480,49 +414,4 @@ func (c *clientConn) stateFound(s *serverConn, rd *stateRead) bool {
 	}
 	c.countHazards(found, "")
 	return true
-}
-
-// verifyAttached verifies the client's server s between transactions,
-// before it may go back to the pool (preserve): state that pins the client
-// is found before anyone else could get the server. c.mu is held; it is
-// released meanwhile. The client's next message waits (c.verifying) so
-// that nothing else reaches s during the round trip. It runs on the pump.
-func (c *clientConn) verifyAttached(s *serverConn) {
-	ch := make(chan struct{})
-	c.verifying = ch
-	c.mu.Unlock()
-	s.wmu.Lock()
-	c.mu.Lock()
-	quiet := engine.Quiet(c.eng.State()) && !c.gone
-	c.mu.Unlock()
-	ok := true
-	if quiet {
-		ok = c.verify(s)
-	}
-	s.wmu.Unlock()
-	c.mu.Lock()
-	c.verifying = nil
-	close(ch)
-	switch {
-	case !quiet:
-		// The client sent more meanwhile: verified at a later release.
-	case !ok:
-		// Not proved clean: the server stays with the client, and is
-		// verified again (or closed) when it leaves.
-		c.proxy.log.Warn("could not read a server's session state; client kept on it", "user", c.user)
-		c.setPinnedLocked(true)
-	default:
-		c.setPinnedLocked(c.eng.Session.Held())
-	}
-}
-
-// waitVerifiedLocked waits, with c.mu held (released meanwhile), until
-// no verification of the client's server is under way.
-func (c *clientConn) waitVerifiedLocked() {
-	for c.verifying != nil {
-		ch := c.verifying
-		c.mu.Unlock()
-		<-ch
-		c.mu.Lock()
-	}
 }

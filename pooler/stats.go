@@ -14,12 +14,11 @@ import (
 // Statistics (SHOW POOLS, SHOW STATS, SHOW CLIENTS, SHOW SERVERS and the
 // Prometheus collector all read Proxy.Snapshot).
 //
-// The hot path stays cheap: the client goroutine counts its messages,
-// bytes and query round trips in plain fields of clientConn.ctr that it
-// updates under c.mu, which it holds at that point anyway (noteFrontend);
-// the pump adds the bytes it relays to the client in a field only it
-// touches; and at each ReadyForQuery (noteReady) the pump adds what
-// accumulated to the pool's atomic counters, so a transaction costs a few
+// The hot path stays cheap: the client's loop counts its messages, bytes
+// and query round trips in plain fields of clientConn.ctr that it updates
+// under c.mu, which it holds at that point anyway (noteFrontend), and the
+// bytes it relays to the client; and at each ReadyForQuery (noteReady) it
+// adds what accumulated to the pool's atomic counters, so a transaction costs a few
 // atomic adds and two or three clock reads, and no lock or allocation of
 // its own. Wait times are measured in pool.acquire around the wait only.
 
@@ -59,7 +58,7 @@ func (pc *poolCounters) observeWait(d time.Duration) {
 
 // clientCounters are what a client's relay counts between two
 // ReadyForQuery messages, and when it connected. rx, queries, qStart and
-// xStart are used under c.mu; tx only by the pump.
+// xStart are used under c.mu; tx only by the client's loop.
 type clientCounters struct {
 	connected time.Time
 	rx, tx    int64
@@ -95,7 +94,7 @@ func (k *clientCounters) startRoundTrip() {
 
 // noteReady adds what the client's relay counted to its pool at a
 // ReadyForQuery with the given status, after the engine recorded it. c.mu is
-// held, and the caller is the pump.
+// held, and the caller is the client's loop.
 func (c *clientConn) noteReady(status byte) {
 	k := &c.ctr
 	pc := &c.pool.ctr
@@ -159,9 +158,9 @@ type Snapshot struct {
 	LoginsRefused int64
 	// AdminClients counts clients of the admin console.
 	AdminClients int
-	// Handoffs counts, by why, the clients an event loop handed to the
-	// goroutine relay for what a loop does not do itself.
-	Handoffs map[string]int64
+	// Bridged counts the sockets an event loop bridged (bridge.go)
+	// because its epoll set refused them (max_user_watches).
+	Bridged int64
 	// InvalidMoves counts moves of a client between places that the
 	// engine's state machine refused (engine.Move): pooler bugs, logged.
 	InvalidMoves int64
@@ -398,10 +397,7 @@ func (p *Proxy) Snapshot() Snapshot {
 	snap.LoggingIn = len(p.logins)
 	p.mu.Unlock()
 	snap.InvalidMoves = p.stats.invalidMoves.Load()
-	snap.Handoffs = make(map[string]int64, numHandoffs)
-	for i := range p.stats.handoffs {
-		snap.Handoffs[handoff(i).String()] = p.stats.handoffs[i].Load()
-	}
+	snap.Bridged = p.stats.bridged.Load()
 	snap.Verifications = p.stats.verifications.Load()
 	return snap
 }
@@ -534,16 +530,3 @@ func (p *Proxy) statsWindow(now map[string]PoolTotals) (from, to map[string]Pool
 	}
 	return nil, now, time.Since(p.started)
 }
-
-// handoff is why an event loop hands a client to the goroutine relay.
-type handoff uint8
-
-const (
-	handoffForeign handoff = iota // a server socket the pooler cannot own (no descriptor)
-	handoffEpoll                  // the server's socket could not join the epoll set
-	numHandoffs
-)
-
-var handoffNames = [numHandoffs]string{"foreign-socket", "epoll"}
-
-func (h handoff) String() string { return handoffNames[h] }

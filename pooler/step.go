@@ -5,19 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
-// The steps both drivers take for one message, whichever of them holds
-// the client: admit a framed client message (what the engine must see,
-// the capture, the policy's verdict), forward it, relay a server message
-// (serverMessage) and act on a ReadyForQuery (readyForQuery), and the
-// ends of a client or a server (vanish, serverLost). The goroutine relay
-// (relay.go) and the event loops (evloop*.go) only read, write and wait
-// around them.
+// The steps a loop takes for one message: admit a framed client message
+// (what the engine must see, the capture, the policy's verdict), forward
+// it, relay a server message (serverMessage) and act on a ReadyForQuery
+// (readyForQuery), and the ends of a client or a server (vanish,
+// serverLost). The event loops (evloop*.go) read, write and wait around
+// them.
 
 // inbound is one framed client message in a relay's hands: what the
 // engine needs of its body and the policy's verdict on it.
@@ -36,8 +34,8 @@ type inbound struct {
 // must see of the body, shows the message to the capture and runs the
 // session-state policy. ok is false when the message was answered here
 // (a refusal) and the relay goes on with the next one; an error means the
-// client went away. The goroutine relay may block reading the body; the
-// loop relay calls admit only for a message it has whole in its buffer.
+// client went away. The loop calls admit only for a message it has whole
+// in its buffer (pre: the start of a larger one, gathered or streamed).
 func (c *clientConn) admit(f engine.Frame, batched bool, pre []byte) (m inbound, ok bool, err error) {
 	m.typ, m.n = f.Type, f.Len
 	switch {
@@ -232,12 +230,12 @@ func copyMessage(w *bufio.Writer, r *bufio.Reader, total int) error {
 	return nil
 }
 
-// setUp makes an acquired server the client's: it applies the client's
-// settings and parameters when the server lacks them and, with pump,
-// starts the pump (the event loop relays the server's messages itself and
-// runs the setup query without blocking: evLoop.bind). On failure the
-// server is given back.
-func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
+// setUp makes the server acquired at login the client's (session and
+// record mode; attachAtLogin): it applies the client's settings and
+// parameters when the server lacks them, blocking the login goroutine. In
+// transaction mode the loop runs the same setup without blocking
+// (evLoop.bind). On failure the server is given back.
+func (c *clientConn) setUp(s *serverConn) (*serverConn, error) {
 	s.leaveLoop() // this goroutine uses it now
 	q, restored := c.setupSQL(s)
 	if q != "" {
@@ -246,7 +244,7 @@ func (c *clientConn) setUp(s *serverConn, pump bool) (*serverConn, error) {
 			return nil, err
 		}
 	}
-	c.setUpDone(s, pump, restored)
+	c.setUpDone(s, restored)
 	return s, nil
 }
 
@@ -273,9 +271,8 @@ func (c *clientConn) setupSQL(s *serverConn) (q string, restored bool) {
 }
 
 // setUpDone attaches s, which ran the client's setup query (restored:
-// with its settings) or needed none, to the client, and with pump starts
-// the pump.
-func (c *clientConn) setUpDone(s *serverConn, pump, restored bool) {
+// with its settings) or needed none, to the client.
+func (c *clientConn) setUpDone(s *serverConn, restored bool) {
 	p := c.proxy
 	c.mu.Lock()
 	if restored {
@@ -308,10 +305,6 @@ func (c *clientConn) setUpDone(s *serverConn, pump, restored bool) {
 	c.mu.Unlock()
 	p.stats.attaches.Add(1)
 	c.pool.ctr.assignments.Add(1)
-	if pump {
-		c.pumps.Add(1)
-		go c.pump(s, false)
-	}
 }
 
 // clientWrite copies one message from the server to the client buffer.
@@ -331,7 +324,7 @@ func (c *clientConn) clientWrite(s *serverConn, total int) error {
 	return err
 }
 
-// flushClient flushes what the pump wrote to the client; with done it also
+// flushClient flushes what was relayed to the client; with done it also
 // gives the write buffer back (the server is being released).
 func (c *clientConn) flushClient(done bool) {
 	c.wmu.Lock()
@@ -451,7 +444,7 @@ func isFatal(body []byte) bool {
 
 // readyForQuery updates the relay state after a ReadyForQuery with the
 // given status was relayed, and releases the server when the engine says
-// so: smReleased (the pump ends), smCleaning (an event loop cleans it
+// so: smReleased, smCleaning (an event loop cleans it
 // first and gives it back then), smVerifying (an event loop reads the
 // server's state first and decides then), or smNext (kept). Once
 // released, s is no longer the caller's.
@@ -462,15 +455,11 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) smResult {
 	if c.eng.MustVerify(status, c.gone) {
 		// Statements whose effects only the server knows: it is read
 		// before the server may go back to the pool, so that what pins
-		// the client pins it now.
-		if s.lclient == c {
-			// An event loop reads it without blocking and goes on
-			// with releaseAtReady then.
-			c.mu.Unlock()
-			s.loop.verifyAttached(c, s, status)
-			return smVerifying
-		}
-		c.verifyAttached(s)
+		// the client pins it now. The loop reads it without blocking
+		// and goes on with releaseAtReady then.
+		c.mu.Unlock()
+		s.loop.verifyAttached(c, s, status)
+		return smVerifying
 	}
 	return c.releaseAtReady(s, status)
 }
@@ -507,42 +496,22 @@ func (c *clientConn) releaseAtReady(s *serverConn, status byte) smResult {
 	// The client's ReadyForQuery leaves once its server is back in the
 	// pool, or its clean is under way (and counted), so that what the
 	// client does next sees the pool as it left it (SHOW SERVERS,
-	// Snapshot.Verifications); only a goroutine's clean, which blocks,
-	// lets it leave first.
-	onLoop, clean := s.lclient == c, c.mustClean()
-	if !onLoop {
-		s.wmu.Lock() // wait for a write of this client still under way
-		s.wmu.Unlock()
-		if clean {
-			c.flushClient(true)
-		}
-	}
+	// Snapshot.Verifications).
 	r := smReleased
-	switch {
-	case onLoop && clean:
+	if c.mustClean() {
 		// The loop cleans s without blocking and gives it back when
 		// the answers are in.
 		if s.loop.clean(c, s, gone) {
 			r = smCleaning
 		}
-	case onLoop:
+	} else {
 		// Off the event loop before another client may have it.
 		s.loop.dropServer(s)
-		c.pool.putBack(s, reuse)
-	case clean && !c.cleanServer(s, gone):
-		c.pool.putBack(s, closeServer)
-	default:
 		c.pool.putBack(s, reuse)
 	}
 	c.flushClient(true)
 	if !gone && c.proxy.closing.Load() {
 		c.closeForShutdown()
-	}
-	if !gone && !c.inLoop.Load() && (c.loopable() || !c.tls && c.proxy.stats.relaying.Load() > c.proxy.budget.Load()) {
-		// The client goroutine, already waiting for the next message,
-		// hands the client back to an event loop or, not behind TLS (see
-		// nudgeIdleClients), to the idle poller (see relayBudget).
-		c.nudge(math.MaxInt64)
 	}
 	return r
 }
@@ -575,7 +544,6 @@ func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
 	c.flushClient(true)
 	c.proxy.log.Info("server connection lost; client closed", "user", c.user, "database", c.database)
 	c.conn.Close()
-	c.proxy.idlePoll.wakeClient(c)
 }
 
 // protocolError closes a client that sent a malformed message.
@@ -597,11 +565,10 @@ func (c *clientConn) closeForShutdown() {
 	c.setEndReason("pooler shutdown")
 	c.send(fatal(codeAdminShutdown, "the pooler is shutting down"))
 	c.conn.Close()
-	c.proxy.idlePoll.wakeClient(c)
 }
 
 // vanish cleans up after a client that disconnected, sent Terminate or is
-// being closed, following onVanish, and waits for its pump to end.
+// being closed, following the engine's plan (Client.Vanish).
 func (c *clientConn) vanish() {
 	if m := c.kill.Load(); m != nil && !c.vanished.Load() {
 		// Closed by the pooler (a timeout): the client learns why.
@@ -610,7 +577,6 @@ func (c *clientConn) vanish() {
 	}
 	c.vanished.Store(true)
 	c.mu.Lock()
-	c.waitVerifiedLocked()
 	c.gone = true
 	c.moveLocked(engine.Closing)
 	s := c.server
@@ -651,7 +617,6 @@ func (c *clientConn) vanish() {
 		}
 	}
 	c.proxy.log.Debug("client left with a server attached", "user", c.user, "action", int(act))
-	c.pumps.Wait()
 }
 
 var _ io.Reader = (*bufio.Reader)(nil)

@@ -138,7 +138,6 @@ func TestClientTLSRequire(t *testing.T) {
 	for _, mode := range []Mode{ModeTransaction, ModeSession} {
 		t.Run(string(mode), func(t *testing.T) {
 			tp := startProxy(t, srv, Config{Mode: mode, ClientTLSMode: TLSRequire, ClientTLS: pk.config(), PoolSize: 2})
-			tp.nudgeAfter.Store(int64(10 * time.Millisecond))
 			ctx := testCtx(t, 30*time.Second)
 			_, err := connectURL(ctx, t, tp.tlsURL("sslmode=disable"))
 			var pgErr *pgconn.PgError
@@ -157,7 +156,7 @@ func TestClientTLSRequire(t *testing.T) {
 				if err := c.QueryRow(ctx, "SELECT $1::int * 2", i).Scan(&got); err != nil || got != 2*i {
 					t.Fatalf("query %d over TLS: %d, %v", i, got, err)
 				}
-				time.Sleep(1200 * time.Millisecond) // longer than nudgeAfter and a janitor tick
+				time.Sleep(1200 * time.Millisecond) // longer than a janitor tick
 			}
 			// A 100 kB statement crosses many TLS records.
 			var n int

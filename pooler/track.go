@@ -179,8 +179,8 @@ func (c *clientConn) emitSynthsLocked(s *serverConn) {
 	s.synthHead.Store(false)
 }
 
-// emitDueSynths sends due answers of the pooler's own and flushes; the
-// client goroutine calls it before it blocks reading the client, the pump
+// emitDueSynths sends due answers of the pooler's own (and flushes, with
+// flush): the loop calls it once it has relayed what the client sent, and
 // before it relays a server message.
 func (c *clientConn) emitDueSynths(s *serverConn, flush bool) {
 	c.wmu.Lock()

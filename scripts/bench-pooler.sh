@@ -65,8 +65,6 @@
 #                                    processes with CLIENTS/APPS clients each, application_name
 #                                    app1..appN, their results summed (servers must be set up for
 #                                    their next client's name)
-#   GOROUTINE_RELAY (0)              1: also pgpoolcheck-goroutine, the same binary with
-#                                    --relay goroutine (the relay before the event loops)
 #   EVLOOP (0)                       1: also scripts/evloop, the event-loop experiment (not a
 #                                    product: -S simple and extended only, no prepared)
 #   EVLOOP_LOOPS (2)                 its event loops
@@ -103,7 +101,6 @@ RECORD_ONLY=${RECORD_ONLY:-0}
 RECORD_WARM=${RECORD_WARM:-0}
 WARMUP=${WARMUP:-3}
 EVLOOP=${EVLOOP:-0}
-GOROUTINE_RELAY=${GOROUTINE_RELAY:-0}
 BASE_REV=${BASE_REV-}
 APPS=${APPS:-1}
 SCRIPT=${SCRIPT-}
@@ -210,10 +207,6 @@ if [ "$EVLOOP" = 1 ]; then
   PORT[evloop]=$((BASE_PORT + n))
   n=$((n + 1))
 fi
-if [ "$GOROUTINE_RELAY" = 1 ]; then
-  PORT[pgpoolcheck-goroutine]=$((BASE_PORT + n))
-  n=$((n + 1))
-fi
 if [ -n "$BASE_REV" ]; then
   PORT[pgpoolcheck-base]=$((BASE_PORT + n))
   n=$((n + 1))
@@ -259,10 +252,6 @@ start_pgpoolcheck() {
       flags=("${PPC_FLAGS[@]}")
       flags[1]="127.0.0.1:${PORT[$t]}"
       bin="$WORK/pgpoolcheck-base"
-      ;;
-    pgpoolcheck-goroutine)
-      flags=("${PPC_FLAGS[@]}" --relay goroutine)
-      flags[1]="127.0.0.1:${PORT[$t]}"
       ;;
     *)
       flags=(--listen "127.0.0.1:${PORT[$t]}" --upstream "$UPSTREAM" --pool-size "$MAX_CLIENTS"
@@ -341,7 +330,7 @@ stop_target() { stop_session "${SID[$1]}"; }
 echo "# PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on port ${PORT[direct]}"
 "${RUNAS[@]}" "$PGBIN/initdb" -D "$WORK/data" -U postgres -A trust -E UTF8 --locale=C --no-sync >/dev/null
 setsid "${RUNAS[@]}" "$PGBIN/postgres" -D "$WORK/data" -k "$WORK" -p "${PORT[direct]}" \
-  -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS * (RECORD == 1 ? 3 : 1) + POOL_SIZE * (${#BOUNCERS[@]} + 1 + EVLOOP + GOROUTINE_RELAY + (${#BASE_REV} > 0)) + 20)) \
+  -c listen_addresses=127.0.0.1 -c max_connections=$((MAX_CLIENTS * (RECORD == 1 ? 3 : 1) + POOL_SIZE * (${#BOUNCERS[@]} + 1 + EVLOOP + (${#BASE_REV} > 0)) + 20)) \
   -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off \
   $([ "$SERVER_TLS" = 1 ] && echo "-c ssl=on -c ssl_cert_file=$WORK/tls.crt -c ssl_key_file=$WORK/tls.key") >"$WORK/postgres.log" 2>&1 &
 SIDS+=("$!")
@@ -368,11 +357,6 @@ if [ -n "$BASE_REV" ]; then
   start_pgpoolcheck pgpoolcheck-base
   echo "# pgpoolcheck-base on port ${PORT[pgpoolcheck-base]}: built from $BASE_REV, the same flags"
   POOLERS+=(pgpoolcheck-base)
-fi
-if [ "$GOROUTINE_RELAY" = 1 ]; then
-  start_pgpoolcheck pgpoolcheck-goroutine
-  echo "# pgpoolcheck-goroutine on port ${PORT[pgpoolcheck-goroutine]}: the same flags and --relay goroutine"
-  POOLERS+=(pgpoolcheck-goroutine)
 fi
 EXPERIMENTS=()
 if [ "$EVLOOP" = 1 ]; then
@@ -751,7 +735,7 @@ if [ "$IDLE" -gt 0 ]; then
     "$WORK/idleclients" -n "$IDLE" -url "$(url_for "$t")" >"$WORK/idle.out" 2>"$WORK/idle.err" &
     ic=$!
     for _ in $(seq 1500); do grep -q ready "$WORK/idle.out" 2>/dev/null && break; alive "$ic" || break; sleep 0.2; done
-    sleep 10  # idle clients give their buffers back after a second (the janitor's nudge), and the janitor returns freed memory to the system at most every 5 s
+    sleep 10  # the idle clients settle before the RSS is read
     after=$(rss_kb "${PID[$t]}")
     ready=$(awk '/ready/ {print $2}' "$WORK/idle.out")
     kill -TERM "$ic" 2>/dev/null || true  # background jobs ignore SIGINT

@@ -52,7 +52,7 @@ type suiteConfig struct {
 var suiteConfigs = []suiteConfig{
 	{"session", pooler.ModeSession, pooler.RelayLoop, 40},
 	{"transaction-loop", pooler.ModeTransaction, pooler.RelayLoop, 20},
-	{"transaction-goroutine", pooler.ModeTransaction, pooler.RelayGoroutine, 20},
+	{"transaction-bridged", pooler.ModeTransaction, pooler.RelayBridged, 20},
 }
 
 // Why a test fails through a transaction-mode pooler.
@@ -68,9 +68,9 @@ const (
 // expectedFailures are the tests ("pkg/TestName", top level) known to fail
 // in each configuration, with the reason. Session mode has none.
 var expectedFailures = map[string]map[string]string{
-	"session":               {},
-	"transaction-loop":      transactionFailures,
-	"transaction-goroutine": transactionFailures,
+	"session":             {},
+	"transaction-loop":    transactionFailures,
+	"transaction-bridged": transactionFailures,
 }
 
 var transactionFailures = map[string]string{

@@ -1,8 +1,8 @@
 // Package engine holds the pooler's per-client protocol decisions with no
-// I/O: it owns no socket, goroutine, timer or lock. The two relays of
-// package pooler (the event loops and the goroutine relay) are drivers:
-// they move bytes, wait for readiness and run timers, and ask the engine
-// what each message means, under whatever lock guards the client.
+// I/O: it owns no socket, goroutine, timer or lock. The event loops of
+// package pooler are its driver: they move bytes, wait for readiness and
+// run timers, and ask the engine what each message means, under whatever
+// lock guards the client.
 //
 // What is here:
 //   - framing of client messages (Client.Frame: header checks, Terminate,

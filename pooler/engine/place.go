@@ -4,8 +4,8 @@ import "fmt"
 
 // Place is where a client is in its life with the pooler. It is one field
 // of the client, changed only through Move, so that every driver agrees on
-// it; whether the client is on an event loop, on a goroutine or parked is
-// the driver's business and not a place.
+// it; which event loop holds the client is the driver's business and not
+// a place.
 type Place uint8
 
 // Places.

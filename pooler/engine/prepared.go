@@ -45,7 +45,7 @@ import (
 // pooler gives itself (a ParseComplete for a statement the server already
 // has, a CloseComplete) must reach the client in order. So in this mode
 // every message sent to the server that produces a response has an entry
-// in the server's pending queue, and the pump matches each response
+// in the server's pending queue, and the driver matches each response
 // against the head of that queue (see Server.q, Client.Frontend and Client.Backend).
 
 // stmt is one of a client's named statements.
@@ -522,7 +522,7 @@ func completes(k pendKind, typ byte) (done, failed bool) {
 }
 
 // MayComplete reports whether a server message of type typ can complete
-// any pending entry; the pump skips the queue for the others (data rows,
+// any pending entry; the driver skips the queue for the others (data rows,
 // notices, parameter status, COPY data and the like).
 func MayComplete(typ byte) bool {
 	switch typ {

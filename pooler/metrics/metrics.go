@@ -32,7 +32,7 @@
 //	pgpoolcheck_hazard_clients_total{rule,action}           counter (clients that caused them)
 //	pgpoolcheck_servers_opened_total, pgpoolcheck_servers_lost_total   counter
 //	pgpoolcheck_invalid_client_moves_total                  counter (moves refused by the client state machine: a pooler bug)
-//	pgpoolcheck_loop_handoffs_total{reason}                 counter (clients an event loop handed to the goroutine relay)
+//	pgpoolcheck_loop_bridged_sockets_total                  counter (sockets an event loop bridged: its epoll set refused them)
 //	pgpoolcheck_admin_clients                               gauge
 package metrics
 
@@ -56,7 +56,7 @@ type Collector struct {
 	clientParses, serverParses, binds, evictions   *prometheus.Desc
 	hazards, hazardClients                         *prometheus.Desc
 	opened, lost, admins, invalidMoves             *prometheus.Desc
-	handoffs                                       *prometheus.Desc
+	bridged                                        *prometheus.Desc
 }
 
 // NewCollector returns a collector of p's figures.
@@ -92,7 +92,7 @@ func NewCollector(p *pooler.Proxy) *Collector {
 		lost:          d("servers_lost_total", "Server connections lost while attached to a client."),
 		admins:        d("admin_clients", "Clients of the admin console."),
 		invalidMoves:  d("invalid_client_moves_total", "Moves of a client between places that the client state machine refused: a pooler bug, also logged."),
-		handoffs:      d("loop_handoffs_total", "Clients an event loop handed to the goroutine relay, by reason (what a loop does not do itself).", "reason"),
+		bridged:       d("loop_bridged_sockets_total", "Sockets an event loop bridged (moved by goroutines) because its epoll set refused them."),
 	}
 }
 
@@ -100,7 +100,7 @@ func NewCollector(p *pooler.Proxy) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.clients, c.clientsPinned, c.servers, c.serversPinned, c.size, c.paused,
 		c.maxWait, c.wait, c.assignments, c.xacts, c.queries, c.recv, c.sent, c.xactTime, c.queryTime,
-		c.clientParses, c.serverParses, c.binds, c.evictions, c.hazards, c.hazardClients, c.opened, c.lost, c.admins, c.invalidMoves, c.handoffs} {
+		c.clientParses, c.serverParses, c.binds, c.evictions, c.hazards, c.hazardClients, c.opened, c.lost, c.admins, c.invalidMoves, c.bridged} {
 		ch <- d
 	}
 }
@@ -153,9 +153,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.opened, float64(s.ServersOpened))
 	counter(c.lost, float64(s.ServersLost))
 	counter(c.invalidMoves, float64(s.InvalidMoves))
-	for reason, n := range s.Handoffs {
-		counter(c.handoffs, float64(n), reason)
-	}
+	counter(c.bridged, float64(s.Bridged))
 	gauge(c.admins, float64(s.AdminClients))
 }
 
