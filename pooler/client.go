@@ -46,8 +46,8 @@ type clientConn struct {
 	// rio reads and writes conn for the buffers (rawio.go; the tls.Conn
 	// of a client that uses TLS).
 	rio io.ReadWriter
-	// idleKind, idleRx and idleSince are the janitor's view of an idle
-	// client (enforceClientTimeouts; under mu): which timeout applies,
+	// idleKind, idleRx and idleSince are the loop's view of an idle
+	// client (timedOut; under mu): which timeout applies,
 	// the received bytes when it was first seen so, and when.
 	idleKind  string
 	idleRx    int64

@@ -104,6 +104,7 @@ const (
 	msgStop                        // shut down: close every client
 	msgLoggedIn                    // a server logged in aside for a waiting client (s), or err
 	msgResumed                     // a waiting client's database is no longer paused, or err
+	msgTimeouts                    // close the clients whose timeouts ran out (the janitor's tick)
 )
 
 type loopMsg struct {
@@ -283,6 +284,13 @@ func (l *evLoop) handle(m loopMsg) {
 		}
 	case msgShutdown:
 		l.shutdownIdle()
+	case msgTimeouts:
+		now, live := time.Now(), l.p.live.Load()
+		for c := range l.own {
+			if kind := c.timedOut(now, live); kind != "" {
+				c.closeTimedOut(kind)
+			}
+		}
 	case msgExpired, msgClosed:
 		c.lwait = false
 		err := errWaitTimeout
@@ -304,7 +312,7 @@ func (l *evLoop) stop(work []loopMsg) {
 	l.inbox = nil
 	l.mu.Unlock()
 	for _, m := range rest {
-		if m.kind != msgStop && m.kind != msgShutdown {
+		if m.kind != msgStop && m.kind != msgShutdown && m.kind != msgTimeouts {
 			l.post(m) // closes the client
 		}
 	}

@@ -456,53 +456,59 @@ func (p *Proxy) poolFor(c *clientConn) *pool {
 	return pl
 }
 
-// enforceClientTimeouts closes the clients that have been idle inside a
-// transaction longer than IdleTransactionTimeout, idle outside one
-// longer than ClientIdleTimeout, or waiting for their server's answer
-// longer than QueryTimeout (the query is cancelled and the server closed,
-// as when a client leaves mid-query). A client is idle while it has sent
-// nothing (its received bytes did not change) since the janitor first saw
-// it in that state; the granularity is the janitor's second.
-func (p *Proxy) enforceClientTimeouts(now time.Time) {
+// enforceClientTimeouts has each loop close its clients that have been
+// idle inside a transaction longer than IdleTransactionTimeout, idle
+// outside one longer than ClientIdleTimeout, or waiting for their server's
+// answer longer than QueryTimeout (the query is cancelled and the server
+// closed, as when a client leaves mid-query): the clients are the loops'
+// own (evLoop.timeouts, clientConn.timedOut). The granularity is the
+// janitor's second.
+func (p *Proxy) enforceClientTimeouts() {
 	live := p.live.Load()
-	itx, idle, qt := live.IdleTransactionTimeout, live.ClientIdleTimeout, live.QueryTimeout
-	if itx <= 0 && idle <= 0 && qt <= 0 {
+	if live.IdleTransactionTimeout <= 0 && live.ClientIdleTimeout <= 0 && live.QueryTimeout <= 0 {
 		return
 	}
-	p.mu.Lock()
-	clients := make([]*clientConn, 0, len(p.clients))
-	for c := range p.clients {
-		if !c.admin {
-			clients = append(clients, c)
-		}
+	for _, l := range p.loops {
+		l.post(loopMsg{kind: msgTimeouts})
 	}
-	p.mu.Unlock()
-	for _, c := range clients {
-		c.mu.Lock()
-		kind, limit := "", time.Duration(0)
-		st := c.eng.State()
-		switch {
-		case c.gone || c.place == engine.Closing || c.place == engine.Waiting:
-		case c.server != nil && engine.IdleInTransaction(st):
-			kind, limit = "idle transaction timeout", itx
-		case c.server != nil && !engine.Quiet(st):
-			// The server owes an answer: the query runs (PgBouncer's
-			// query_timeout counts from the client's last message).
-			kind, limit = "query timeout", qt
-		case c.server == nil || engine.Quiet(st) && st.TxStatus == 'I':
-			kind, limit = "client_idle_timeout", idle
-		}
-		if kind == "" || limit <= 0 || kind != c.idleKind || c.ctr.rx != c.idleRx {
-			c.idleKind, c.idleRx, c.idleSince = kind, c.ctr.rx, now
-			c.mu.Unlock()
-			continue
-		}
-		expired := now.Sub(c.idleSince) >= limit
-		c.mu.Unlock()
-		if expired && c.kill.CompareAndSwap(nil, ptrTo(fatal(codeProtocolViolation, "%s", kind))) {
-			p.log.Info("client closed: "+kind, "user", c.user, "database", c.database, "addr", c.conn.RemoteAddr().String())
-			c.shutRead()
-		}
+}
+
+// timedOut reports which client timeout has run out for c at now, "" when
+// none (the client's loop only). A client is idle while it has sent
+// nothing (its received bytes did not change) since its loop first saw
+// it in that state.
+func (c *clientConn) timedOut(now time.Time, live *Config) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kind, limit := "", time.Duration(0)
+	st := c.eng.State()
+	switch {
+	case c.gone || c.place == engine.Closing || c.place == engine.Waiting:
+	case c.server != nil && engine.IdleInTransaction(st):
+		kind, limit = "idle transaction timeout", live.IdleTransactionTimeout
+	case c.server != nil && !engine.Quiet(st):
+		// The server owes an answer: the query runs (PgBouncer's
+		// query_timeout counts from the client's last message).
+		kind, limit = "query timeout", live.QueryTimeout
+	case c.server == nil || engine.Quiet(st) && st.TxStatus == 'I':
+		kind, limit = "client_idle_timeout", live.ClientIdleTimeout
+	}
+	if kind == "" || limit <= 0 || kind != c.idleKind || c.ctr.rx != c.idleRx {
+		c.idleKind, c.idleRx, c.idleSince = kind, c.ctr.rx, now
+		return ""
+	}
+	if now.Sub(c.idleSince) < limit {
+		return ""
+	}
+	return kind
+}
+
+// closeTimedOut closes a client whose timeout ran out: it gets the FATAL
+// when its loop reads the end of its stream (vanish).
+func (c *clientConn) closeTimedOut(kind string) {
+	if c.kill.CompareAndSwap(nil, ptrTo(fatal(codeProtocolViolation, "%s", kind))) {
+		c.proxy.log.Info("client closed: "+kind, "user", c.user, "database", c.database, "addr", c.conn.RemoteAddr().String())
+		c.shutRead()
 	}
 }
 
@@ -617,7 +623,7 @@ func (p *Proxy) janitor() {
 			}
 			p.forgetPools(now)
 			p.wakeCaps()
-			p.enforceClientTimeouts(now)
+			p.enforceClientTimeouts()
 			p.sampleStats(now)
 		}
 	}
