@@ -97,7 +97,9 @@ func (c *clientConn) serveAdmin() {
 		typ, body, err := c.readAdminMessage()
 		if err != nil {
 			var tl *engine.TooLargeError
-			if errors.As(err, &tl) {
+			if m := c.kill.Load(); m != nil {
+				c.send(*m) // closed by the pooler (shutdown)
+			} else if errors.As(err, &tl) {
 				c.send(fatal(codeProtocolViolation, "%v", err))
 			} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !isClosed(err) {
 				c.send(fatal(codeProtocolViolation, "invalid message: %v", err))

@@ -65,11 +65,12 @@ type clientConn struct {
 	raw *rawIO
 	r   *bufio.Reader
 
-	// wmu guards w, which the loop writes and the console (KILL's FATAL)
-	// and shutdown may write too. w is taken from clientWriters when
-	// needed and given back once flushed between transactions.
-	wmu sync.Mutex
-	w   *bufio.Writer
+	// w is the client's write buffer, written only by its owner (the
+	// login goroutine, then its loop; a console client's goroutine):
+	// others that must end a client set kill and shut its socket's read
+	// side. It is taken from clientWriters when needed and given back once
+	// flushed between transactions.
+	w *bufio.Writer
 
 	user, database, appName string
 	pool                    *pool
@@ -180,7 +181,7 @@ func (c *clientConn) setPinnedLocked(pinned bool) {
 }
 
 // writer returns the client's write buffer, taking one from the pool if
-// it has none. c.wmu must be held.
+// it has none (the client's owner only).
 func (c *clientConn) writer() *bufio.Writer {
 	if c.w == nil {
 		c.w = clientWriters.Get().(*bufio.Writer)
@@ -189,8 +190,7 @@ func (c *clientConn) writer() *bufio.Writer {
 	return c.w
 }
 
-// putWriter gives an empty write buffer back to the pool. c.wmu must be
-// held.
+// putWriter gives an empty write buffer back to the pool.
 func (c *clientConn) putWriter() {
 	if c.w != nil && c.w.Buffered() == 0 {
 		c.w.Reset(nil)
@@ -201,8 +201,6 @@ func (c *clientConn) putWriter() {
 
 // send writes b to the client and flushes.
 func (c *clientConn) send(b []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
 	w := c.writer()
 	_, err := w.Write(b)
 	if err == nil {

@@ -515,11 +515,9 @@ func (l *evLoop) noServer(c *clientConn, err error) {
 // What the socket does not take waits in pend; armOut, after the event,
 // makes the loop watch the socket for it.
 func (l *evLoop) flushClient(c *clientConn) {
-	c.wmu.Lock()
 	if c.w != nil {
 		c.w.Flush()
 	}
-	c.wmu.Unlock()
 }
 
 // armOut makes the loop watch a client's socket for writing when bytes
@@ -531,9 +529,7 @@ func (l *evLoop) armOut(c *clientConn) {
 	if !ok || c.lout {
 		return
 	}
-	c.wmu.Lock()
 	pend := c.raw.pending() > 0
-	c.wmu.Unlock()
 	if pend {
 		c.lout = true
 		l.modify(c.raw, fd, true)
@@ -542,11 +538,9 @@ func (l *evLoop) armOut(c *clientConn) {
 
 // clientWritable writes what the client's socket did not take before.
 func (l *evLoop) clientWritable(c *clientConn) {
-	c.wmu.Lock()
 	rio := c.raw
 	left, _ := rio.flushPend()
 	small := rio.pending() <= loopOut
-	c.wmu.Unlock()
 	if !left && c.lout {
 		c.lout = false
 		l.modify(rio, l.own[c], false)

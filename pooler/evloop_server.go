@@ -147,16 +147,12 @@ func (l *evLoop) streamAnswer(c *clientConn, s *serverConn) {
 	k := min(s.lleft, s.r.Buffered())
 	b, _ := s.r.Peek(k)
 	if !s.ldrop && !c.vanished.Load() {
-		c.wmu.Lock()
 		c.writer().Write(b) // a failed write is the client's end, seen on its socket
-		c.wmu.Unlock()
 	}
 	s.r.Discard(k)
 	s.lleft -= k
 	if s.lleft == 0 && c.tracked {
-		c.wmu.Lock()
 		c.emitIfDueLocked(s)
-		c.wmu.Unlock()
 	}
 }
 

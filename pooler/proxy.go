@@ -356,11 +356,14 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 		if c.inLoop.Load() {
 			continue // its loop closes it
 		}
+		// A console client: its goroutine sends the FATAL when it reads
+		// the end of the stream, as a loop does (vanish).
 		c.mu.Lock()
 		idle := c.place == engine.Idle
 		c.mu.Unlock()
-		if idle {
-			c.closeForShutdown()
+		if idle && c.kill.CompareAndSwap(nil, ptrTo(fatal(codeAdminShutdown, "the pooler is shutting down"))) {
+			c.setEndReason("pooler shutdown")
+			c.shutRead()
 		}
 	}
 	deadline := time.NewTimer(p.cfg.ShutdownTimeout)

@@ -315,9 +315,7 @@ func (c *clientConn) clientWrite(s *serverConn, total int) error {
 		return err
 	}
 	c.ctr.tx += int64(total)
-	c.wmu.Lock()
 	err := copyMessage(c.writer(), s.r, total)
-	c.wmu.Unlock()
 	if errors.Is(err, errWrite) {
 		return nil
 	}
@@ -327,14 +325,12 @@ func (c *clientConn) clientWrite(s *serverConn, total int) error {
 // flushClient flushes what was relayed to the client; with done it also
 // gives the write buffer back (the server is being released).
 func (c *clientConn) flushClient(done bool) {
-	c.wmu.Lock()
 	if c.w != nil {
 		c.w.Flush()
 		if done {
 			c.putWriter()
 		}
 	}
-	c.wmu.Unlock()
 }
 
 // smResult is what became of the server after serverMessage.
@@ -537,9 +533,7 @@ func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
 	}
 	c.setEndReason("server connection lost")
 	if !fatalSeen {
-		c.wmu.Lock()
 		c.writer().Write(fatal(codeConnectionFailure, "server connection lost"))
-		c.wmu.Unlock()
 	}
 	c.flushClient(true)
 	c.proxy.log.Info("server connection lost; client closed", "user", c.user, "database", c.database)

@@ -166,7 +166,7 @@ func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, co
 }
 
 // emitSynthsLocked sends the pooler's own answers that are due: those at
-// the head of the queue. c.wmu and c.mu are held.
+// the head of the queue. c.mu is held.
 func (c *clientConn) emitSynthsLocked(s *serverConn) {
 	for m := s.eng.PopSynth(); m != nil; m = s.eng.PopSynth() {
 		if c.rec != nil && !c.vanished.Load() {
@@ -183,7 +183,6 @@ func (c *clientConn) emitSynthsLocked(s *serverConn) {
 // flush): the loop calls it once it has relayed what the client sent, and
 // before it relays a server message.
 func (c *clientConn) emitDueSynths(s *serverConn, flush bool) {
-	c.wmu.Lock()
 	c.mu.Lock()
 	if c.server == s {
 		c.emitSynthsLocked(s)
@@ -192,7 +191,6 @@ func (c *clientConn) emitDueSynths(s *serverConn, flush bool) {
 	if flush && c.w != nil && !c.vanished.Load() {
 		c.w.Flush()
 	}
-	c.wmu.Unlock()
 }
 
 // trackBackend matches a server message that may complete a pending
@@ -201,8 +199,6 @@ func (c *clientConn) emitDueSynths(s *serverConn, flush bool) {
 // became due. body is the message body when the caller peeked it (small
 // CommandComplete messages), else nil.
 func (c *clientConn) trackBackend(s *serverConn, typ byte, n int, body []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
 	c.mu.Lock()
 	forward := c.eng.Backend(&s.eng, typ, body)
 	c.mu.Unlock()
@@ -226,7 +222,7 @@ func (c *clientConn) trackBackend(s *serverConn, typ byte, n int, body []byte) e
 }
 
 // emitIfDueLocked sends the pooler's own answers that became due once a
-// server message was relayed whole; c.wmu is held.
+// server message was relayed whole.
 func (c *clientConn) emitIfDueLocked(s *serverConn) {
 	c.mu.Lock()
 	if s.eng.SynthDue() {
