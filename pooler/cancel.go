@@ -93,17 +93,10 @@ func (p *Proxy) forwardCancel(req *pgproto3.CancelRequest) {
 		p.log.Debug("cancel request with an unknown key dropped")
 		return
 	}
-	// Holding c.mu keeps the server attached (its loop cannot release it)
-	// until PostgreSQL has taken the request.
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.server
-	if s == nil {
-		p.log.Debug("cancel request for a client without a server dropped", "user", c.user)
-		return
-	}
-	if err := s.sendCancel(); err != nil {
-		p.log.Warn("cancel request failed", "user", c.user, "err", err)
+	// The loop that owns the client sends the request for the server
+	// attached now (evLoop.cancel).
+	for _, l := range p.loops {
+		l.post(loopMsg{kind: msgCancel, c: c})
 	}
 }
 

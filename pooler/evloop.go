@@ -105,6 +105,7 @@ const (
 	msgLoggedIn                    // a server logged in aside for a waiting client (s), or err
 	msgResumed                     // a waiting client's database is no longer paused, or err
 	msgTimeouts                    // close the clients whose timeouts ran out (the janitor's tick)
+	msgCancel                      // a cancel request for the client's server (posted to every loop)
 )
 
 type loopMsg struct {
@@ -158,6 +159,9 @@ func (l *evLoop) post(m loopMsg) {
 	l.mu.Lock()
 	if l.stopped {
 		l.mu.Unlock()
+		if m.kind == msgCancel {
+			return
+		}
 		// Shutdown is over: the client is closed on a goroutine.
 		if m.s != nil {
 			m.c.pool.putBack(m.s, closeServer)
@@ -284,6 +288,8 @@ func (l *evLoop) handle(m loopMsg) {
 		}
 	case msgShutdown:
 		l.shutdownIdle()
+	case msgCancel:
+		l.cancel(c)
 	case msgTimeouts:
 		now, live := time.Now(), l.p.live.Load()
 		for c := range l.own {
@@ -302,6 +308,31 @@ func (l *evLoop) handle(m loopMsg) {
 		}
 		l.noServer(c, err)
 	}
+}
+
+// cancel sends a client's cancel request for the server attached to it,
+// if the loop owns the client. The request goes out aside (it dials
+// PostgreSQL); until PostgreSQL has taken it, a release of the server
+// waits (serverConn.cancels), so that it cannot cancel another client's
+// query.
+func (l *evLoop) cancel(c *clientConn) {
+	if !l.owns(c) {
+		return
+	}
+	c.mu.Lock()
+	s := c.server
+	c.mu.Unlock()
+	if s == nil {
+		l.p.log.Debug("cancel request for a client without a server dropped", "user", c.user)
+		return
+	}
+	s.cancelStarted()
+	go func() {
+		if err := s.sendCancel(); err != nil {
+			l.p.log.Warn("cancel request failed", "user", c.user, "err", err)
+		}
+		s.cancelDone()
+	}()
 }
 
 // stop ends the loop at shutdown: its clients are closed.

@@ -386,3 +386,53 @@ func TestServerLostWhileClientSends(t *testing.T) {
 		})
 	}
 }
+
+// TestReleaseWaitsForCancel: a server whose client's cancel request is
+// still on its way to PostgreSQL does not go to another client until
+// PostgreSQL has taken it (a late cancel would end the next client's
+// query). The request in flight is simulated (cancelStarted); the server
+// is the pool's only one.
+func TestReleaseWaitsForCancel(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	ctx := testCtx(t, 30*time.Second)
+	a := tp.connect(t, pgx.QueryExecModeExec)
+	tx, err := a.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s *serverConn
+	tp.mu.Lock()
+	for c := range tp.clients {
+		c.mu.Lock()
+		if c.server != nil {
+			s = c.server
+		}
+		c.mu.Unlock()
+	}
+	tp.mu.Unlock()
+	if s == nil {
+		t.Fatal("no client holds a server inside its transaction")
+	}
+	s.cancelStarted()
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := tp.connect(t, pgx.QueryExecModeExec)
+	got := make(chan error, 1)
+	go func() { _, err := b.Exec(ctx, "SELECT 1"); got <- err }()
+	select {
+	case err := <-got:
+		t.Fatalf("the next client got the server while a cancel for it was under way (%v)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	s.cancelDone()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server did not come back once the cancel was taken")
+	}
+}

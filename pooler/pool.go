@@ -539,6 +539,9 @@ func setupFate(err error) fate {
 // is either with exactly one waiter, or idle, or closed with its slot
 // freed once (the count of open servers and the caps go down by one).
 func (p *pool) putBack(s *serverConn, f fate) {
+	if f == reuse && s.holdForCancels() {
+		return
+	}
 	if f == reuse && time.Since(s.created) > p.proxy.live.lifetime() {
 		f = closeServer
 	}

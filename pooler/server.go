@@ -88,6 +88,11 @@ type serverConn struct {
 	// the loop to look at without the lock.
 	eng       engine.Server
 	synthHead atomic.Bool
+	// cancels counts the cancel requests for s on their way to
+	// PostgreSQL (cancelStarted); releasePending is set in it when s was
+	// given back meanwhile: putBack waits for them (cancelDone), so that
+	// a cancel never reaches the backend once another client has it.
+	cancels atomic.Int32
 	// rio is what r and w read and write: the socket (raw), or the
 	// tls.Conn above it behind TLS (tls is set). raw is the socket, which
 	// an event loop owns and watches either way.
@@ -325,6 +330,37 @@ func cancelAddress(cfg *pgconn.Config) (network, addr string) {
 		return "unix", filepath.Join(cfg.Host, ".s.PGSQL."+strconv.Itoa(int(cfg.Port)))
 	}
 	return "tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+}
+
+// releasePending marks serverConn.cancels: s went back while cancel
+// requests for it were under way.
+const releasePending = 1 << 30
+
+// cancelStarted counts a cancel request for s, attached to its client
+// (the client's loop only).
+func (s *serverConn) cancelStarted() { s.cancels.Add(1) }
+
+// cancelDone counts a cancel request for s as taken by PostgreSQL; the
+// last one gives s back if it was released meanwhile.
+func (s *serverConn) cancelDone() {
+	if s.cancels.Add(-1) == releasePending {
+		s.cancels.Store(0)
+		s.pool.putBack(s, reuse)
+	}
+}
+
+// holdForCancels reports whether a release of s must wait for cancel
+// requests under way (they give it back: cancelDone).
+func (s *serverConn) holdForCancels() bool {
+	for {
+		v := s.cancels.Load()
+		if v == 0 {
+			return false
+		}
+		if s.cancels.CompareAndSwap(v, v|releasePending) {
+			return true
+		}
+	}
 }
 
 // sendCancel asks PostgreSQL to cancel whatever the server is running.
