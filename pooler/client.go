@@ -47,7 +47,7 @@ type clientConn struct {
 	// of a client that uses TLS).
 	rio io.ReadWriter
 	// idleKind, idleRx and idleSince are the loop's view of an idle
-	// client (timedOut; under mu): which timeout applies,
+	// client (timedOut): which timeout applies,
 	// the received bytes when it was first seen so, and when.
 	idleKind  string
 	idleRx    int64
@@ -76,8 +76,10 @@ type clientConn struct {
 	pool                    *pool
 	key                     cancelKey
 
-	// mu guards the fields below and params.
-	mu sync.Mutex
+	// The fields below and params are the client's owner's (its loop's,
+	// once it is logged in): others ask the owner (loopMsg) or act on the
+	// socket (kill, shutRead).
+	//
 	// server is the attached server, or nil.
 	server *serverConn
 	// st is the protocol state of the attached server.
@@ -97,7 +99,7 @@ type clientConn struct {
 	sig    uint64
 
 	// rec records the session when the proxy captures (nil otherwise);
-	// endReason is what its session end says (under mu).
+	// endReason is what its session end says.
 	rec       *capture.Session
 	endReason string
 	// recOff skips the capture for the client's current round trip, in
@@ -142,8 +144,9 @@ type clientConn struct {
 	lleft int
 	ldrop bool
 	lbig  *bigMessage
-	// finished is set by done.
-	finished atomic.Bool
+	// finished is set by done; ready once the login is over (Snapshot
+	// shows the client from then on).
+	finished, ready atomic.Bool
 
 	// ctr counts for the statistics (stats.go); admin is set for a client
 	// of the admin console (admin.go).
@@ -151,7 +154,7 @@ type clientConn struct {
 	admin bool
 }
 
-// moveLocked moves the client to another place (c.mu held). A move the
+// moveLocked moves the client to another place (its owner only). A move the
 // engine refuses is a pooler bug: it is logged and counted
 // (Snapshot.InvalidMoves), and the client stays where it was.
 func (c *clientConn) moveLocked(to engine.Place) {
@@ -162,15 +165,12 @@ func (c *clientConn) moveLocked(to engine.Place) {
 	}
 }
 
-// move is moveLocked for a caller that does not hold c.mu.
+// move is moveLocked.
 func (c *clientConn) move(to engine.Place) {
-	c.mu.Lock()
 	c.moveLocked(to)
-	c.mu.Unlock()
 }
 
-// setPinnedLocked pins the attached client's server, or ends the pin
-// (c.mu held).
+// setPinnedLocked pins the attached client's server, or ends the pin.
 func (c *clientConn) setPinnedLocked(pinned bool) {
 	c.eng.SetPinned(pinned)
 	if pinned {
@@ -206,9 +206,7 @@ func (c *clientConn) send(b []byte) error {
 	if err == nil {
 		err = w.Flush()
 	}
-	c.mu.Lock()
 	attached := c.server != nil
-	c.mu.Unlock()
 	if !attached {
 		c.putWriter()
 	}
@@ -244,6 +242,7 @@ func (p *Proxy) serveClient(nc net.Conn) {
 		p.wg.Done()
 		return
 	}
+	c.ready.Store(true)
 	if c.admin {
 		c.serveAdmin()
 		c.done()
@@ -304,11 +303,9 @@ func (c *clientConn) shutRead() {
 
 // setEndReason says why the session ended (the first reason counts).
 func (c *clientConn) setEndReason(r string) {
-	c.mu.Lock()
 	if c.endReason == "" {
 		c.endReason = r
 	}
-	c.mu.Unlock()
 }
 
 // done cleans up after a client that left.
@@ -318,9 +315,7 @@ func (c *clientConn) done() {
 	}
 	p := c.proxy
 	if c.rec != nil {
-		c.mu.Lock()
 		reason := c.endReason
-		c.mu.Unlock()
 		if reason == "" {
 			reason = "client closed"
 		}
@@ -351,8 +346,6 @@ func isTimeout(err error) bool {
 
 // detached reports whether no server is attached to the client.
 func (c *clientConn) detached() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	return c.server == nil
 }
 

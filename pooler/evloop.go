@@ -106,6 +106,7 @@ const (
 	msgResumed                     // a waiting client's database is no longer paused, or err
 	msgTimeouts                    // close the clients whose timeouts ran out (the janitor's tick)
 	msgCancel                      // a cancel request for the client's server (posted to every loop)
+	msgReport                      // report the loop's clients (Snapshot)
 )
 
 type loopMsg struct {
@@ -113,6 +114,17 @@ type loopMsg struct {
 	c    *clientConn
 	s    *serverConn
 	err  error
+	// views takes the loop's report of its clients (msgReport).
+	views chan<- []clientView
+}
+
+// clientView is what a loop reports of one of its clients (Snapshot):
+// the client's info but its socket's, and its attached server's.
+type clientView struct {
+	c      *clientConn
+	info   ClientInfo
+	server *ServerInfo
+	srv    *serverConn // the attached server (tests)
 }
 
 // loopOut bounds what a socket may hold back unwritten before the loop
@@ -159,7 +171,11 @@ func (l *evLoop) post(m loopMsg) {
 	l.mu.Lock()
 	if l.stopped {
 		l.mu.Unlock()
-		if m.kind == msgCancel {
+		switch m.kind {
+		case msgCancel:
+			return
+		case msgReport:
+			m.views <- nil
 			return
 		}
 		// Shutdown is over: the client is closed on a goroutine.
@@ -290,6 +306,8 @@ func (l *evLoop) handle(m loopMsg) {
 		l.shutdownIdle()
 	case msgCancel:
 		l.cancel(c)
+	case msgReport:
+		m.views <- l.report()
 	case msgTimeouts:
 		now, live := time.Now(), l.p.live.Load()
 		for c := range l.own {
@@ -319,9 +337,7 @@ func (l *evLoop) cancel(c *clientConn) {
 	if !l.owns(c) {
 		return
 	}
-	c.mu.Lock()
 	s := c.server
-	c.mu.Unlock()
 	if s == nil {
 		l.p.log.Debug("cancel request for a client without a server dropped", "user", c.user)
 		return
@@ -335,6 +351,24 @@ func (l *evLoop) cancel(c *clientConn) {
 	}()
 }
 
+// report returns what Snapshot shows of the loop's clients.
+func (l *evLoop) report() []clientView {
+	views := make([]clientView, 0, len(l.own))
+	for c := range l.own {
+		v := clientView{c: c, info: c.info()}
+		v.info.PreparedStatements = c.eng.Statements()
+		if s := c.server; s != nil {
+			pinned := c.eng.State().Pinned
+			v.info.State, v.info.ServerPID, v.info.Pinned = "active", s.pid, pinned
+			si := serverInfo(c.pool, s, "active")
+			si.Pinned, si.ClientKey = pinned, c.key.pid
+			v.server, v.srv = &si, s
+		}
+		views = append(views, v)
+	}
+	return views
+}
+
 // stop ends the loop at shutdown: its clients are closed.
 func (l *evLoop) stop(work []loopMsg) {
 	l.mu.Lock()
@@ -343,7 +377,7 @@ func (l *evLoop) stop(work []loopMsg) {
 	l.inbox = nil
 	l.mu.Unlock()
 	for _, m := range rest {
-		if m.kind != msgStop && m.kind != msgShutdown && m.kind != msgTimeouts {
+		if m.kind != msgStop && m.kind != msgShutdown && m.kind != msgTimeouts && m.kind != msgCancel {
 			l.post(m) // closes the client
 		}
 	}
@@ -354,9 +388,7 @@ func (l *evLoop) stop(work []loopMsg) {
 			// verify) is closed with the client below.
 			s.lquery = nil
 			if c := s.lclient; c != nil {
-				c.mu.Lock()
 				mine := c.server == s
-				c.mu.Unlock()
 				if mine {
 					return
 				}
@@ -368,14 +400,12 @@ func (l *evLoop) stop(work []loopMsg) {
 	l.clients.each(func(c *clientConn) {
 		l.forget(c)
 		c.conn.Close()
-		c.mu.Lock()
 		s := c.server
 		if s != nil && s.lclient == c {
 			c.server = nil
 		} else {
 			s = nil
 		}
-		c.mu.Unlock()
 		if s != nil {
 			l.dropServer(s)
 			c.pool.putBack(s, closeServer)

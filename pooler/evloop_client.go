@@ -60,9 +60,7 @@ func (l *evLoop) relayClient(c *clientConn, drained bool) {
 		l.flushServerOf(c)
 		if c.lleft > 0 && !c.ldrop {
 			// The server has part of a message and cannot be reused.
-			c.mu.Lock()
 			c.eng.Broke()
-			c.mu.Unlock()
 		}
 		c.vanish()
 		l.afterVanish(c)
@@ -134,9 +132,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 		} else {
 			if c.r.Buffered() < headerLen {
 				if c.r.Buffered() == 0 && c.tracked {
-					c.mu.Lock()
 					s := c.server
-					c.mu.Unlock()
 					if s != nil && s.synthHead.Load() && s.lleft == 0 {
 						// Not inside a server message still streaming.
 						c.emitDueSynths(s, true)
@@ -186,10 +182,8 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			continue
 		}
 		effs, replace := m.effs, m.replace
-		c.mu.Lock()
 		s := c.server
 		if s == nil {
-			c.mu.Unlock()
 			l.flushLocked(c, &locked)
 			if engine.IgnoredDetached(typ) {
 				if c.lbig != nil {
@@ -206,11 +200,9 @@ func (l *evLoop) frontend(c *clientConn) bool {
 				return false
 			}
 			c.eng.TakeHeld()
-			c.mu.Lock()
 			s = c.server
 		}
 		if locked != s {
-			c.mu.Unlock()
 			l.flushLocked(c, &locked)
 			if rio := s.lrio(); rio.pending() > loopOut {
 				// The server does not keep up: go on when it drains
@@ -220,7 +212,6 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			}
 			s.wmu.Lock()
 			locked = s
-			c.mu.Lock()
 		}
 		err = c.forward(s, typ, n, m.body, m.consumed, effs, replace)
 		c.lbig = nil
@@ -235,9 +226,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			l.serverFailed(c, s)
 			return false
 		default:
-			c.mu.Lock()
 			c.eng.Broke()
-			c.mu.Unlock()
 			l.flushLocked(c, &locked)
 			c.vanish()
 			l.afterVanish(c)
@@ -293,9 +282,7 @@ func (l *evLoop) streamClient(c *clientConn, locked **serverConn) bool {
 		c.lleft -= k
 		return true
 	}
-	c.mu.Lock()
 	s := c.server
-	c.mu.Unlock()
 	if s == nil {
 		// The server failed (the client is being closed).
 		c.ldrop = true
@@ -351,9 +338,7 @@ func (l *evLoop) flushServer(c *clientConn, s *serverConn) {
 
 // flushServerOf flushes the client's attached server, if any.
 func (l *evLoop) flushServerOf(c *clientConn) {
-	c.mu.Lock()
 	s := c.server
-	c.mu.Unlock()
 	if s != nil && s.lclient == c {
 		s.wmu.Lock()
 		l.flushServer(c, s)
@@ -546,9 +531,7 @@ func (l *evLoop) clientWritable(c *clientConn) {
 		l.modify(rio, l.own[c], false)
 	}
 	if small {
-		c.mu.Lock()
 		s := c.server
-		c.mu.Unlock()
 		if s != nil && s.lclient == c && s.lblocked {
 			s.lblocked = false
 			l.serverReadable(s)

@@ -16,9 +16,7 @@ func (l *evLoop) adopt(c *clientConn) {
 	// taken over.
 	l.own[c] = fd
 	l.clients.set(fd, c)
-	c.mu.Lock()
 	s := c.server
-	c.mu.Unlock()
 	if s != nil {
 		if err := l.watch(s); err != nil {
 			s.lclient = c

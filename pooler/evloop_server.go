@@ -129,9 +129,7 @@ func (l *evLoop) startAnswer(c *clientConn, s *serverConn, typ byte, total int) 
 	}
 	forward := true
 	if c.tracked && engine.MayComplete(typ) {
-		c.mu.Lock()
 		forward = c.eng.Backend(&s.eng, typ, nil)
-		c.mu.Unlock()
 	}
 	if forward {
 		c.ctr.tx += int64(total)
@@ -159,16 +157,12 @@ func (l *evLoop) streamAnswer(c *clientConn, s *serverConn) {
 // unverified reports whether the client's routines changed its server's
 // state in ways only the server knows, not read yet (verify).
 func (c *clientConn) unverified() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	return c.eng.Session.Unverified()
 }
 
 // afterRelease goes on with a client whose server went back to its pool.
 func (l *evLoop) afterRelease(c *clientConn) {
-	c.mu.Lock()
 	gone := c.gone
-	c.mu.Unlock()
 	switch {
 	case gone:
 		c.done()
@@ -289,9 +283,7 @@ func (l *evLoop) serverFailed(c *clientConn, s *serverConn) {
 // afterServerLost finishes a client whose server was lost: serverLost
 // wrote it an error and closed its socket.
 func (l *evLoop) afterServerLost(c *clientConn) {
-	c.mu.Lock()
 	gone := c.gone
-	c.mu.Unlock()
 	l.forget(c)
 	if !gone {
 		c.vanish()
@@ -303,9 +295,7 @@ func (l *evLoop) afterServerLost(c *clientConn) {
 // nothing is attached, else once the server is clean (released) or lost.
 func (l *evLoop) afterVanish(c *clientConn) {
 	l.forget(c)
-	c.mu.Lock()
 	s := c.server
-	c.mu.Unlock()
 	if s == nil {
 		c.done()
 		return

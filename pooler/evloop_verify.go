@@ -44,7 +44,6 @@ func (l *evLoop) verifyAttached(c *clientConn, s *serverConn, status byte) {
 			l.serverGone(c, s)
 			return
 		}
-		c.mu.Lock()
 		if ok {
 			c.setPinnedLocked(c.eng.Session.Held())
 		} else {

@@ -402,15 +402,11 @@ func TestReleaseWaitsForCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	var s *serverConn
-	tp.mu.Lock()
-	for c := range tp.clients {
-		c.mu.Lock()
-		if c.server != nil {
-			s = c.server
+	for _, v := range tp.clientViews() {
+		if v.srv != nil {
+			s = v.srv
 		}
-		c.mu.Unlock()
 	}
-	tp.mu.Unlock()
 	if s == nil {
 		t.Fatal("no client holds a server inside its transaction")
 	}

@@ -358,10 +358,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 		}
 		// A console client: its goroutine sends the FATAL when it reads
 		// the end of the stream, as a loop does (vanish).
-		c.mu.Lock()
-		idle := c.place == engine.Idle
-		c.mu.Unlock()
-		if idle && c.kill.CompareAndSwap(nil, ptrTo(fatal(codeAdminShutdown, "the pooler is shutting down"))) {
+		if c.ready.Load() && c.admin && c.kill.CompareAndSwap(nil, ptrTo(fatal(codeAdminShutdown, "the pooler is shutting down"))) {
 			c.setEndReason("pooler shutdown")
 			c.shutRead()
 		}
@@ -382,12 +379,8 @@ wait:
 	}
 	p.mu.Lock()
 	for c := range p.clients {
+		// Its loop, stopped below, closes its server.
 		c.conn.Close()
-		c.mu.Lock()
-		if c.server != nil {
-			c.server.close()
-		}
-		c.mu.Unlock()
 	}
 	pools := make([]*pool, 0, len(p.pools))
 	for _, pl := range p.pools {
@@ -481,8 +474,6 @@ func (p *Proxy) enforceClientTimeouts() {
 // nothing (its received bytes did not change) since its loop first saw
 // it in that state.
 func (c *clientConn) timedOut(now time.Time, live *Config) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	kind, limit := "", time.Duration(0)
 	st := c.eng.State()
 	switch {

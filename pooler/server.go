@@ -82,10 +82,10 @@ type serverConn struct {
 	idleSince time.Time
 
 	// eng is the server's prepared-statement state (package engine),
-	// used under the attached client's mu: the statements it holds, the
+	// used by the attached client's loop: the statements it holds, the
 	// responses it owes, whose unnamed statement it has. synthHead is
 	// set while an answer of the pooler's own is due (eng.SynthDue), for
-	// the loop to look at without the lock.
+	// the loop to look at first.
 	eng       engine.Server
 	synthHead atomic.Bool
 	// cancels counts the cancel requests for s on their way to

@@ -232,12 +232,10 @@ func (c *clientConn) countHazards(effs []StateEffect, fp string) {
 			continue // undoing state is no hazard (engine.StateKind.Makes)
 		}
 		action := actionOf(policy, e)
-		c.mu.Lock()
 		first := !c.eng.Session.Logged[e.Rule]
 		if first {
 			engine.SetAdd(&c.eng.Session.Logged, e.Rule)
 		}
-		c.mu.Unlock()
 		p.hazards.add(e.Rule, action, first, c.appName, fp)
 		c.rec.Hazard(e.Rule, action, fp) // when capturing, after the statement's own event
 		if first {
@@ -284,8 +282,6 @@ func (c *clientConn) classifyMessage(typ byte, n int, body []byte) []StateEffect
 // mustClean reports whether the client's server carries session state
 // that must be taken off at its release (engine.Client.MustClean).
 func (c *clientConn) mustClean() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	return c.eng.MustClean()
 }
 
@@ -303,8 +299,6 @@ type cleanPlan struct {
 // the client's routines left on it was not read (verify), so that no
 // clean can be sure to take it all off.
 func (c *clientConn) cleanPlan(gone bool) (pl cleanPlan, ok bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	st := &c.eng.Session
 	if st.Loaded || st.Unverified() {
 		*st = st.Cleaned(st.Settings)
@@ -336,8 +330,6 @@ func (c *clientConn) cleanFailed(msg string, err error) {
 // cleanFinish ends a clean that worked: the settings read back (vals, for
 // names) follow the client, the rest of its session state is gone.
 func (c *clientConn) cleanFinish(names, vals []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	st := &c.eng.Session
 	settings := st.Settings
 	for i, n := range names {
@@ -358,10 +350,8 @@ func (c *clientConn) cleanFinish(names, vals []string) {
 // that is being closed: it goes with the server, so the next release must
 // not try to clean it again. The settings that follow the client stay.
 func (c *clientConn) dropServerState() {
-	c.mu.Lock()
 	st := &c.eng.Session
 	*st = st.Cleaned(st.Settings)
-	c.mu.Unlock()
 }
 
 // startRead starts reading the state the client's routines left on its
@@ -369,9 +359,7 @@ func (c *clientConn) dropServerState() {
 // leaves the session opaque).
 func (c *clientConn) startRead() *stateRead {
 	c.proxy.stats.verifications.Add(1)
-	c.mu.Lock()
 	calls := c.eng.Session.TakeCalls()
-	c.mu.Unlock()
 	return newStateRead(c.proxy, c.pool.key.database, calls)
 }
 
@@ -387,19 +375,16 @@ func (c *clientConn) stateFound(s *serverConn, rd *stateRead) bool {
 	if !rd.failed && rd.done {
 		f, ok = engine.ParseFound(rd.state, rd.plain, rd.custom)
 	}
-	c.mu.Lock()
 	if !ok {
 		// The calls are taken: whatever reads this server next cannot
 		// name what they may have set, so it is reset in full.
 		c.eng.Session.Opaque()
-		c.mu.Unlock()
 		return false
 	}
 	found := c.eng.Session.Reconcile(f, s.pool.key.user, isTracked)
 	if rd.opaque {
 		c.eng.Session.Opaque()
 	}
-	c.mu.Unlock()
 	if len(found) == 0 {
 		return true
 	}

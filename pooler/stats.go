@@ -15,9 +15,8 @@ import (
 // Prometheus collector all read Proxy.Snapshot).
 //
 // The hot path stays cheap: the client's loop counts its messages, bytes
-// and query round trips in plain fields of clientConn.ctr that it updates
-// under c.mu, which it holds at that point anyway (noteFrontend), and the
-// bytes it relays to the client; and at each ReadyForQuery (noteReady) it
+// and query round trips in plain fields of clientConn.ctr, which only it
+// touches (noteFrontend), and the bytes it relays to the client; and at each ReadyForQuery (noteReady) it
 // adds what accumulated to the pool's atomic counters, so a transaction costs a few
 // atomic adds and two or three clock reads, and no lock or allocation of
 // its own. Wait times are measured in pool.acquire around the wait only.
@@ -57,8 +56,8 @@ func (pc *poolCounters) observeWait(d time.Duration) {
 }
 
 // clientCounters are what a client's relay counts between two
-// ReadyForQuery messages, and when it connected. rx, queries, qStart and
-// xStart are used under c.mu; tx only by the client's loop.
+// ReadyForQuery messages, and when it connected; the client's loop's
+// only.
 type clientCounters struct {
 	connected time.Time
 	rx, tx    int64
@@ -68,8 +67,8 @@ type clientCounters struct {
 	qStart, xStart int64
 }
 
-// noteFrontend counts a client message about to go to the server. c.mu
-// is held. It is small enough to be inlined in the relay loop.
+// noteFrontend counts a client message about to go to the server. It is
+// small enough to be inlined in the relay loop.
 func (c *clientConn) noteFrontend(typ byte, n int) {
 	c.ctr.rx += int64(n) + headerLen
 	c.ctr.queries += int64(queryMessages[typ])
@@ -93,8 +92,8 @@ func (k *clientCounters) startRoundTrip() {
 }
 
 // noteReady adds what the client's relay counted to its pool at a
-// ReadyForQuery with the given status, after the engine recorded it. c.mu is
-// held, and the caller is the client's loop.
+// ReadyForQuery with the given status, after the engine recorded it (the
+// client's loop).
 func (c *clientConn) noteReady(status byte) {
 	k := &c.ctr
 	pc := &c.pool.ctr
@@ -269,7 +268,9 @@ func splitAddr(a net.Addr) (string, int) {
 }
 
 // Snapshot returns the pooler's current figures. It takes the proxy's and
-// each client's lock briefly; call it from monitoring, not per message.
+// the pools' locks briefly and asks each loop for a report of its clients
+// (a round trip through its inbox); call it from monitoring, not per
+// message, and never from a loop.
 func (p *Proxy) Snapshot() Snapshot {
 	snap := Snapshot{Taken: time.Now()}
 	p.mu.Lock()
@@ -316,31 +317,24 @@ func (p *Proxy) Snapshot() Snapshot {
 		ps.Totals = pl.totals()
 	}
 	sort.Slice(clients, func(i, j int) bool { return clients[i].ctr.connected.Before(clients[j].ctr.connected) })
+	// Each loop reports its own clients; a client on none (of the
+	// console, or on its way to a loop) shows what its login fixed.
+	views := p.clientViews()
 	for _, c := range clients {
-		c.mu.Lock()
-		if c.place == engine.LoggingIn {
-			c.mu.Unlock()
-			continue
+		v, ok := views[c]
+		if !ok {
+			if !c.ready.Load() {
+				continue // logging in
+			}
+			v = clientView{c: c, info: c.info()}
 		}
-		ci := ClientInfo{
-			Database: c.database, User: c.user, ApplicationName: c.appName,
-			State: "idle", ConnectTime: c.ctr.connected, Admin: c.admin, Key: c.key.pid,
-			PreparedStatements: c.eng.Statements(),
-		}
-		s := c.server
-		pinned := s != nil && c.eng.State().Pinned
+		ci := v.info
+		s, pinned := v.server, ci.Pinned
 		if s != nil {
-			ci.State = "active"
-			ci.ServerPID = s.pid
-			ci.Pinned = pinned
 			if _, ok := index[c.pool]; ok {
-				si := serverInfo(c.pool, s, "active")
-				si.Pinned = pinned
-				si.ClientKey = c.key.pid
-				snap.Servers = append(snap.Servers, si)
+				snap.Servers = append(snap.Servers, *s)
 			}
 		}
-		c.mu.Unlock()
 		if ci.State == "idle" && !c.admin && c.pool != nil {
 			c.pool.lock()
 			if c.waiter.queued {
@@ -417,6 +411,29 @@ func serverInfo(pl *pool, s *serverConn, state string) ServerInfo {
 	si.LocalAddr, si.LocalPort = splitAddr(s.conn.LocalAddr())
 	si.FD = connFD(s.conn)
 	return si
+}
+
+// clientViews asks every loop for its report (msgReport).
+func (p *Proxy) clientViews() map[*clientConn]clientView {
+	out := make(map[*clientConn]clientView)
+	ch := make(chan []clientView, len(p.loops))
+	for _, l := range p.loops {
+		l.post(loopMsg{kind: msgReport, views: ch})
+	}
+	for range p.loops {
+		for _, v := range <-ch {
+			out[v.c] = v
+		}
+	}
+	return out
+}
+
+// info is what the client's login fixed of its ClientInfo.
+func (c *clientConn) info() ClientInfo {
+	return ClientInfo{
+		Database: c.database, User: c.user, ApplicationName: c.appName,
+		State: "idle", ConnectTime: c.ctr.connected, Admin: c.admin, Key: c.key.pid,
+	}
 }
 
 // totals reads the pool's counters.

@@ -121,7 +121,7 @@ func (c *clientConn) policyStep(typ byte, n int, body []byte, consumed bool) (ef
 }
 
 // forward writes one client message to its server s: the caller holds
-// s.wmu and c.mu, which forward unlocks. An error wrapping errWrite is the
+// s.wmu. An error wrapping errWrite is the
 // server's; any other is the client's (the message was cut short).
 func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consumed bool, effs []StateEffect, replace string) error {
 	c.eng.Sent(typ)
@@ -137,13 +137,11 @@ func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consum
 	}
 	if c.tracked {
 		pl := c.trackFrontend(s, typ, body, n)
-		c.mu.Unlock()
 		if replace != "" {
 			pl.Action, pl.Replace = engine.PlanReplace, replace
 		}
 		return c.writePlan(s.w, typ, n, body, consumed, &pl)
 	}
-	c.mu.Unlock()
 	switch {
 	case replace != "":
 		if !consumed {
@@ -255,8 +253,6 @@ func (c *clientConn) setUp(s *serverConn) (*serverConn, error) {
 // then the tracked parameters it lacks. restored says that the query
 // restores settings.
 func (c *clientConn) setupSQL(s *serverConn) (q string, restored bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	sets := append(c.startupSets[:len(c.startupSets):len(c.startupSets)], c.eng.Session.Settings...)
 	if len(sets) == 0 && s.sig == c.sig {
 		return "", false
@@ -274,7 +270,6 @@ func (c *clientConn) setupSQL(s *serverConn) (q string, restored bool) {
 // with its settings) or needed none, to the client.
 func (c *clientConn) setUpDone(s *serverConn, restored bool) {
 	p := c.proxy
-	c.mu.Lock()
 	if restored {
 		// The server now carries the client's settings: they are read
 		// back and reset when it goes back to the pool.
@@ -302,7 +297,6 @@ func (c *clientConn) setUpDone(s *serverConn, restored bool) {
 	c.eng.Attached(p.cfg.Mode != ModeTransaction)
 	s.eng.ResetQueue()
 	s.synthHead.Store(false)
-	c.mu.Unlock()
 	p.stats.attaches.Add(1)
 	c.pool.ctr.assignments.Add(1)
 }
@@ -406,14 +400,12 @@ func (c *clientConn) serverMessage(s *serverConn, typ byte, n int, fatalSeen *bo
 			b, err := s.r.Peek(headerLen + n)
 			if err == nil {
 				if name, value, ok := parseParameterStatus(b[headerLen:]); ok {
-					c.mu.Lock()
 					s.params[name] = value
 					if isTracked(name) {
 						c.params[name] = value
 						s.sig = paramsSig(s.params)
 						c.sig = paramsSig(c.params)
 					}
-					c.mu.Unlock()
 				}
 			}
 		}
@@ -445,7 +437,6 @@ func isFatal(body []byte) bool {
 // server's state first and decides then), or smNext (kept). Once
 // released, s is no longer the caller's.
 func (c *clientConn) readyForQuery(s *serverConn, status byte) smResult {
-	c.mu.Lock()
 	c.eng.Ready(status)
 	c.noteReady(status)
 	if c.eng.MustVerify(status, c.gone) {
@@ -453,7 +444,6 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) smResult {
 		// before the server may go back to the pool, so that what pins
 		// the client pins it now. The loop reads it without blocking
 		// and goes on with releaseAtReady then.
-		c.mu.Unlock()
 		s.loop.verifyAttached(c, s, status)
 		return smVerifying
 	}
@@ -461,8 +451,7 @@ func (c *clientConn) readyForQuery(s *serverConn, status byte) smResult {
 }
 
 // releaseAtReady releases the server after a ReadyForQuery with status
-// when the engine says so (see readyForQuery). c.mu is held; it is
-// unlocked here.
+// when the engine says so (see readyForQuery).
 func (c *clientConn) releaseAtReady(s *serverConn, status byte) smResult {
 	owed := 0
 	if c.tracked {
@@ -480,7 +469,6 @@ func (c *clientConn) releaseAtReady(s *serverConn, status byte) smResult {
 			c.moveLocked(engine.Idle)
 		}
 	}
-	c.mu.Unlock()
 	if status == 'I' && c.routineChanged.CompareAndSwap(true, false) {
 		// The transaction that changed a routine is over: what was
 		// learned meanwhile may be the old definition.
@@ -516,7 +504,6 @@ func (c *clientConn) releaseAtReady(s *serverConn, status byte) smResult {
 // the server is closed and its slot freed, and the client, unless it is
 // gone, gets an error (unless the server sent its own FATAL) and is closed.
 func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
-	c.mu.Lock()
 	gone := c.gone
 	if c.server == s {
 		c.server = nil
@@ -525,7 +512,6 @@ func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
 			c.moveLocked(engine.Closing)
 		}
 	}
-	c.mu.Unlock()
 	c.pool.putBack(s, closeServer)
 	c.proxy.stats.serversLost.Add(1)
 	if gone {
@@ -570,7 +556,6 @@ func (c *clientConn) vanish() {
 		c.setEndReason(string(parseErrorFields((*m)[headerLen:])['M']))
 	}
 	c.vanished.Store(true)
-	c.mu.Lock()
 	c.gone = true
 	c.moveLocked(engine.Closing)
 	s := c.server
@@ -579,7 +564,6 @@ func (c *clientConn) vanish() {
 		srv = &s.eng
 	}
 	plan := c.eng.Vanish(s != nil, srv)
-	c.mu.Unlock()
 	act, queries := plan.Action, plan.Queries
 	switch act {
 	case engine.VanishNothing:

@@ -17,7 +17,7 @@ import (
 
 // trackFrontend plans how client message typ (body: see frontendBody) is
 // sent to s, the attached server, and applies the session-state effects
-// of a Bind's statement. c.mu is held.
+// of a Bind's statement.
 func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) engine.Plan {
 	var k engine.Counters
 	pl := c.eng.Frontend(&s.eng, typ, body, n, &k)
@@ -166,7 +166,7 @@ func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, co
 }
 
 // emitSynthsLocked sends the pooler's own answers that are due: those at
-// the head of the queue. c.mu is held.
+// the head of the queue.
 func (c *clientConn) emitSynthsLocked(s *serverConn) {
 	for m := s.eng.PopSynth(); m != nil; m = s.eng.PopSynth() {
 		if c.rec != nil && !c.vanished.Load() {
@@ -183,11 +183,9 @@ func (c *clientConn) emitSynthsLocked(s *serverConn) {
 // flush): the loop calls it once it has relayed what the client sent, and
 // before it relays a server message.
 func (c *clientConn) emitDueSynths(s *serverConn, flush bool) {
-	c.mu.Lock()
 	if c.server == s {
 		c.emitSynthsLocked(s)
 	}
-	c.mu.Unlock()
 	if flush && c.w != nil && !c.vanished.Load() {
 		c.w.Flush()
 	}
@@ -199,9 +197,7 @@ func (c *clientConn) emitDueSynths(s *serverConn, flush bool) {
 // became due. body is the message body when the caller peeked it (small
 // CommandComplete messages), else nil.
 func (c *clientConn) trackBackend(s *serverConn, typ byte, n int, body []byte) error {
-	c.mu.Lock()
 	forward := c.eng.Backend(&s.eng, typ, body)
-	c.mu.Unlock()
 	if forward && c.rec != nil {
 		c.recordBackend(s, typ, n)
 	}
@@ -224,9 +220,7 @@ func (c *clientConn) trackBackend(s *serverConn, typ byte, n int, body []byte) e
 // emitIfDueLocked sends the pooler's own answers that became due once a
 // server message was relayed whole.
 func (c *clientConn) emitIfDueLocked(s *serverConn) {
-	c.mu.Lock()
 	if s.eng.SynthDue() {
 		c.emitSynthsLocked(s)
 	}
-	c.mu.Unlock()
 }

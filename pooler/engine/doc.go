@@ -1,8 +1,8 @@
 // Package engine holds the pooler's per-client protocol decisions with no
 // I/O: it owns no socket, goroutine, timer or lock. The event loops of
 // package pooler are its driver: they move bytes, wait for readiness and
-// run timers, and ask the engine what each message means, under whatever
-// lock guards the client.
+// run timers, and ask the engine what each message means; a client's
+// engine is used by its owner alone.
 //
 // What is here:
 //   - framing of client messages (Client.Frame: header checks, Terminate,

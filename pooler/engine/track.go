@@ -188,8 +188,7 @@ func (c *Client) makeRoom(s *Server, ctr *Counters) string {
 }
 
 // ensureNamed makes sure the server will hold st when the next message
-// reaches it, planning a Parse (and an eviction) if it does not. c.mu is
-// held.
+// reaches it, planning a Parse (and an eviction) if it does not.
 func (c *Client) ensureNamed(s *Server, st *stmt, pl *Plan, ctr *Counters) {
 	if s.lru.touch(st.srv) {
 		return
@@ -226,8 +225,7 @@ func (c *Client) ensureUnnamed(s *Server, pl *Plan, ctr *Counters) {
 // the statement leaves the client's map, the server is made to hold it
 // (so that the command succeeds there) and drops it from its cache, and
 // the caller sends the command with srv, the server's name. It reports
-// false for any other query, which goes to the server unchanged. c.mu is
-// held.
+// false for any other query, which goes to the server unchanged.
 func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan, ctr *Counters) (ok bool, srv string) {
 	if len(c.stmts) == 0 {
 		return false, "" // nothing of the client's to deallocate: no parse
