@@ -26,10 +26,14 @@
 // clean and vanish decision, the policy from login), the per-message
 // steps of step.go, the setup and clean plans (setupSQL, cleanPlan) and
 // the reading of the pooler's own queries' answers
-// (serverConn.internalAnswer). A client has one owner at a time; a loop's
-// own record (evLoop.own) says which clients are its. Clients of the admin
-// console stay on their login goroutine. docs/design-event-loop.md
-// describes the loops, where a client can be, and the bridges.
+// (serverConn.internalAnswer). A client has one owner at a time (its
+// login goroutine, then its loop; a loop's own record, evLoop.own, says
+// which clients are its) and no lock: the janitor's timeouts, cancel
+// requests and the statistics are posted to its loop (msgTimeouts,
+// msgCancel, msgReport), and whoever must end it sets its FATAL and shuts
+// its socket's read side. Clients of the admin console stay on their login
+// goroutine. docs/design-event-loop.md describes the loops, where a client
+// can be, the bridges and the locks that remain.
 //
 // Files:
 //   - proxy.go: listener, shutdown, the janitor; config.go: Config;
