@@ -90,7 +90,7 @@ func (l *evLoop) dropIdleReader(c *clientConn) {
 // false when the loop is done with the client for now (it waits for a
 // server, or left).
 func (l *evLoop) frontend(c *clientConn) bool {
-	var locked *serverConn
+	var written *serverConn
 	// batched: a message after the first of this read (the capture's
 	// mark of a pipeline).
 	batched := false
@@ -98,14 +98,14 @@ func (l *evLoop) frontend(c *clientConn) bool {
 		c.recOff.Store(captureOff.Load())
 	}
 	defer func() {
-		if locked != nil {
-			l.flushServer(c, locked)
+		if written != nil {
+			l.flushServer(c, written)
 		}
 	}()
 	for {
 		if c.lleft > 0 {
 			// The rest of a message larger than the read buffer.
-			if !l.streamClient(c, &locked) {
+			if !l.streamClient(c, &written) {
 				return false
 			}
 			if c.lleft > 0 {
@@ -144,19 +144,19 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			f = c.eng.Frame(h)
 			switch f.Act {
 			case engine.Violation:
-				l.flushLocked(c, &locked)
+				l.flushWritten(c, &written)
 				c.protocolError(f.Err)
 				l.afterVanish(c)
 				return false
 			case engine.Terminate:
-				l.flushLocked(c, &locked)
+				l.flushWritten(c, &written)
 				c.vanish()
 				l.afterVanish(c)
 				return false
 			}
 			switch {
 			case f.Total > c.r.Size():
-				l.flushLocked(c, &locked)
+				l.flushWritten(c, &written)
 				if goOn, ret := l.large(c, f); !goOn {
 					return ret
 				}
@@ -184,7 +184,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 		effs, replace := m.effs, m.replace
 		s := c.server
 		if s == nil {
-			l.flushLocked(c, &locked)
+			l.flushWritten(c, &written)
 			if engine.IgnoredDetached(typ) {
 				if c.lbig != nil {
 					c.lbig = nil
@@ -202,16 +202,15 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			c.eng.TakeHeld()
 			s = c.server
 		}
-		if locked != s {
-			l.flushLocked(c, &locked)
+		if written != s {
+			l.flushWritten(c, &written)
 			if rio := s.lrio(); rio.pending() > loopOut {
 				// The server does not keep up: go on when it drains
 				// (serverWritable).
 				c.eng.Hold(effs, replace)
 				return false
 			}
-			s.wmu.Lock()
-			locked = s
+			written = s
 		}
 		err = c.forward(s, typ, n, m.body, m.consumed, effs, replace)
 		c.lbig = nil
@@ -222,12 +221,12 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			// Streamed: the rest goes to s (or is dropped) as it comes.
 			c.lleft, c.ldrop = more.left, more.drop
 		case errors.Is(err, errWrite):
-			l.flushLocked(c, &locked)
+			l.flushWritten(c, &written)
 			l.serverFailed(c, s)
 			return false
 		default:
 			c.eng.Broke()
-			l.flushLocked(c, &locked)
+			l.flushWritten(c, &written)
 			c.vanish()
 			l.afterVanish(c)
 			return false
@@ -272,7 +271,7 @@ func (l *evLoop) large(c *clientConn, f engine.Frame) (goOn, ret bool) {
 // large message (c.lleft) to its server, or drops it. It reports false
 // when frontend stops: the server does not keep up (serverWritable goes
 // on), or failed.
-func (l *evLoop) streamClient(c *clientConn, locked **serverConn) bool {
+func (l *evLoop) streamClient(c *clientConn, written **serverConn) bool {
 	k := min(c.lleft, c.r.Buffered())
 	if k == 0 {
 		return true
@@ -288,41 +287,38 @@ func (l *evLoop) streamClient(c *clientConn, locked **serverConn) bool {
 		c.ldrop = true
 		return true
 	}
-	if *locked != s {
-		l.flushLocked(c, locked)
+	if *written != s {
+		l.flushWritten(c, written)
 		if rio := s.lrio(); rio.pending() > loopOut {
 			return false
 		}
-		s.wmu.Lock()
-		*locked = s
+		*written = s
 	}
 	b, _ := c.r.Peek(k)
 	_, err := s.w.Write(b)
 	c.r.Discard(k)
 	c.lleft -= k
 	if err != nil {
-		l.flushLocked(c, locked)
+		l.flushWritten(c, written)
 		l.serverFailed(c, s)
 		return false
 	}
 	return true
 }
 
-// flushLocked flushes and unlocks the server frontend holds.
-func (l *evLoop) flushLocked(c *clientConn, locked **serverConn) {
-	if s := *locked; s != nil {
-		*locked = nil
+// flushWritten flushes the server frontend wrote to.
+func (l *evLoop) flushWritten(c *clientConn, written **serverConn) {
+	if s := *written; s != nil {
+		*written = nil
 		l.flushServer(c, s)
 	}
 }
 
-// flushServer flushes what the client wrote to s; s.wmu is held and
-// unlocked here.
+// flushServer flushes what the client wrote to s.
 func (l *evLoop) flushServer(c *clientConn, s *serverConn) {
 	err := s.w.Flush()
 	rio := s.lrio()
 	pend := rio.pending() > 0
-	s.wmu.Unlock()
 	if err != nil {
 		s.close()
 		if s.lclient == c {
@@ -340,7 +336,6 @@ func (l *evLoop) flushServer(c *clientConn, s *serverConn) {
 func (l *evLoop) flushServerOf(c *clientConn) {
 	s := c.server
 	if s != nil && s.lclient == c {
-		s.wmu.Lock()
 		l.flushServer(c, s)
 	}
 }

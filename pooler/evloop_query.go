@@ -30,14 +30,12 @@ type loopQuery struct {
 func (l *evLoop) runQueries(c *clientConn, s *serverConn, qs []string, wantRow bool, done func(err error, row []string)) error {
 	q := &loopQuery{due: len(qs), wantRow: wantRow, done: done}
 	s.eng.SimpleQuery()
-	s.wmu.Lock()
 	var err error
 	for _, sql := range qs {
 		err = errors.Join(err, writeQuery(s.w, sql))
 	}
 	err = errors.Join(err, s.w.Flush())
 	pend := s.raw.pending() > 0
-	s.wmu.Unlock()
 	if err != nil {
 		s.close()
 		return err

@@ -305,7 +305,6 @@ func (l *evLoop) afterVanish(c *clientConn) {
 	}
 	// vanish either wrote the clean-up to s (its answers release it) or
 	// closed s; a closed socket leaves the epoll set without an event.
-	s.wmu.Lock()
 	l.flushServer(c, s)
 	if s.lclient != c {
 		return
@@ -322,11 +321,9 @@ var errServerGone = errors.New("server connection lost")
 
 // serverWritable writes what the server's socket did not take before.
 func (l *evLoop) serverWritable(s *serverConn) {
-	s.wmu.Lock()
 	rio := s.lrio()
 	left, _ := rio.flushPend()
 	small := rio.pending() <= loopOut
-	s.wmu.Unlock()
 	if !left && s.lout {
 		s.lout = false
 		l.modify(rio, s.lfd, false)

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -60,16 +59,13 @@ func canonicalParam(name string) string {
 
 // serverConn is one connection to PostgreSQL, logged in by pgconn and then
 // hijacked for raw relaying. While attached to a client, the client's
-// loop reads and writes it (writes holding wmu); while idle in the pool
-// nobody touches it.
+// loop alone reads and writes it; while idle in the pool nobody touches
+// it, and once given back to be closed only terminate does.
 type serverConn struct {
 	pool *pool
 	conn net.Conn
 	r    *bufio.Reader
 	w    *bufio.Writer
-	// wmu is held while client messages or the pooler's own queries are
-	// written to the server (the loop, vanish, a terminate).
-	wmu sync.Mutex
 
 	pid    uint32
 	secret []byte
@@ -252,7 +248,7 @@ var terminateMsg = []byte{'X', 0, 0, 0, 4}
 // taken by a new server while PostgreSQL still counts the old one. The
 // wait is bounded by backendExitWait (a backend busy with a query reads
 // nothing), and a socket closed already is not waited on. The caller owns
-// s, but for writes its client's goroutine may still be making (wmu).
+// s.
 func (s *serverConn) terminate(gone func()) {
 	if r := s.lrio(); r != nil {
 		r.mu.RLock()
@@ -274,11 +270,7 @@ func (s *serverConn) terminate(gone func()) {
 	wait := time.Duration(s.pool.proxy.exitWait.Load())
 	go func() {
 		s.conn.SetDeadline(time.Now().Add(wait))
-		// A server lost while attached may still be written to (vanish),
-		// under wmu.
-		s.wmu.Lock()
 		_, err := s.conn.Write(terminateMsg)
-		s.wmu.Unlock()
 		if err == nil {
 			io.Copy(io.Discard, s.conn)
 		}

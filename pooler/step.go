@@ -120,8 +120,8 @@ func (c *clientConn) policyStep(typ byte, n int, body []byte, consumed bool) (ef
 	return nil, "", true, nil
 }
 
-// forward writes one client message to its server s: the caller holds
-// s.wmu. An error wrapping errWrite is the
+// forward writes one client message to its server s. An error wrapping
+// errWrite is the
 // server's; any other is the client's (the message was cut short).
 func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consumed bool, effs []StateEffect, replace string) error {
 	c.eng.Sent(typ)
@@ -581,7 +581,6 @@ func (c *clientConn) vanish() {
 	case engine.VanishClose:
 		s.close()
 	default:
-		s.wmu.Lock()
 		var err error
 		for _, q := range queries {
 			err = errors.Join(err, writeQuery(s.w, q))
@@ -589,7 +588,6 @@ func (c *clientConn) vanish() {
 		if err == nil {
 			err = s.w.Flush()
 		}
-		s.wmu.Unlock()
 		if err != nil {
 			s.close()
 		}
