@@ -44,23 +44,30 @@ func waitEvent(t *testing.T, l *evLoop, ev uint32) {
 	t.Fatalf("no event %#x within 5s", ev)
 }
 
-// bridged returns a bridged rawIO over one end of a TCP connection, owned
-// by l (nb), and the other end.
-func bridged(t *testing.T, l *evLoop) (*rawIO, net.Conn) {
+// tcpPair returns the two ends of a loopback TCP connection.
+func tcpPair(t *testing.T) (nc, peer net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	peer, err := net.Dial("tcp", ln.Addr().String())
+	peer, err = net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := ln.Accept()
+	nc, err = ln.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return nc, peer
+}
+
+// bridged returns a bridged rawIO over one end of a TCP connection, owned
+// by l (nb), and the other end.
+func bridged(t *testing.T, l *evLoop) (*rawIO, net.Conn) {
+	t.Helper()
+	nc, peer := tcpPair(t)
 	r := newRawIO(nc, true)
 	fd, err := r.toRaw()
 	if err != nil || fd >= 0 {
@@ -221,20 +228,8 @@ func TestBridgeToRuntimeAndBack(t *testing.T) {
 // its nb writes left over is written first, and it goes on as a bridge.
 func TestToBridge(t *testing.T) {
 	l := bridgeLoop(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	peer, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, peer := tcpPair(t)
 	defer peer.Close()
-	nc, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := newRawIO(nc, false)
 	defer r.Close()
 	if _, err := r.toRaw(); err != nil {
