@@ -81,9 +81,9 @@ func (b *bridge) start() {
 	go b.writer()
 }
 
-// stop ends the goroutines, once what was written is sent (toRuntime):
-// the connection's reads and writes wait again. What was read ahead is
-// read first.
+// stop ends the goroutines, once what was written is sent or
+// bridgeCloseWait has passed (toRuntime): the connection's reads and
+// writes wait again. What was read ahead is read first.
 func (b *bridge) stop() {
 	b.mu.Lock()
 	if !b.running {
@@ -93,8 +93,10 @@ func (b *bridge) stop() {
 	b.stopping = true
 	b.cond.Broadcast()
 	b.mu.Unlock()
-	// A read in progress ends at its deadline.
+	// A read in progress ends at its deadline, a write to a peer that
+	// does not read at bridgeCloseWait.
 	b.nc.SetReadDeadline(time.Unix(1, 0))
+	b.nc.SetWriteDeadline(time.Now().Add(bridgeCloseWait))
 	b.mu.Lock()
 	for b.workers > 0 {
 		b.cond.Wait()
@@ -102,6 +104,7 @@ func (b *bridge) stop() {
 	b.running, b.stopping = false, false
 	b.mu.Unlock()
 	b.nc.SetReadDeadline(time.Time{})
+	b.nc.SetWriteDeadline(time.Time{})
 }
 
 func (b *bridge) reader() {

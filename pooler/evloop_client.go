@@ -458,6 +458,11 @@ func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
 // an error is a socket closed.
 func (l *evLoop) watch(s *serverConn) error {
 	if s.loop == l {
+		if s.raw.br != nil {
+			// What a bridge announced while s was idle went to no one:
+			// announced again now that s has a client.
+			s.raw.br.watch(l)
+		}
 		return nil
 	}
 	rio := s.raw

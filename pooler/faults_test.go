@@ -327,10 +327,17 @@ func TestUpstreamDown(t *testing.T) {
 		t.Errorf("%d 'server up' log lines, want 1", n)
 	}
 	srv.Halt()
+	down := time.Now()
 	if cn, err := pgx.Connect(ctx, tp.url(pgtest.SuperUser, "")); err == nil {
 		if _, err := cn.Exec(ctx, "SELECT 1"); err == nil {
 			t.Fatal("a query ran with the server down again")
 		}
+	}
+	// The idle server's end (its FATAL, then the end of its stream)
+	// came while no client had it: the client that gets it next hears
+	// of it at once.
+	if d := time.Since(down); d > 5*time.Second {
+		t.Errorf("the query with the server down again failed after %v", d)
 	}
 	start := time.Now()
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

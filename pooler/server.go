@@ -250,25 +250,25 @@ var terminateMsg = []byte{'X', 0, 0, 0, 4}
 // nothing), and a socket closed already is not waited on. The caller owns
 // s.
 func (s *serverConn) terminate(gone func()) {
-	if r := s.lrio(); r != nil {
-		r.mu.RLock()
-		closed := r.closed
-		r.mu.RUnlock()
-		if closed {
-			// Nothing to wait on (and the number of a closed raw
-			// descriptor is not to be taken out of an epoll set).
-			gone()
-			return
-		}
-		// The wait is the runtime poller's, not an event loop's.
+	r := s.raw
+	r.mu.RLock()
+	closed := r.closed
+	r.mu.RUnlock()
+	if closed {
+		// Nothing to wait on (and the number of a closed raw
+		// descriptor is not to be taken out of an epoll set).
+		gone()
+		return
+	}
+	wait := time.Duration(s.pool.proxy.exitWait.Load())
+	go func() {
+		// The wait is the runtime poller's, not an event loop's; taking
+		// a bridged socket back may wait for its writer (bridge.stop).
 		s.leaveLoop()
 		if r.conn() == nil {
 			gone() // toRuntime failed, and closed the socket
 			return
 		}
-	}
-	wait := time.Duration(s.pool.proxy.exitWait.Load())
-	go func() {
 		s.conn.SetDeadline(time.Now().Add(wait))
 		_, err := s.conn.Write(terminateMsg)
 		if err == nil {
