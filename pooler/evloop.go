@@ -233,7 +233,10 @@ func (l *evLoop) run() {
 		}
 		// Nothing in the inbox: wait for it or for the sockets.
 		if err := l.wait(); err != nil {
-			l.p.log.Error("event loop failed", "err", err)
+			// Its clients are closed, and what is posted to it later
+			// is answered as after a shutdown (post).
+			l.p.log.Error("event loop failed; its clients are closed", "err", err)
+			l.stop(nil)
 			return
 		}
 	}
