@@ -130,9 +130,11 @@ type clientConn struct {
 	// Event-loop state (evloop.go). inLoop is set from the hand-off to an
 	// event loop until the loop lets the client go; which loop owns it is
 	// that loop's own record (evLoop.own). The fields after it are used by
-	// the owning loop alone: lwait is set while the client waits in its
-	// pool's queue (its first unrelayed message was judged already:
-	// eng.Hold), lout while the loop watches the socket for writing.
+	// the owning loop alone: lwait is set while the client waits, for a
+	// server (its pool's queue, a login aside, a paused database) or for
+	// the pooler's own queries on its server (setup, verify, clean); its
+	// first unrelayed message was judged already (eng.Hold). lout is set
+	// while the loop watches the socket for writing.
 	inLoop atomic.Bool
 	lwait  bool
 	lmore  bool // the socket may hold bytes the loop has not read
