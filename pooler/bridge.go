@@ -283,6 +283,15 @@ func (b *bridge) watch(l *evLoop) {
 	b.mu.Unlock()
 }
 
+// reannounce announces again input read ahead whose event may have gone to
+// no one (the loop's tables did not hold the socket then).
+func (b *bridge) reannounce() {
+	b.mu.Lock()
+	b.told = false
+	b.tellIn()
+	b.mu.Unlock()
+}
+
 // setOut makes the loop wait for the queue to be written (out) or not.
 func (b *bridge) setOut(l *evLoop, out bool) {
 	b.mu.Lock()

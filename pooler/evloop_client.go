@@ -461,7 +461,7 @@ func (l *evLoop) watch(s *serverConn) error {
 		if s.raw.br != nil {
 			// What a bridge announced while s was idle went to no one:
 			// announced again now that s has a client.
-			s.raw.br.watch(l)
+			s.raw.br.reannounce()
 		}
 		return nil
 	}
