@@ -85,7 +85,7 @@ type clientConn struct {
 	// st is the protocol state of the attached server.
 	st engine.RelState
 	// place is where the client is (engine.Place), changed only by
-	// moveLocked.
+	// move.
 	place engine.Place
 	// gone is set once vanish ran (the client disconnected or is being
 	// closed).
@@ -156,10 +156,10 @@ type clientConn struct {
 	admin bool
 }
 
-// moveLocked moves the client to another place (its owner only). A move the
+// move moves the client to another place (its owner only). A move the
 // engine refuses is a pooler bug: it is logged and counted
 // (Snapshot.InvalidMoves), and the client stays where it was.
-func (c *clientConn) moveLocked(to engine.Place) {
+func (c *clientConn) move(to engine.Place) {
 	from := c.place
 	if err := engine.Move(&c.place, to); err != nil {
 		c.proxy.stats.invalidMoves.Add(1)
@@ -167,18 +167,13 @@ func (c *clientConn) moveLocked(to engine.Place) {
 	}
 }
 
-// move is moveLocked.
-func (c *clientConn) move(to engine.Place) {
-	c.moveLocked(to)
-}
-
-// setPinnedLocked pins the attached client's server, or ends the pin.
-func (c *clientConn) setPinnedLocked(pinned bool) {
+// setPinned pins the attached client's server, or ends the pin.
+func (c *clientConn) setPinned(pinned bool) {
 	c.eng.SetPinned(pinned)
 	if pinned {
-		c.moveLocked(engine.Pinned)
+		c.move(engine.Pinned)
 	} else if c.place == engine.Pinned {
-		c.moveLocked(engine.Attached)
+		c.move(engine.Attached)
 	}
 }
 

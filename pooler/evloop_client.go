@@ -204,7 +204,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 		}
 		if written != s {
 			l.flushWritten(c, &written)
-			if rio := s.lrio(); rio.pending() > loopOut {
+			if rio := s.raw; rio.pending() > loopOut {
 				// The server does not keep up: go on when it drains
 				// (serverWritable).
 				c.eng.Hold(effs, replace)
@@ -289,7 +289,7 @@ func (l *evLoop) streamClient(c *clientConn, written **serverConn) bool {
 	}
 	if *written != s {
 		l.flushWritten(c, written)
-		if rio := s.lrio(); rio.pending() > loopOut {
+		if rio := s.raw; rio.pending() > loopOut {
 			return false
 		}
 		*written = s
@@ -317,7 +317,7 @@ func (l *evLoop) flushWritten(c *clientConn, written **serverConn) {
 // flushServer flushes what the client wrote to s.
 func (l *evLoop) flushServer(c *clientConn, s *serverConn) {
 	err := s.w.Flush()
-	rio := s.lrio()
+	rio := s.raw
 	pend := rio.pending() > 0
 	if err != nil {
 		s.close()

@@ -6,10 +6,6 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
-// lrio returns the server's socket (under TLS, when the server speaks it),
-// or nil when the pooler cannot own it.
-func (s *serverConn) lrio() *rawIO { return s.raw }
-
 // leaveLoop takes a server that a goroutine is about to use out of the
 // event loop that last had it.
 func (s *serverConn) leaveLoop() {
@@ -150,7 +146,7 @@ func (l *evLoop) streamAnswer(c *clientConn, s *serverConn) {
 	s.r.Discard(k)
 	s.lleft -= k
 	if s.lleft == 0 && c.tracked {
-		c.emitIfDueLocked(s)
+		c.emitIfDue(s)
 	}
 }
 
@@ -321,7 +317,7 @@ var errServerGone = errors.New("server connection lost")
 
 // serverWritable writes what the server's socket did not take before.
 func (l *evLoop) serverWritable(s *serverConn) {
-	rio := s.lrio()
+	rio := s.raw
 	left, _ := rio.flushPend()
 	small := rio.pending() <= loopOut
 	if !left && s.lout {

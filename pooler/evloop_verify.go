@@ -45,12 +45,12 @@ func (l *evLoop) verifyAttached(c *clientConn, s *serverConn, status byte) {
 			return
 		}
 		if ok {
-			c.setPinnedLocked(c.eng.Session.Held())
+			c.setPinned(c.eng.Session.Held())
 		} else {
 			// Not proved clean: the server stays with the client, and
 			// is verified again (or closed) when it leaves.
 			l.p.log.Warn("could not read a server's session state; client kept on it", "user", c.user)
-			c.setPinnedLocked(true)
+			c.setPinned(true)
 		}
 		switch c.releaseAtReady(s, status) {
 		case smReleased:

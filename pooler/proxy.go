@@ -66,7 +66,7 @@ type Proxy struct {
 
 	stats struct {
 		serversOpened, serversLost, attaches atomic.Int64
-		// invalidMoves counts refused client moves (clientConn.moveLocked).
+		// invalidMoves counts refused client moves (clientConn.move).
 		invalidMoves atomic.Int64
 		// verifications counts reads of servers' session state (verify).
 		verifications atomic.Int64

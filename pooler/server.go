@@ -286,7 +286,7 @@ func (s *serverConn) alive() bool {
 	if s.r.Buffered() > 0 {
 		return false
 	}
-	if r := s.lrio(); r != nil && (r.nb || r.br != nil) {
+	if r := s.raw; r.nb || r.br != nil {
 		return r.peekAlive()
 	}
 	nc := s.conn

@@ -133,7 +133,7 @@ func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consum
 		effs = nil
 	}
 	if pinned, ok := c.eng.ApplyEffects(c.eng.Policy(), effs, isTracked); ok {
-		c.setPinnedLocked(pinned)
+		c.setPinned(pinned)
 	}
 	if c.tracked {
 		pl := c.trackFrontend(s, typ, body, n)
@@ -293,7 +293,7 @@ func (c *clientConn) setUpDone(s *serverConn, restored bool) {
 		c.sig = paramsSig(c.params)
 	}
 	c.server = s
-	c.moveLocked(engine.Attached)
+	c.move(engine.Attached)
 	c.eng.Attached(p.cfg.Mode != ModeTransaction)
 	s.eng.ResetQueue()
 	s.synthHead.Store(false)
@@ -466,7 +466,7 @@ func (c *clientConn) releaseAtReady(s *serverConn, status byte) smResult {
 	if release {
 		c.server = nil
 		if !gone {
-			c.moveLocked(engine.Idle)
+			c.move(engine.Idle)
 		}
 	}
 	if status == 'I' && c.routineChanged.CompareAndSwap(true, false) {
@@ -509,7 +509,7 @@ func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
 		c.server = nil
 		if !gone {
 			// The client is closed below.
-			c.moveLocked(engine.Closing)
+			c.move(engine.Closing)
 		}
 	}
 	c.pool.putBack(s, closeServer)
@@ -557,7 +557,7 @@ func (c *clientConn) vanish() {
 	}
 	c.vanished.Store(true)
 	c.gone = true
-	c.moveLocked(engine.Closing)
+	c.move(engine.Closing)
 	s := c.server
 	var srv *engine.Server
 	if c.tracked && s != nil {

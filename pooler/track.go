@@ -32,7 +32,7 @@ func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) 
 		st.evictions.Add(k.Evictions)
 	}
 	if pinned, ok := c.eng.ApplyEffects(c.eng.Policy(), pl.Effects, isTracked); ok {
-		c.setPinnedLocked(pinned)
+		c.setPinned(pinned)
 	}
 	return pl
 }
@@ -165,9 +165,9 @@ func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, co
 	return nil
 }
 
-// emitSynthsLocked sends the pooler's own answers that are due: those at
+// emitSynths sends the pooler's own answers that are due: those at
 // the head of the queue.
-func (c *clientConn) emitSynthsLocked(s *serverConn) {
+func (c *clientConn) emitSynths(s *serverConn) {
 	for m := s.eng.PopSynth(); m != nil; m = s.eng.PopSynth() {
 		if c.rec != nil && !c.vanished.Load() {
 			c.rec.Backend(m[0], m[headerLen:])
@@ -184,7 +184,7 @@ func (c *clientConn) emitSynthsLocked(s *serverConn) {
 // before it relays a server message.
 func (c *clientConn) emitDueSynths(s *serverConn, flush bool) {
 	if c.server == s {
-		c.emitSynthsLocked(s)
+		c.emitSynths(s)
 	}
 	if flush && c.w != nil && !c.vanished.Load() {
 		c.w.Flush()
@@ -213,14 +213,14 @@ func (c *clientConn) trackBackend(s *serverConn, typ byte, n int, body []byte) e
 	if err != nil {
 		return err
 	}
-	c.emitIfDueLocked(s)
+	c.emitIfDue(s)
 	return nil
 }
 
-// emitIfDueLocked sends the pooler's own answers that became due once a
+// emitIfDue sends the pooler's own answers that became due once a
 // server message was relayed whole.
-func (c *clientConn) emitIfDueLocked(s *serverConn) {
+func (c *clientConn) emitIfDue(s *serverConn) {
 	if s.eng.SynthDue() {
-		c.emitSynthsLocked(s)
+		c.emitSynths(s)
 	}
 }
