@@ -31,7 +31,7 @@ var clientWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 
 // authentication, welcome), then an event loop relays for it (evloop.go):
 // detached (no server) or attached. In transaction mode the first message
 // of a transaction attaches a server and the ReadyForQuery at which the
-// engine allows it releases the server (readyForQuery); in session and
+// engine allows it releases the server (settle); in session and
 // record mode the server stays attached until the client leaves. When the
 // client leaves, the engine decides how its server is cleaned up
 // (vanish); a server that fails closes the client.
@@ -112,19 +112,15 @@ type clientConn struct {
 	// routineChanged is set when the client's transaction creates, alters
 	// or drops a routine or schema: what the pooler learns of routines
 	// until that transaction ends may be the old definitions, so it is
-	// forgotten again when it does (readyForQuery).
+	// forgotten again when it does (settle).
 	routineChanged atomic.Bool
 	// startupSets are startup parameters beyond the tracked ones, set on
 	// every server the client gets (see login's carry).
 	startupSets []engine.Setting
 
-	// tracked is set in transaction mode with prepared-statement support:
-	// the relay looks at every message (track.go).
-	tracked bool
-	// eng is the client's I/O-free protocol state (package engine):
-	// framing, the relay state of its server, its protocol
-	// statements. Under mu, except the framing (client goroutine or loop
-	// only).
+	// eng is the client's protocol engine (package engine): it is fed
+	// the events of the client and of its server and decides what
+	// follows them.
 	eng engine.Client
 
 	// Event-loop state (evloop.go). inLoop is set from the hand-off to an
@@ -167,9 +163,9 @@ func (c *clientConn) move(to engine.Place) {
 	}
 }
 
-// setPinned pins the attached client's server, or ends the pin.
-func (c *clientConn) setPinned(pinned bool) {
-	c.eng.SetPinned(pinned)
+// pinPlace shows the engine's pin of the client to its server in the
+// client's place.
+func (c *clientConn) pinPlace(pinned bool) {
 	if pinned {
 		c.move(engine.Pinned)
 	} else if c.place == engine.Pinned {

@@ -394,6 +394,13 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	if c.AuthType == AuthCert && c.ClientTLSMode != TLSVerifyCA && c.ClientTLSMode != TLSVerifyFull {
 		return nil, errors.New("auth type cert needs client TLS mode verify-ca or verify-full (client certificates verified against a CA)")
 	}
+	if c.Mode == ModeTransaction && c.OnSessionState == PolicyReject && c.MaxPreparedStatements < 0 {
+		// A refused Parse is answered in its place among the answers of
+		// a pipeline, which only the prepared-statement tracking can
+		// place: without it, statements prepared with the extended
+		// protocol would pass unrefused.
+		return nil, errors.New("on_session_state reject needs max_prepared_statements above 0 (without tracking, statements prepared with the extended protocol could not be refused)")
+	}
 	if c.Mode == ModeRecord && c.Capture == nil {
 		return nil, errors.New("record mode needs a capture file")
 	}

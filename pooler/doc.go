@@ -6,8 +6,9 @@
 // relays their messages to server connections taken from a pool per
 // (database, user). In transaction mode a server is attached when a
 // client's transaction starts and goes back to the pool at ReadyForQuery
-// 'I' once nothing is outstanding (engine.Client.Release); in session and
-// record mode a client keeps one server for its whole session. Every
+// 'I' once nothing is outstanding (the engine's step at that message,
+// engine.Client.Server); in session and record mode a client keeps one
+// server for its whole session. Every
 // server that leaves a client goes through one function, pool.putBack.
 //
 // Event loops relay every logged-in client, in every mode, with or
@@ -21,10 +22,13 @@
 // queries whose answers it reads itself; in session and record mode a
 // client's server is set up on its login goroutine before a loop adopts
 // the client with it. A loop streams messages larger than its buffers and
-// asks the same code what each message means: the client's engine
-// (package engine: framing, the relay state and every release, verify,
-// clean and vanish decision, the policy from login), the per-message
-// steps of step.go, the setup and clean plans (setupSQL, cleanPlan) and
+// feeds each message to the client's engine (package engine), which
+// answers with a step: forward, refuse, send in place, release, verify,
+// clean, close (framing, the relay state, the policy from login, the
+// prepared-statement tracking and every release, verify, clean and vanish
+// decision are the engine's). The driver carries the steps out: the
+// per-message code of step.go, the setup and clean plans (setupSQL,
+// cleanPlan) and
 // the reading of the pooler's own queries' answers
 // (serverConn.internalAnswer). A client has one owner at a time (its
 // login goroutine, then its loop; a loop's own record, evLoop.own, says
@@ -51,9 +55,10 @@
 //   - auth.go, scram.go, userlist.go: client authentication;
 //     authquery.go: auth_user/auth_query lookups; passthrough.go: server
 //     logins with the md5 hash or SCRAM verifier the pooler holds.
-//   - step.go: what is done per message: admit (the body the engine
-//     must see, the capture, the policy's verdict), forward, setUp,
-//     serverMessage, readyForQuery, serverLost, vanish.
+//   - step.go: what is done per message, each an event fed to the
+//     client's engine and its step carried out: admit (the body the
+//     engine reads, the capture, the policy's verdict), forward, setUp,
+//     serverMessage and settle, serverLost, vanish.
 //   - evloop.go: the event loops and their inbox; evloop_client.go and
 //     evloop_server.go: a loop's client and server sides (large messages
 //     streamed or gathered); evloop_query.go: the pooler's own queries on

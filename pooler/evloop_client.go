@@ -131,7 +131,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			f = c.lbig.f // gathered whole
 		} else {
 			if c.r.Buffered() < headerLen {
-				if c.r.Buffered() == 0 && c.tracked {
+				if c.r.Buffered() == 0 && c.eng.Tracked() {
 					s := c.server
 					if s != nil && s.synthHead.Load() && s.lleft == 0 {
 						// Not inside a server message still streaming.
@@ -171,7 +171,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 				continue
 			}
 		}
-		typ, n, total := f.Type, f.Len, f.Total
+		typ, total := f.Type, f.Total
 		m, ok, err := c.admit(f, batched, pre) // whole in the buffer (or gathered): no read
 		batched = true
 		if !ok {
@@ -181,7 +181,6 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			}
 			continue
 		}
-		effs, replace := m.effs, m.replace
 		s := c.server
 		if s == nil {
 			l.flushWritten(c, &written)
@@ -195,7 +194,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			}
 			// The verdict waits with the message; whichever driver
 			// sends it takes it (TakeHeld).
-			c.eng.Hold(effs, replace)
+			c.eng.Hold(m.adm)
 			if !l.attach(c) {
 				return false
 			}
@@ -207,12 +206,12 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			if rio := s.raw; rio.pending() > loopOut {
 				// The server does not keep up: go on when it drains
 				// (serverWritable).
-				c.eng.Hold(effs, replace)
+				c.eng.Hold(m.adm)
 				return false
 			}
 			written = s
 		}
-		err = c.forward(s, typ, n, m.body, m.consumed, effs, replace)
+		err = c.forward(s, &m)
 		c.lbig = nil
 		var more *moreToCome
 		switch {
@@ -238,10 +237,9 @@ func (l *evLoop) frontend(c *clientConn) bool {
 // (its header is next in c.r). goOn says that frontend goes on with it;
 // otherwise frontend returns ret. A message for no server is dropped as
 // it comes; any other gets the server first (so that no partial message
-// waits for one). A message the pooler must see whole (seesWhole) is then
-// gathered (lbig) and judged whole, as a goroutine's frontendBody reads
-// it; any other is judged on what the full read buffer shows of it, and
-// forward streams it (moreToCome).
+// waits for one). A message the engine reads whole (engine.Client.Reads)
+// is then gathered (lbig) and judged whole; any other is judged on what
+// the full read buffer shows of it, and forward streams it (moreToCome).
 func (l *evLoop) large(c *clientConn, f engine.Frame) (goOn, ret bool) {
 	if f.Act == engine.Skip {
 		c.lleft, c.ldrop = f.Total, true
@@ -256,7 +254,7 @@ func (l *evLoop) large(c *clientConn, f engine.Frame) (goOn, ret bool) {
 			return false, false // goes on once the server is attached
 		}
 	}
-	if c.seesWhole(f.Type, f.Len) {
+	if _, whole := c.eng.Reads(f.Type, f.Len); whole {
 		c.r.Discard(headerLen)
 		c.lbig = &bigMessage{f: f, body: make([]byte, 0, f.Len)}
 		return true, true
@@ -426,7 +424,7 @@ func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
 		}
 		return ok
 	}
-	s.lclient, s.lfatal, s.lblocked = c, false, false
+	s.lclient, s.lblocked = c, false
 	l.servers.set(s.lfd, s)
 	if q, restored := c.setupSQL(s); q != "" {
 		// The client waits on its loop until s has run the query.

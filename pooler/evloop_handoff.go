@@ -23,7 +23,7 @@ func (l *evLoop) adopt(c *clientConn) {
 			l.serverGone(c, s)
 			return
 		}
-		s.lclient, s.lfatal, s.lblocked = c, false, false
+		s.lclient, s.lblocked = c, false
 		l.servers.set(s.lfd, s)
 		// What the server sent meanwhile is relayed now.
 		l.serverReadable(s)

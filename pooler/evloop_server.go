@@ -99,7 +99,7 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 			s.lblocked = true
 			return smNext
 		}
-		switch r := c.serverMessage(s, typ, n, &s.lfatal); r {
+		switch r := c.serverMessage(s, typ, n); r {
 		case smReleased:
 			// s is no longer this client's, nor perhaps this loop's.
 			l.afterRelease(c)
@@ -120,13 +120,11 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 // whether it is the client's or the answer to a message of the pooler's
 // own, which is dropped), and the capture shows none of it.
 func (l *evLoop) startAnswer(c *clientConn, s *serverConn, typ byte, total int) {
-	if c.tracked && s.synthHead.Load() {
+	if c.eng.Tracked() && s.synthHead.Load() {
 		c.emitDueSynths(s, false)
 	}
-	forward := true
-	if c.tracked && engine.MayComplete(typ) {
-		forward = c.eng.Backend(&s.eng, typ, nil)
-	}
+	// Never a ReadyForQuery (backend checked), so the step is Stay.
+	forward := c.eng.Server(&s.eng, engine.ServerMsg{Type: typ, Len: total - headerLen}, c.gone).Forward
 	if forward {
 		c.ctr.tx += int64(total)
 	}
@@ -136,7 +134,7 @@ func (l *evLoop) startAnswer(c *clientConn, s *serverConn, typ byte, total int) 
 // streamAnswer relays to c what s has buffered of the message being
 // streamed (s.lleft), or drops it (s.ldrop, or a client that left); at
 // the message's end it sends the pooler's own answers that became due
-// (as trackBackend does after a whole message).
+// (as serverMessage does after a whole message).
 func (l *evLoop) streamAnswer(c *clientConn, s *serverConn) {
 	k := min(s.lleft, s.r.Buffered())
 	b, _ := s.r.Peek(k)
@@ -145,7 +143,7 @@ func (l *evLoop) streamAnswer(c *clientConn, s *serverConn) {
 	}
 	s.r.Discard(k)
 	s.lleft -= k
-	if s.lleft == 0 && c.tracked {
+	if s.lleft == 0 && c.eng.Tracked() {
 		c.emitIfDue(s)
 	}
 }
@@ -163,7 +161,7 @@ func (l *evLoop) afterRelease(c *clientConn) {
 	case gone:
 		c.done()
 	case l.p.closing.Load():
-		// readyForQuery closed the client.
+		// settle closed the client.
 		l.finish(c)
 	case c.lmore || c.r != nil && c.r.Buffered() > 0:
 		// The client's next transaction is buffered already, or came
@@ -263,7 +261,7 @@ func (l *evLoop) serverGone(c *clientConn, s *serverConn) {
 		q.done(errServerGone, nil)
 		return
 	}
-	c.serverLost(s, s.lfatal)
+	c.serverLost(s)
 	l.dropServer(s)
 	l.afterServerLost(c)
 }

@@ -33,10 +33,10 @@ func (l *evLoop) verify(c *clientConn, s *serverConn, then func(ok, lost bool)) 
 }
 
 // verifyAttached verifies the client's server between transactions,
-// before it may go back to the pool (preserve), as a goroutine's
-// clientConn.verifyAttached does: what pins the client is found before
-// anyone else could get the server. The ReadyForQuery with status was
-// relayed; the release it may bring waits for the read (releaseAtReady).
+// before it may go back to the pool (preserve, the engine's Verify step):
+// what pins the client is found before anyone else could get the server.
+// The ReadyForQuery with status was relayed; the release it may bring
+// waits for the read (engine.Client.Verified, Settle, then settle).
 func (l *evLoop) verifyAttached(c *clientConn, s *serverConn, status byte) {
 	defer l.flushClient(c) // once the read is under way (and counted)
 	l.verify(c, s, func(ok, lost bool) {
@@ -44,15 +44,14 @@ func (l *evLoop) verifyAttached(c *clientConn, s *serverConn, status byte) {
 			l.serverGone(c, s)
 			return
 		}
-		if ok {
-			c.setPinned(c.eng.Session.Held())
-		} else {
+		if !ok {
 			// Not proved clean: the server stays with the client, and
 			// is verified again (or closed) when it leaves.
 			l.p.log.Warn("could not read a server's session state; client kept on it", "user", c.user)
-			c.setPinned(true)
 		}
-		switch c.releaseAtReady(s, status) {
+		c.pinPlace(c.eng.Verified(ok))
+		then, owed := c.eng.Settle(&s.eng)
+		switch c.settle(s, status, then, owed) {
 		case smReleased:
 			l.afterRelease(c)
 		case smNext:

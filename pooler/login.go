@@ -192,7 +192,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	for k, v := range pkt.params {
 		switch {
 		case k == "user" || k == "database" || strings.HasPrefix(k, "_pq_.") || ignoredStartupParams[k]:
-		case isTracked(k):
+		case engine.IsTracked(k):
 			c.params[canonicalParam(k)] = v
 		case carry && validParamName(k):
 			c.startupSets = append(c.startupSets, engine.Setting{Name: k, Value: v})
@@ -204,7 +204,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 				return false
 			}
 			for _, st := range sets {
-				if isTracked(st.Name) {
+				if engine.IsTracked(st.Name) {
 					c.params[canonicalParam(st.Name)] = st.Value
 				} else {
 					c.startupSets = append(c.startupSets, st)
@@ -268,8 +268,8 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		return false
 	}
 	c.pool = p.poolFor(c)
-	c.tracked = p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0
-	c.eng.SetPolicy(p.cfg.OnSessionState, p.cfg.Mode == ModeTransaction && p.cfg.Classifier != nil)
+	c.eng.SetPolicy(p.cfg.OnSessionState, p.cfg.Mode == ModeTransaction && p.cfg.Classifier != nil,
+		p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0)
 	ctx, cancel := context.WithTimeout(p.ctx, p.live.waitLimit())
 	defer cancel()
 	defaults, err := c.pool.welcomeParams(ctx, time.Now().Add(p.live.waitLimit()))
@@ -284,7 +284,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	for _, k := range trackedParams {
+	for _, k := range engine.TrackedParams {
 		if _, ok := c.params[k]; !ok {
 			if v, ok := defaults[k]; ok {
 				c.params[k] = v

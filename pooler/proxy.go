@@ -475,16 +475,13 @@ func (p *Proxy) enforceClientTimeouts() {
 // it in that state.
 func (c *clientConn) timedOut(now time.Time, live *Config) string {
 	kind, limit := "", time.Duration(0)
-	st := c.eng.State()
-	switch {
-	case c.gone || c.place == engine.Closing || c.place == engine.Waiting:
-	case c.server != nil && engine.IdleInTransaction(st):
+	waiting := c.gone || c.place == engine.Closing || c.place == engine.Waiting
+	switch c.eng.Timeout(c.server != nil, waiting) {
+	case engine.IdleTransactionTimeout:
 		kind, limit = "idle transaction timeout", live.IdleTransactionTimeout
-	case c.server != nil && !engine.Quiet(st):
-		// The server owes an answer: the query runs (PgBouncer's
-		// query_timeout counts from the client's last message).
+	case engine.QueryTimeout:
 		kind, limit = "query timeout", live.QueryTimeout
-	case c.server == nil || engine.Quiet(st) && st.TxStatus == 'I':
+	case engine.ClientIdleTimeout:
 		kind, limit = "client_idle_timeout", live.ClientIdleTimeout
 	}
 	if kind == "" || limit <= 0 || kind != c.idleKind || c.ctr.rx != c.idleRx {

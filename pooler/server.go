@@ -21,25 +21,12 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
-// trackedParams are the parameters kept per client and applied to
-// whichever server serves it (PgBouncer's varcache).
-var trackedParams = []string{"application_name", "client_encoding", "DateStyle", "TimeZone", "IntervalStyle", "standard_conforming_strings"}
-
-func isTracked(name string) bool {
-	for _, p := range trackedParams {
-		if strings.EqualFold(p, name) {
-			return true
-		}
-	}
-	return false
-}
-
 // paramsSig is a hash of the tracked parameters in m, so that attach can
 // tell with one comparison whether a server already has a client's
 // settings.
 func paramsSig(m map[string]string) uint64 {
 	h := fnv.New64a()
-	for _, k := range trackedParams {
+	for _, k := range engine.TrackedParams {
 		h.Write([]byte(m[k]))
 		h.Write([]byte{0})
 	}
@@ -49,12 +36,27 @@ func paramsSig(m map[string]string) uint64 {
 // canonicalParam returns the tracked parameter's spelling as the server
 // reports it, or "" for an untracked name.
 func canonicalParam(name string) string {
-	for _, p := range trackedParams {
+	for _, p := range engine.TrackedParams {
 		if strings.EqualFold(p, name) {
 			return p
 		}
 	}
 	return ""
+}
+
+// noteParam keeps a ParameterStatus (body) the server s sent while
+// attached to c: the server's parameters, and c's when it is tracked.
+func (s *serverConn) noteParam(c *clientConn, body []byte) {
+	name, value, ok := parseParameterStatus(body)
+	if !ok {
+		return
+	}
+	s.params[name] = value
+	if engine.IsTracked(name) {
+		c.params[name] = value
+		s.sig = paramsSig(s.params)
+		c.sig = paramsSig(c.params)
+	}
 }
 
 // serverConn is one connection to PostgreSQL, logged in by pgconn and then
@@ -97,15 +99,15 @@ type serverConn struct {
 	tls bool
 	// Event-loop state (evloop.go). loop is the loop whose epoll set has
 	// the descriptor lfd, and the fields after it are used by that loop
-	// alone: lclient is the loop's client s is attached to, lfatal
-	// whether the server sent a FATAL, lblocked that relaying to the
+	// alone: lclient is the loop's client s is attached to, lblocked
+	// that relaying to the
 	// client waits for its socket to drain, lout that the loop watches
 	// the socket for writing, lhup that the peer closed its end (what is
 	// left is read until the end, not only until a short read).
-	loop                         *evLoop
-	lfd                          int32
-	lclient                      *clientConn
-	lfatal, lblocked, lout, lhup bool
+	loop                 *evLoop
+	lfd                  int32
+	lclient              *clientConn
+	lblocked, lout, lhup bool
 	// lquery is the queries of the pooler's own that the loop runs on s
 	// (a setup, a clean: evLoop.runQueries), nil when none.
 	lquery *loopQuery
@@ -383,7 +385,7 @@ func (s *serverConn) sendCancel() error {
 // that sets (run before them in the same query) name, so that the
 // client's value is the one in force after them.
 func (s *serverConn) paramsSQL(q *strings.Builder, want map[string]string, sets []engine.Setting) {
-	for _, k := range trackedParams {
+	for _, k := range engine.TrackedParams {
 		v, ok := want[k]
 		if !ok {
 			continue

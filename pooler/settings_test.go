@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
 
@@ -106,7 +107,7 @@ func TestSettingParse(t *testing.T) {
 // the pooler, so the pooler must carry exactly those.
 func TestTrackedParamsAgreeWithRules(t *testing.T) {
 	got := map[string]bool{}
-	for _, p := range trackedParams {
+	for _, p := range engine.TrackedParams {
 		got[strings.ToLower(p)] = true
 	}
 	if !maps.Equal(got, rules.TrackedParams) {

@@ -245,14 +245,10 @@ func (c *clientConn) countHazards(effs []StateEffect, fp string) {
 	}
 }
 
-// maxClassifiedQuery is the largest simple Query the relay reads whole to
-// classify it; larger ones (bulk loads) pass through unclassified.
-const maxClassifiedQuery = 1 << 20
-
 // classifyMessage classifies the SQL of a Query or Parse message whose
 // header is next in c.r (body: see frontendBody, nil when not read yet).
 // A Query larger than the read buffer is classified only when the relay
-// read it whole (up to maxClassifiedQuery).
+// read it whole (up to engine.MaxClassified).
 func (c *clientConn) classifyMessage(typ byte, n int, body []byte) []StateEffect {
 	if body == nil {
 		if headerLen+n > c.r.Size() {
@@ -277,12 +273,6 @@ func (c *clientConn) classifyMessage(typ byte, n int, body []byte) []StateEffect
 	}
 	effs, _ := c.classifyText(body)
 	return effs
-}
-
-// mustClean reports whether the client's server carries session state
-// that must be taken off at its release (engine.Client.MustClean).
-func (c *clientConn) mustClean() bool {
-	return c.eng.MustClean()
 }
 
 // cleanPlan is what cleaning a server of the client's session state takes:
@@ -381,7 +371,7 @@ func (c *clientConn) stateFound(s *serverConn, rd *stateRead) bool {
 		c.eng.Session.Opaque()
 		return false
 	}
-	found := c.eng.Session.Reconcile(f, s.pool.key.user, isTracked)
+	found := c.eng.Session.Reconcile(f, s.pool.key.user, engine.IsTracked)
 	if rd.opaque {
 		c.eng.Session.Opaque()
 	}

@@ -10,44 +10,38 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
-// The steps a loop takes for one message: admit a framed client message
-// (what the engine must see, the capture, the policy's verdict), forward
-// it, relay a server message (serverMessage) and act on a ReadyForQuery
-// (readyForQuery), and the ends of a client or a server (vanish,
-// serverLost). The event loops (evloop*.go) read, write and wait around
-// them.
+// The steps a loop takes for one message, each an event fed to the
+// client's engine and the step it answers carried out: admit a framed
+// client message (what the engine reads, the capture, the policy's
+// verdict), forward it (the engine's plan), relay a server message and
+// carry out what follows it (serverMessage, settle), and the ends of a
+// client or a server (vanish, serverLost). The event loops (evloop*.go)
+// read, write and wait around them.
 
 // inbound is one framed client message in a relay's hands: what the
-// engine needs of its body and the policy's verdict on it.
+// engine reads of its body and the policy's verdict on it.
 type inbound struct {
 	typ  byte
 	n    int
 	body []byte
 	// consumed: the message was read out of c.r into body.
 	consumed bool
-	effs     []StateEffect
-	replace  string
+	adm      engine.Admission
 }
 
 // admit takes the client message framed by f, whose header is next in
-// c.r, as far as both relays handle it alike: it reads what the engine
-// must see of the body, shows the message to the capture and runs the
-// session-state policy. ok is false when the message was answered here
-// (a refusal) and the relay goes on with the next one; an error means the
-// client went away. The loop calls admit only for a message it has whole
-// in its buffer (pre: the start of a larger one, gathered or streamed).
+// c.r: it reads what the engine reads of the body (engine.Client.Reads),
+// shows the message to the capture and has the engine judge it (Admit).
+// ok is false when the message was answered here (a refusal) and the
+// loop goes on with the next one; an error means the client went away.
+// The loop calls admit only for a message it has whole in its buffer
+// (pre: the body of a larger one, gathered).
 func (c *clientConn) admit(f engine.Frame, batched bool, pre []byte) (m inbound, ok bool, err error) {
 	m.typ, m.n = f.Type, f.Len
-	switch {
-	case pre != nil:
-		// An event loop gathered the body (seesWhole).
+	if pre != nil {
 		m.body, m.consumed = pre, true
-	case c.seesWhole(m.typ, m.n):
-		m.body, m.consumed, err = c.frontendBody(m.n, true)
-	case c.tracked:
-		if look, _ := needsBody(m.typ); look {
-			m.body, m.consumed, err = c.frontendBody(m.n, false)
-		}
+	} else if look, whole := c.eng.Reads(m.typ, m.n); look {
+		m.body, m.consumed, err = c.frontendBody(m.n, whole)
 	}
 	if err != nil {
 		return m, false, err
@@ -56,112 +50,53 @@ func (c *clientConn) admit(f engine.Frame, batched bool, pre []byte) (m inbound,
 		// A held message was shown to the capture when it was judged.
 		c.recordFrontend(m.typ, m.n, m.body, batched)
 	}
-	effs, replace, refused, err := c.judge(m.typ, m.n, m.body, m.consumed)
-	m.effs, m.replace = effs, replace
-	return m, !refused && err == nil, err
-}
-
-// seesWhole reports whether the pooler reads the whole body of a client
-// message of type typ and body length n before it forwards it: the
-// classifier sees a whole statement, however large, and the tracked relay
-// some messages' whole bodies (needsBody).
-func (c *clientConn) seesWhole(typ byte, n int) bool {
-	if c.tracked {
-		if _, whole := needsBody(typ); whole {
-			return true
-		}
+	if a, held := c.eng.TakeHeld(); held {
+		// Judged before it had to wait.
+		m.adm = a
+		return m, true, nil
 	}
-	return c.eng.PolicyOn() && (typ == 'Q' || typ == 'P') && n <= maxClassifiedQuery
-}
-
-// judge returns the policy's verdict on the client's next message: the
-// one held for it (a driver judged it before the message had to wait),
-// else a fresh one from policyStep, whose results it returns.
-func (c *clientConn) judge(typ byte, n int, body []byte, consumed bool) (effs []StateEffect, replace string, refused bool, err error) {
-	if effs, replace, held := c.eng.TakeHeld(); held {
-		return effs, replace, false, nil
+	var effs []StateEffect
+	if c.eng.Classifies(m.typ) {
+		effs = c.classifyMessage(m.typ, m.n, m.body)
 	}
-	return c.policyStep(typ, n, body, consumed)
-}
-
-// policyStep runs the session-state policy on a client's Query or Parse
-// (policyOn): it returns the message's effects, or under the reject
-// policy the query that raises the refusal inside a transaction; refused
-// is set when the refusal was answered here and the message consumed.
-func (c *clientConn) policyStep(typ byte, n int, body []byte, consumed bool) (effs []StateEffect, replace string, refused bool, err error) {
-	if !c.eng.PolicyOn() || typ != 'Q' && typ != 'P' {
-		return nil, "", false, nil
-	}
-	effs = c.classifyMessage(typ, n, body)
-	policy := c.eng.Policy()
-	attached := false
-	if len(effs) > 0 && policy == PolicyReject {
-		attached = !c.detached()
-	}
-	switch engine.Judge(policy, typ, effs, attached) {
-	case engine.Pass:
-		return effs, "", false, nil
-	case engine.RefuseParse:
-		if c.tracked {
-			c.eng.RejectNextParse(engine.Refusal(effs))
-		}
-		return nil, "", false, nil
-	case engine.RaiseOnServer:
-		return nil, engine.RaiseQuery(effs), false, nil
+	m.adm = c.eng.Admit(m.typ, effs, !c.detached())
+	if m.adm.Reply == nil {
+		return m, true, nil
 	}
 	// Refused outright: the client stays usable.
-	if !consumed {
-		if err := discardMessage(c.r, headerLen+n); err != nil {
-			// moreToCome: an event loop drops the rest as it comes.
-			return nil, "", true, err
+	if !m.consumed {
+		if err := discardMessage(c.r, headerLen+m.n); err != nil {
+			// moreToCome: the loop drops the rest as it comes.
+			return m, false, err
 		}
 	}
-	c.send(append(engine.Refusal(effs), 'Z', 0, 0, 0, 5, 'I'))
-	return nil, "", true, nil
+	c.send(m.adm.Reply)
+	return m, false, nil
 }
 
-// forward writes one client message to its server s. An error wrapping
-// errWrite is the
-// server's; any other is the client's (the message was cut short).
-func (c *clientConn) forward(s *serverConn, typ byte, n int, body []byte, consumed bool, effs []StateEffect, replace string) error {
-	c.eng.Sent(typ)
-	c.noteFrontend(typ, n)
-	if typ == 'P' && c.tracked {
-		// A statement's effects happen when it runs: trackFrontend keeps
-		// them with the statement and applies them at Bind.
-		c.eng.SetParseEffects(effs)
-		effs = nil
-	}
-	if pinned, ok := c.eng.ApplyEffects(c.eng.Policy(), effs, isTracked); ok {
-		c.setPinned(pinned)
-	}
-	if c.tracked {
-		pl := c.trackFrontend(s, typ, body, n)
-		if replace != "" {
-			pl.Action, pl.Replace = engine.PlanReplace, replace
+// forward writes one client message to its server s as the engine plans
+// it (engine.Client.Send). An error wrapping errWrite is the server's;
+// any other is the client's (the message was cut short).
+func (c *clientConn) forward(s *serverConn, m *inbound) error {
+	c.noteFrontend(m.typ, m.n)
+	var k engine.Counters
+	pl := c.eng.Send(&s.eng, m.typ, m.body, m.n, m.adm, &k)
+	if c.eng.Tracked() {
+		if due := s.eng.SynthDue(); due != s.synthHead.Load() {
+			s.synthHead.Store(due)
 		}
-		return c.writePlan(s.w, typ, n, body, consumed, &pl)
+		if k != (engine.Counters{}) {
+			st := &c.pool.stats
+			st.clientParses.Add(k.ClientParses)
+			st.serverParses.Add(k.ServerParses)
+			st.binds.Add(k.Binds)
+			st.evictions.Add(k.Evictions)
+		}
 	}
-	switch {
-	case replace != "":
-		if !consumed {
-			if err := discardMessage(c.r, headerLen+n); err != nil {
-				return err
-			}
-		}
-		if writeQuery(s.w, replace) != nil {
-			return errWrite
-		}
-	case consumed:
-		var h [headerLen]byte
-		s.w.Write(engine.PutHeader(h[:0], typ, n))
-		if _, werr := s.w.Write(body); werr != nil {
-			return errWrite
-		}
-	default:
-		return copyMessage(s.w, c.r, headerLen+n)
+	if pl.PinChanged {
+		c.pinPlace(pl.Pinned)
 	}
-	return nil
+	return c.writePlan(s.w, m.typ, m.n, m.body, m.consumed, &pl)
 }
 
 // moreToCome is what copyMessage and discardMessage return on an event
@@ -285,7 +220,7 @@ func (c *clientConn) setUpDone(s *serverConn, restored bool) {
 		}
 	}
 	if c.sig != s.sig {
-		for _, k := range trackedParams {
+		for _, k := range engine.TrackedParams {
 			if v, ok := s.params[k]; ok {
 				c.params[k] = v
 			}
@@ -299,21 +234,6 @@ func (c *clientConn) setUpDone(s *serverConn, restored bool) {
 	s.synthHead.Store(false)
 	p.stats.attaches.Add(1)
 	c.pool.ctr.assignments.Add(1)
-}
-
-// clientWrite copies one message from the server to the client buffer.
-// Write errors are ignored: a vanished client's server is still drained.
-func (c *clientConn) clientWrite(s *serverConn, total int) error {
-	if c.vanished.Load() {
-		_, err := s.r.Discard(total)
-		return err
-	}
-	c.ctr.tx += int64(total)
-	err := copyMessage(c.writer(), s.r, total)
-	if errors.Is(err, errWrite) {
-		return nil
-	}
-	return err
 }
 
 // flushClient flushes what was relayed to the client; with done it also
@@ -339,129 +259,60 @@ const (
 )
 
 // serverMessage relays one server message of type typ and body length n
-// (its header is buffered in s.r) to the client and keeps the relay state;
-// it reads the message from s.r, all of it unless the server failed.
-func (c *clientConn) serverMessage(s *serverConn, typ byte, n int, fatalSeen *bool) smResult {
-	if c.tracked {
-		if s.synthHead.Load() {
-			c.emitDueSynths(s, false)
-		}
-		if engine.MayComplete(typ) {
-			var body []byte
-			var status byte
-			switch typ {
-			case 'C', 'E', 'Z':
-				if n <= maxSmallMessage {
-					if b, err := s.r.Peek(headerLen + n); err == nil {
-						body = b[headerLen:]
-					}
-				}
-			}
-			switch typ {
-			case 'Z':
-				if n != 1 || body == nil {
-					c.serverLost(s, *fatalSeen)
-					return smLost
-				}
-				status = body[0]
-			case 'E':
-				if body != nil && isFatal(body) {
-					*fatalSeen = true
-				}
-			}
-			if err := c.trackBackend(s, typ, n, body); err != nil {
-				c.serverLost(s, *fatalSeen)
-				return smLost
-			}
-			if typ == 'Z' {
-				return c.readyForQuery(s, status)
-			}
-			return smNext
+// (all of it buffered in s.r) as the engine decides (engine.Client.Server)
+// and does the step that follows it: smNext (the server stays), or the
+// results of settle and verifyAttached, or smLost (serverLost ran).
+func (c *clientConn) serverMessage(s *serverConn, typ byte, n int) smResult {
+	if c.eng.Tracked() && s.synthHead.Load() {
+		c.emitDueSynths(s, false)
+	}
+	m := engine.ServerMsg{Type: typ, Len: n}
+	if (engine.SeesBody(typ) || typ == 'S') && n <= maxSmallMessage {
+		if b, err := s.r.Peek(headerLen + n); err == nil {
+			m.Body = b[headerLen:]
 		}
 	}
-	if c.rec != nil && typ != 'D' && typ != 'd' {
-		c.recordBackend(s, typ, n)
-	}
-	switch typ {
-	case 'Z':
-		b, err := s.r.Peek(headerLen + 1)
-		if err != nil || n != 1 {
-			c.serverLost(s, *fatalSeen)
-			return smLost
-		}
-		status := b[headerLen]
-		if err := c.clientWrite(s, headerLen+n); err != nil {
-			c.serverLost(s, *fatalSeen)
-			return smLost
-		}
-		return c.readyForQuery(s, status)
-	case 'S':
-		if n <= maxSmallMessage {
-			b, err := s.r.Peek(headerLen + n)
-			if err == nil {
-				if name, value, ok := parseParameterStatus(b[headerLen:]); ok {
-					s.params[name] = value
-					if isTracked(name) {
-						c.params[name] = value
-						s.sig = paramsSig(s.params)
-						c.sig = paramsSig(c.params)
-					}
-				}
-			}
-		}
-	case 'E':
-		if n <= maxSmallMessage {
-			if b, err := s.r.Peek(headerLen + n); err == nil && isFatal(b[headerLen:]) {
-				*fatalSeen = true
-			}
-		}
-	}
-	if err := c.clientWrite(s, headerLen+n); err != nil {
-		c.serverLost(s, *fatalSeen)
+	st := c.eng.Server(&s.eng, m, c.gone)
+	if st.Then == engine.Lost {
+		c.serverLost(s)
 		return smLost
 	}
-	return smNext
-}
-
-// isFatal reports whether an ErrorResponse body has severity FATAL or
-// PANIC.
-func isFatal(body []byte) bool {
-	sev := parseErrorFields(body)['V']
-	return sev == "FATAL" || sev == "PANIC"
-}
-
-// readyForQuery updates the relay state after a ReadyForQuery with the
-// given status was relayed, and releases the server when the engine says
-// so: smReleased, smCleaning (an event loop cleans it
-// first and gives it back then), smVerifying (an event loop reads the
-// server's state first and decides then), or smNext (kept). Once
-// released, s is no longer the caller's.
-func (c *clientConn) readyForQuery(s *serverConn, status byte) smResult {
-	c.eng.Ready(status)
-	c.noteReady(status)
-	if c.eng.MustVerify(status, c.gone) {
-		// Statements whose effects only the server knows: it is read
-		// before the server may go back to the pool, so that what pins
-		// the client pins it now. The loop reads it without blocking
-		// and goes on with releaseAtReady then.
-		s.loop.verifyAttached(c, s, status)
+	if typ == 'S' && m.Body != nil {
+		s.noteParam(c, m.Body)
+	}
+	if st.Forward && c.rec != nil && typ != 'D' && typ != 'd' {
+		c.recordBackend(s, typ, n)
+	}
+	if err := c.relayOut(s, headerLen+n, st.Forward); err != nil {
+		c.serverLost(s)
+		return smLost
+	}
+	if c.eng.Tracked() {
+		c.emitIfDue(s)
+	}
+	if typ != 'Z' {
+		return smNext
+	}
+	c.noteReady(st.Status)
+	if st.Then == engine.Verify {
+		// The loop reads the server's state without blocking and
+		// goes on with settle then.
+		s.loop.verifyAttached(c, s, st.Status)
 		return smVerifying
 	}
-	return c.releaseAtReady(s, status)
+	return c.settle(s, st.Status, st.Then, st.Owed)
 }
 
-// releaseAtReady releases the server after a ReadyForQuery with status
-// when the engine says so (see readyForQuery).
-func (c *clientConn) releaseAtReady(s *serverConn, status byte) smResult {
-	owed := 0
-	if c.tracked {
-		owed = s.eng.Pending()
-	}
-	verdict := c.eng.Release(owed)
-	if verdict == engine.KeepOwed {
+// settle carries out the engine's decision on the attached server s after
+// a ReadyForQuery with status (engine.Client.Server, Settle): it stays
+// (smNext), goes back to its pool (smReleased), or goes back once the
+// loop cleaned it (smCleaning). Once released, s is no longer the
+// caller's.
+func (c *clientConn) settle(s *serverConn, status byte, then engine.Then, owed int) smResult {
+	if owed > 0 {
 		c.proxy.log.Warn("responses pending at release; server kept", "user", c.user, "pending", owed)
 	}
-	release := verdict == engine.ReleaseNow
+	release := then == engine.Release || then == engine.Clean
 	gone := c.gone
 	if release {
 		c.server = nil
@@ -482,7 +333,7 @@ func (c *clientConn) releaseAtReady(s *serverConn, status byte) smResult {
 	// client does next sees the pool as it left it (SHOW SERVERS,
 	// Snapshot.Verifications).
 	r := smReleased
-	if c.mustClean() {
+	if then == engine.Clean {
 		// The loop cleans s without blocking and gives it back when
 		// the answers are in.
 		if s.loop.clean(c, s, gone) {
@@ -503,7 +354,8 @@ func (c *clientConn) releaseAtReady(s *serverConn, status byte) smResult {
 // serverLost handles a server whose stream ended or broke while attached:
 // the server is closed and its slot freed, and the client, unless it is
 // gone, gets an error (unless the server sent its own FATAL) and is closed.
-func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
+func (c *clientConn) serverLost(s *serverConn) {
+	explain := c.eng.ServerLost()
 	gone := c.gone
 	if c.server == s {
 		c.server = nil
@@ -518,7 +370,7 @@ func (c *clientConn) serverLost(s *serverConn, fatalSeen bool) {
 		return
 	}
 	c.setEndReason("server connection lost")
-	if !fatalSeen {
+	if explain {
 		c.writer().Write(fatal(codeConnectionFailure, "server connection lost"))
 	}
 	c.flushClient(true)
@@ -560,7 +412,7 @@ func (c *clientConn) vanish() {
 	c.move(engine.Closing)
 	s := c.server
 	var srv *engine.Server
-	if c.tracked && s != nil {
+	if c.eng.Tracked() && s != nil {
 		srv = &s.eng
 	}
 	plan := c.eng.Vanish(s != nil, srv)

@@ -8,34 +8,11 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
-// This file drives the prepared-statement mode of package engine
-// (engine/prepared.go): trackFrontend asks the engine, under
-// clientConn.mu, what a client message does to the client's and the
-// server's statements and which responses it expects; writePlan then sends
-// it; trackBackend has the engine match the server's responses against
-// the pending queue, and relays or swallows them.
-
-// trackFrontend plans how client message typ (body: see frontendBody) is
-// sent to s, the attached server, and applies the session-state effects
-// of a Bind's statement.
-func (c *clientConn) trackFrontend(s *serverConn, typ byte, body []byte, n int) engine.Plan {
-	var k engine.Counters
-	pl := c.eng.Frontend(&s.eng, typ, body, n, &k)
-	if due := s.eng.SynthDue(); due != s.synthHead.Load() {
-		s.synthHead.Store(due)
-	}
-	if k != (engine.Counters{}) {
-		st := &c.pool.stats
-		st.clientParses.Add(k.ClientParses)
-		st.serverParses.Add(k.ServerParses)
-		st.binds.Add(k.Binds)
-		st.evictions.Add(k.Evictions)
-	}
-	if pinned, ok := c.eng.ApplyEffects(c.eng.Policy(), pl.Effects, isTracked); ok {
-		c.setPinned(pinned)
-	}
-	return pl
-}
+// This file carries out the plans of package engine's prepared-statement
+// tracking (engine/prepared.go): writePlan sends a client message as
+// engine.Client.Send planned it, and relayOut relays or swallows a server
+// message as engine.Client.Server decided; the answers of the pooler's
+// own that become due are written between them (emitSynths).
 
 // frontendBody returns the body of the client message whose header is
 // next in c.r: a view into the read buffer (want bytes at most) when the
@@ -63,19 +40,6 @@ func (c *clientConn) frontendBody(n int, whole bool) (body []byte, consumed bool
 	body = make([]byte, n)
 	_, err = io.ReadFull(c.r, body)
 	return body, true, err
-}
-
-// needsBody reports whether the tracked relay looks into a client message
-// of type typ, and whether it needs all of it.
-func needsBody(typ byte) (look, whole bool) {
-	switch typ {
-	case 'P', 'D', 'C':
-		return true, true
-	case 'B', 'Q':
-		// A Query's start shows whether it is DEALLOCATE.
-		return true, false
-	}
-	return false, false
 }
 
 // writePlan sends the client's message (header next in c.r, or already
@@ -191,29 +155,19 @@ func (c *clientConn) emitDueSynths(s *serverConn, flush bool) {
 	}
 }
 
-// trackBackend matches a server message that may complete a pending
-// entry against the queue, relays it (unless it answers the pooler's own
-// Parse or Close) and then sends the answers of the pooler's own that
-// became due. body is the message body when the caller peeked it (small
-// CommandComplete messages), else nil.
-func (c *clientConn) trackBackend(s *serverConn, typ byte, n int, body []byte) error {
-	forward := c.eng.Backend(&s.eng, typ, body)
-	if forward && c.rec != nil {
-		c.recordBackend(s, typ, n)
-	}
-	var err error
+// relayOut relays total bytes of a server message from s.r to the
+// client, or drops them: when the engine does not forward the message,
+// and once the client has gone. Write errors are left to the client's
+// socket (a vanished client's server is still drained).
+func (c *clientConn) relayOut(s *serverConn, total int, forward bool) error {
 	if !forward || c.vanished.Load() {
-		_, err = s.r.Discard(headerLen + n)
-	} else {
-		c.ctr.tx += int64(headerLen + n)
-		if err = copyMessage(c.writer(), s.r, headerLen+n); errors.Is(err, errWrite) {
-			err = nil
-		}
-	}
-	if err != nil {
+		_, err := s.r.Discard(total)
 		return err
 	}
-	c.emitIfDue(s)
+	c.ctr.tx += int64(total)
+	if err := copyMessage(c.writer(), s.r, total); err != nil && !errors.Is(err, errWrite) {
+		return err
+	}
 	return nil
 }
 

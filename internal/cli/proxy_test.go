@@ -308,6 +308,12 @@ func TestProxyRefusesUnhonouredSecurity(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.text, code, stderr, tc.want)
 		}
 	}
+	// The reject policy cannot refuse a Parse without the tracking.
+	_, stderr, code := runCLI(t, "", "proxy", "--upstream", "postgres://u@h/d", "--listen", "127.0.0.1:1",
+		"--mode", "transaction", "--on-session-state", "reject", "--max-prepared-statements", "0")
+	if want := "on_session_state reject needs max_prepared_statements above 0"; code != ExitError || !strings.Contains(stderr, want) {
+		t.Errorf("reject without tracking: exit %d, stderr %q; want 2 and %q", code, stderr, want)
+	}
 }
 
 // TestProxyDatabases checks --databases and the ini's [databases] as the

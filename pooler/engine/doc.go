@@ -1,36 +1,35 @@
-// Package engine holds the pooler's per-client protocol decisions with no
-// I/O: it owns no socket, goroutine, timer or lock. The event loops of
-// package pooler are its driver: they move bytes, wait for readiness and
-// run timers, and ask the engine what each message means; a client's
-// engine is used by its owner alone.
+// Package engine holds the pooler's per-client protocol engine, with no
+// I/O: it owns no socket, goroutine, timer or lock. A client's owner (an
+// event loop of package pooler, or its login goroutine) feeds its engine
+// the events of the client and of the server attached to it and carries
+// out the step each one answers (events.go):
 //
-// What is here:
-//   - framing of client messages (Client.Frame: header checks, Terminate,
-//     skip-till-Sync after a refused message, the maximum message size)
-//     and COPY messages outside a COPY (IgnoredDetached);
-//   - the relay state of an attached server, held by the client and
-//     changed only through its methods (relay.go: Attached, Sent, Ready,
-//     Broke, SetPinned), and the decisions made on it: Release at a
-//     ReadyForQuery (MayRelease, and the veto while the server still owes
-//     answers), MustVerify and MustClean before a release, Vanish (the
-//     action and the queries to send) when the client leaves;
-//   - the client's session-state policy, given at login (SetPolicy) and
-//     kept for its life;
-//   - framing of server messages (ServerHeader), shared by both drivers;
-//   - prepared-statement tracking (Client.Frontend plans how a client's
-//     Parse, Bind, Describe, Close, Execute, Sync or Query is sent;
-//     Client.Backend matches the server's answers against the queue of
-//     responses it owes; Server holds the statements a server has) and the
-//     answers the pooler gives itself (Server.PopSynth);
-//   - the session-state policy (Judge: pass, refuse or raise a statement;
-//     Client.ApplyEffects: record what it did and whether that pins the
-//     client) and the session state a client made on its server (Session:
-//     what pins it, what must be cleaned, and the SQL that cleans, reads
-//     back and restores it);
-//   - where a client is (Place: logging in, idle, waiting, attached,
-//     pinned, closing) and the moves allowed between places (Move).
+//   - Frame: a client message's header (relay, skip till Sync,
+//     terminate, violation; the maximum message size);
+//   - Reads, Classifies and Admit: what of a message the engine reads,
+//     whether the classifier must look at it, and the policy's step
+//     (send, send a query in its place, answer it here);
+//   - Send: the message going to the server, planned (forward, rename,
+//     inject a Parse, close an evicted statement, drop), with the pin of
+//     the client to its server;
+//   - Server: a server message (forward or drop; then stay, verify,
+//     clean, release, or lost); Verified and Settle after a read of the
+//     server's state; ServerLost when its stream ends;
+//   - Vanish: the client leaving (nothing, the queries to send, close,
+//     cancel and close);
+//   - Timeout: which of the client's timeouts runs.
 //
-// Not here: calling the classifier and counting and logging the hazards it
-// finds (package pooler, state.go), and the parameter tracking of servers
-// (varcache, server.go).
+// The engine keeps, unexported, the relay state of the attached server
+// (RelState), the policy given at login (SetPolicy), the prepared-
+// statement tracking of the client and of its servers (Server: the
+// statements a server holds, the answers it owes and the answers of the
+// pooler's own, PopSynth), and the session state the client made on its
+// server (Session: what pins it, what must be cleaned, and the SQL that
+// cleans, reads back and restores it). Where a client is (Place) and the
+// moves allowed between places (Move) are here too.
+//
+// Not here: running the classifier and counting and logging the hazards
+// it finds (package pooler, state.go), and the servers' reported
+// parameters (varcache, server.go); TrackedParams names the parameters
+// it keeps.
 package engine

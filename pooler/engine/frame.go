@@ -83,9 +83,9 @@ type Frame struct {
 	Err error
 }
 
-// Client is the protocol state of one client that the framing decisions
-// need. It owns no socket, goroutine, timer or lock: a driver feeds it
-// headers and does what it answers, under whatever lock guards the client.
+// Client is the engine of one client. It owns no socket, goroutine, timer
+// or lock: the client's owner feeds it events and carries out the steps it
+// answers (events.go).
 type Client struct {
 	// Limits are the proxy's, shared by its clients.
 	Limits *Limits
@@ -96,6 +96,9 @@ type Client struct {
 	// policyOn says whether it applies.
 	policy   Policy
 	policyOn bool
+	// tracked says that the client's prepared statements are tracked
+	// (track.go).
+	tracked bool
 	// Session is the session state the client made on its servers.
 	Session Session
 	// Startup are the settings the client's startup packet sets on every
@@ -115,10 +118,9 @@ type Client struct {
 	// qseq counts the client's simple Queries and Executes (for
 	// DEALLOCATE ALL).
 	qseq uint64
-	// heldEffs and heldReplace are the verdict on the client's next
-	// message while it waits with it (Hold; held).
-	heldEffs    []StateEffect
-	heldReplace string
+	// heldAdm is the verdict on the client's next message while it waits
+	// with it (Hold; held).
+	heldAdm Admission
 	// rejectParse is the refusal Frontend answers the next Parse with
 	// (reject policy); parseEffs are the effects of the Parse it is given
 	// next, unnamedEffs those of the unnamed statement.
@@ -166,24 +168,21 @@ func (c *Client) Frame(h []byte) Frame {
 	return f
 }
 
-// Hold keeps the policy's verdict on the client's next message (its
-// effects, or the query that replaces it) while the message waits to be
-// sent: for a server, or for the server's socket to drain. Whichever
-// driver sends the message takes the verdict with TakeHeld instead of
-// judging the message again.
-func (c *Client) Hold(effs []StateEffect, replace string) {
-	c.held, c.heldEffs, c.heldReplace = true, effs, replace
-}
+// Hold keeps the policy's verdict on the client's next message while the
+// message waits to be sent: for a server, or for the server's socket to
+// drain. Whichever driver sends the message takes the verdict with
+// TakeHeld instead of judging the message again.
+func (c *Client) Hold(a Admission) { c.held, c.heldAdm = true, a }
 
 // TakeHeld returns the verdict Hold kept, once; ok is false when none is
 // held.
-func (c *Client) TakeHeld() (effs []StateEffect, replace string, ok bool) {
+func (c *Client) TakeHeld() (a Admission, ok bool) {
 	if !c.held {
-		return nil, "", false
+		return Admission{}, false
 	}
-	effs, replace = c.heldEffs, c.heldReplace
-	c.held, c.heldEffs, c.heldReplace = false, nil, ""
-	return effs, replace, true
+	a = c.heldAdm
+	c.held, c.heldAdm = false, Admission{}
+	return a, true
 }
 
 // Holding reports whether a verdict is held.

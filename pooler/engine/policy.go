@@ -25,7 +25,7 @@ type Verdict uint8
 
 const (
 	// Pass: send the statement; its effects are applied when it runs
-	// (ApplyEffects).
+	// (Send).
 	Pass Verdict = iota
 	// RefuseNow: a Query between transactions is answered with Refusal
 	// and ReadyForQuery 'I' and not sent.
@@ -34,14 +34,14 @@ const (
 	// that the server fails the transaction as it would for an error.
 	RaiseOnServer
 	// RefuseParse: a Parse is answered with Refusal in its place among
-	// the responses (Client.RejectNextParse).
+	// the responses (Admit, Send).
 	RefuseParse
 )
 
-// Judge decides what happens to a Query ('Q') or Parse ('P') whose
+// judge decides what happens to a Query ('Q') or Parse ('P') whose
 // effects on session state are effs, under policy p; attached says
 // whether the client has a server (it is inside a transaction).
-func Judge(p Policy, typ byte, effs []StateEffect, attached bool) Verdict {
+func judge(p Policy, typ byte, effs []StateEffect, attached bool) Verdict {
 	if p != PolicyReject || !makesState(effs) {
 		return Pass
 	}
@@ -74,15 +74,16 @@ func makesState(effs []StateEffect) bool {
 	return false
 }
 
-// ApplyEffects records effs, which the client's statement had on its
-// server, under policy p. It reports whether the policy keeps the state
-// (changed) and, if so, whether the client's server is now pinned to it.
-func (c *Client) ApplyEffects(p Policy, effs []StateEffect, tracked func(string) bool) (pinned, changed bool) {
-	if len(effs) == 0 || p == PolicyAllow {
+// applyEffects records effs, which the client's statement had on its
+// server, under the client's policy. It reports whether the policy keeps
+// the state (changed) and, if so, whether the client's server is now
+// pinned to it.
+func (c *Client) applyEffects(effs []StateEffect) (pinned, changed bool) {
+	if len(effs) == 0 || c.policy == PolicyAllow {
 		return false, false
 	}
-	c.Session.Apply(effs, tracked)
-	if p != PolicyPreserve {
+	c.Session.Apply(effs, IsTracked)
+	if c.policy != PolicyPreserve {
 		return false, false
 	}
 	return c.Session.Held(), true

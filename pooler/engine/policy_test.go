@@ -26,8 +26,8 @@ func TestJudge(t *testing.T) {
 		{PolicyAllow, 'P', set, false, Pass},
 	}
 	for _, tt := range tests {
-		if got := Judge(tt.policy, tt.typ, tt.effs, tt.attached); got != tt.want {
-			t.Errorf("Judge(%s, %q, %d effects, attached %v) = %d, want %d", tt.policy, tt.typ, len(tt.effs), tt.attached, got, tt.want)
+		if got := judge(tt.policy, tt.typ, tt.effs, tt.attached); got != tt.want {
+			t.Errorf("judge(%s, %q, %d effects, attached %v) = %d, want %d", tt.policy, tt.typ, len(tt.effs), tt.attached, got, tt.want)
 		}
 	}
 }
@@ -35,20 +35,20 @@ func TestJudge(t *testing.T) {
 func TestApplyEffects(t *testing.T) {
 	listen := []StateEffect{{Kind: StateListen, Name: "ch"}}
 	unlisten := []StateEffect{{Kind: StateUnlistenAll}}
-	none := func(string) bool { return false }
 	var c Client
-	if pinned, ok := c.ApplyEffects(PolicyPreserve, listen, none); !ok || !pinned {
+	c.policy = PolicyPreserve
+	if pinned, ok := c.applyEffects(listen); !ok || !pinned {
 		t.Fatalf("preserve, LISTEN: pinned %v, kept %v", pinned, ok)
 	}
-	if pinned, ok := c.ApplyEffects(PolicyPreserve, unlisten, none); !ok || pinned {
+	if pinned, ok := c.applyEffects(unlisten); !ok || pinned {
 		t.Fatalf("preserve, UNLISTEN *: pinned %v, kept %v", pinned, ok)
 	}
-	var r Client
-	if pinned, ok := r.ApplyEffects(PolicyReset, listen, none); ok || pinned || !r.Session.Dirty() {
+	r := Client{policy: PolicyReset}
+	if pinned, ok := r.applyEffects(listen); ok || pinned || !r.Session.Dirty() {
 		t.Fatalf("reset, LISTEN: pinned %v, kept %v, dirty %v", pinned, ok, r.Session.Dirty())
 	}
-	var a Client
-	if _, ok := a.ApplyEffects(PolicyAllow, listen, none); ok || a.Session.Dirty() {
+	a := Client{policy: PolicyAllow}
+	if _, ok := a.applyEffects(listen); ok || a.Session.Dirty() {
 		t.Fatal("allow records state")
 	}
 }
@@ -78,11 +78,11 @@ func TestRefusal(t *testing.T) {
 // makes no state.
 func TestJudgeUndoingPasses(t *testing.T) {
 	drop := []StateEffect{{Kind: StateDropTemp, Name: "pgbench_accounts", Rule: "temp-table"}}
-	if v := Judge(PolicyReject, 'Q', drop, false); v != Pass {
+	if v := judge(PolicyReject, 'Q', drop, false); v != Pass {
 		t.Errorf("DROP under reject: %v, want Pass", v)
 	}
 	mixed := append(drop, StateEffect{Kind: StateSet, Name: "search_path", Rule: "session-set"})
-	if v := Judge(PolicyReject, 'Q', mixed, false); v != RefuseNow {
+	if v := judge(PolicyReject, 'Q', mixed, false); v != RefuseNow {
 		t.Errorf("DROP and SET under reject: %v, want RefuseNow", v)
 	}
 	if r := string(Refusal(mixed)); !strings.Contains(r, "session-set") {

@@ -46,7 +46,7 @@ import (
 // has, a CloseComplete) must reach the client in order. So in this mode
 // every message sent to the server that produces a response has an entry
 // in the server's pending queue, and the driver matches each response
-// against the head of that queue (see Server.q, Client.Frontend and Client.Backend).
+// against the head of that queue (see Server.q, Client.frontend and Client.backend).
 
 // stmt is one of a client's named statements.
 type stmt struct {

@@ -36,9 +36,9 @@ func TestDeallocateTarget(t *testing.T) {
 
 // FuzzFrontend feeds client messages of the kinds the prepared-statement
 // tracking decodes (Parse, Bind, Describe, Close, Execute, Sync, Query)
-// with arbitrary bodies to Client.Frontend, as one client on one server,
+// with arbitrary bodies to Client.frontend, as one client on one server,
 // and answers each with a server message picked by the fuzzer through
-// Client.Backend: whatever the bytes, it must not panic, the server's
+// Client.backend: whatever the bytes, it must not panic, the server's
 // cache must stay within its bound, every planned rename must fit its
 // message, and the pooler's own answers must be whole messages.
 func FuzzFrontend(f *testing.F) {
@@ -61,7 +61,7 @@ func FuzzFrontend(f *testing.F) {
 				b = b[1:]
 			}
 			var ctr Counters
-			pl := c.Frontend(s, typ, b, len(b), &ctr)
+			pl := c.frontend(s, typ, b, len(b), &ctr)
 			if s.Statements() > 2+1 {
 				t.Fatalf("cache holds %d statements, bound 2", s.Statements())
 			}
@@ -78,7 +78,7 @@ func FuzzFrontend(f *testing.F) {
 				if answers[i] == 'C' {
 					tag = []byte("DEALLOCATE ALL\x00")
 				}
-				c.Backend(s, answers[i], tag)
+				c.backend(s, answers[i], tag)
 			}
 			if s.Pending() < 0 || c.st.PendingSyncs < 0 {
 				t.Fatal("negative count")
@@ -141,7 +141,7 @@ func TestFetchNeverShared(t *testing.T) {
 	var ctr Counters
 	parse := func(c *Client, name, q string) Plan {
 		body := append(append(append([]byte(name), 0), q...), 0, 0, 0)
-		return c.Frontend(&srv, 'P', body, len(body), &ctr)
+		return c.frontend(&srv, 'P', body, len(body), &ctr)
 	}
 	names := map[string]bool{}
 	for i, p := range []Plan{parse(&a, "s1", "FETCH 3 FROM c"), parse(&a, "s2", "FETCH 3 FROM c"), parse(&b, "s1", "FETCH 3 FROM c")} {

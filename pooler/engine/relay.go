@@ -1,16 +1,21 @@
 package engine
 
 // The relay state of a client's attached server, kept by the client's
-// engine and changed only through the methods below: the drivers report
-// what crossed the wire (Attached, Sent, Ready, Broke) and ask what to do
-// (Release, MustVerify, MustClean, Vanish). The session-state policy is
-// the client's from its login (SetPolicy), so every decision about one
-// client is made against the same policy, whatever a RELOAD changes.
+// engine and changed only by the events of events.go and the methods
+// below. The session-state policy is the client's from its login
+// (SetPolicy), so every decision about one client is made against the
+// same policy, whatever a RELOAD changes.
 
 // SetPolicy gives the client the session-state policy it keeps for its
 // life; on says whether the policy applies at all (transaction mode with
-// a classifier).
-func (c *Client) SetPolicy(p Policy, on bool) { c.policy, c.policyOn = p, on }
+// a classifier), tracked whether its prepared statements are tracked
+// (transaction mode with max_prepared_statements).
+func (c *Client) SetPolicy(p Policy, on, tracked bool) {
+	c.policy, c.policyOn, c.tracked = p, on, tracked
+}
+
+// Tracked reports whether the client's prepared statements are tracked.
+func (c *Client) Tracked() bool { return c.tracked }
 
 // Policy returns the client's session-state policy.
 func (c *Client) Policy() Policy { return c.policy }
@@ -29,11 +34,8 @@ func (c *Client) Attached(session bool) {
 	c.st = RelState{TxStatus: 'I', HeldForSession: session}
 }
 
-// Sent counts a client message of type typ about to be sent to the server.
-func (c *Client) Sent(typ byte) { CountFrontend(&c.st, typ) }
-
-// Ready records a ReadyForQuery with the given status from the server.
-func (c *Client) Ready(status byte) {
+// ready records a ReadyForQuery with the given status from the server.
+func (c *Client) ready(status byte) {
 	c.st.TxStatus = status
 	if c.st.PendingSyncs > 0 {
 		c.st.PendingSyncs--
@@ -44,9 +46,14 @@ func (c *Client) Ready(status byte) {
 // released.
 func (c *Client) Broke() { c.st.Broken = true }
 
-// SetPinned pins the attached server to the client for session state, or
-// ends the pin.
-func (c *Client) SetPinned(pinned bool) { c.st.Pinned = pinned }
+// Verified records the read of the attached server's session state
+// (Verify): ok says it was read, and then what it holds pins the client
+// or not; a state not read keeps the client on its server. It returns
+// the pin, which the driver shows in the client's place.
+func (c *Client) Verified(ok bool) (pinned bool) {
+	c.st.Pinned = !ok || c.Session.Held()
+	return c.st.Pinned
+}
 
 // ReleaseVerdict is what happens to the attached server after a
 // ReadyForQuery.
@@ -65,10 +72,10 @@ const (
 	KeepOwed
 )
 
-// Release decides, after a ReadyForQuery, whether the attached server goes
+// release decides, after a ReadyForQuery, whether the attached server goes
 // back to its pool; owed is the number of responses the server still owes
 // (Server.Pending; 0 without prepared-statement tracking).
-func (c *Client) Release(owed int) ReleaseVerdict {
+func (c *Client) release(owed int) ReleaseVerdict {
 	switch {
 	case !MayRelease(c.st):
 		return Keep
@@ -78,20 +85,20 @@ func (c *Client) Release(owed int) ReleaseVerdict {
 	return ReleaseNow
 }
 
-// MustVerify reports whether, after a ReadyForQuery with status, the
+// mustVerify reports whether, after a ReadyForQuery with status, the
 // server's session state must be read before it may go back to the pool:
 // under preserve, once the client ran statements whose effects only the
 // server knows (routines), so that what pins the client pins it before
 // anyone else could get the server. gone says the client has left.
-func (c *Client) MustVerify(status byte, gone bool) bool {
+func (c *Client) mustVerify(status byte, gone bool) bool {
 	return c.policyOn && c.policy == PolicyPreserve && status == 'I' && !gone &&
 		c.Session.Unverified() && Quiet(c.st)
 }
 
-// MustClean reports whether the attached server carries session state of
+// mustClean reports whether the attached server carries session state of
 // the client's that must be taken off (a round trip or more) before it
 // goes back to the pool.
-func (c *Client) MustClean() bool { return c.policyOn && c.Session.Dirty() }
+func (c *Client) mustClean() bool { return c.policyOn && c.Session.Dirty() }
 
 // VanishPlan is what becomes of the attached server when its client
 // leaves: the action, and for VanishReset and VanishRollback the queries

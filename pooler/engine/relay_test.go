@@ -32,13 +32,13 @@ func TestClientRelease(t *testing.T) {
 			var c Client
 			c.Attached(tt.session)
 			for _, typ := range tt.sent {
-				c.Sent(typ)
+				CountFrontend(&c.st, typ)
 			}
-			c.SetPinned(tt.pinned)
+			c.st.Pinned = tt.pinned
 			for _, st := range tt.ready {
-				c.Ready(st)
+				c.ready(st)
 			}
-			if got := c.Release(tt.owed); got != tt.want {
+			if got := c.release(tt.owed); got != tt.want {
 				t.Errorf("Release(%d) = %d, want %d (state %+v)", tt.owed, got, tt.want, c.State())
 			}
 		})
@@ -76,15 +76,15 @@ func TestClientVanish(t *testing.T) {
 				c.Attached(tt.session)
 			}
 			for _, typ := range tt.sent {
-				c.Sent(typ)
+				CountFrontend(&c.st, typ)
 			}
 			for _, st := range tt.ready {
-				c.Ready(st)
+				c.ready(st)
 			}
 			if tt.broken {
 				c.Broke()
 			}
-			c.SetPinned(tt.attached && !tt.session)
+			c.st.Pinned = tt.attached && !tt.session
 			pl := c.Vanish(tt.attached, &srv)
 			if pl.Action != tt.want || !slices.Equal(pl.Queries, tt.queries) {
 				t.Fatalf("Vanish = %d %q, want %d %q", pl.Action, pl.Queries, tt.want, tt.queries)
@@ -94,17 +94,17 @@ func TestClientVanish(t *testing.T) {
 			}
 			switch pl.Action {
 			case VanishReset, VanishRollback:
-				if c.Release(0) != Keep {
+				if c.release(0) != Keep {
 					t.Errorf("releasable before the planned queries were answered")
 				}
 				for range pl.Queries {
-					c.Ready('I')
+					c.ready('I')
 				}
-				if got := c.Release(0); got != ReleaseNow {
+				if got := c.release(0); got != ReleaseNow {
 					t.Errorf("after the planned queries: Release = %d, want ReleaseNow (state %+v)", got, c.State())
 				}
 			case VanishClose, VanishCancelClose:
-				if c.Release(0) != Keep {
+				if c.release(0) != Keep {
 					t.Errorf("a server to close is releasable")
 				}
 			}
@@ -136,15 +136,15 @@ func TestClientMustVerifyAndClean(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var c Client
-			c.SetPolicy(tt.policy, tt.on)
+			c.SetPolicy(tt.policy, tt.on, false)
 			c.Attached(false)
-			c.Sent('Q')
+			CountFrontend(&c.st, 'Q')
 			c.Session.Apply(tt.effs, func(string) bool { return false })
-			c.Ready(tt.status)
-			if got := c.MustVerify(tt.status, tt.gone); got != tt.verify {
+			c.ready(tt.status)
+			if got := c.mustVerify(tt.status, tt.gone); got != tt.verify {
 				t.Errorf("MustVerify = %v, want %v", got, tt.verify)
 			}
-			if got := c.MustClean(); got != tt.mustClean {
+			if got := c.mustClean(); got != tt.mustClean {
 				t.Errorf("MustClean = %v, want %v", got, tt.mustClean)
 			}
 		})

@@ -2,8 +2,8 @@ package engine
 
 // RelState is what the relay knows about an attached server connection's
 // protocol state. The client's messages raise the counters before their
-// bytes reach the server and the server's answers lower them; the driver
-// guards it with the client's lock.
+// bytes reach the server and the server's answers lower them; the client's
+// owner alone uses it.
 type RelState struct {
 	// TxStatus is the status of the last ReadyForQuery: 'I' idle, 'T' in a
 	// transaction, 'E' in a failed transaction.
@@ -24,6 +24,9 @@ type RelState struct {
 	Pinned bool
 	// Broken marks a server whose stream can no longer be trusted.
 	Broken bool
+	// Fatal is set once the server sent a FATAL (or PANIC) error: when
+	// its stream ends, the client has the server's own explanation.
+	Fatal bool
 }
 
 // MayRelease reports whether a server in state s may go back to the pool:

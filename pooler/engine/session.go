@@ -82,7 +82,7 @@ type lockID struct {
 }
 
 // Session is what the pooler knows of the session state a client created
-// on its server. The driver guards it with the client's lock.
+// on its server, used by the client's owner alone.
 type Session struct {
 	// touched are the parameters (and "role", "session_authorization")
 	// the client set or reset since it last left a server; settings are

@@ -36,14 +36,17 @@ type Plan struct {
 	Skip    int
 	Replace string
 	// Effects are what a Bind's statement does to session state when it
-	// runs: the driver applies them under its policy.
+	// runs (Send applies them).
 	Effects []StateEffect
+	// PinChanged says that the message changed the client's pin to its
+	// server, to Pinned (Send).
+	Pinned, PinChanged bool
 }
 
 // Server is the protocol state of one server connection that prepared-
 // statement tracking keeps: the statements it holds, the responses it
-// owes, whose unnamed statement it has. Like Client it has no lock; the
-// driver guards it with the lock of the client the server is attached to.
+// owes, whose unnamed statement it has. Like Client it has no lock: it is
+// used by the owner of the client the server is attached to.
 type Server struct {
 	lru          stmtLRU
 	q            pendQueue
@@ -58,7 +61,7 @@ type Server struct {
 	skipping bool
 }
 
-// Counters are what tracking counts for the driver (Client.Frontend adds
+// Counters are what tracking counts for the driver (Client.Send adds
 // to them).
 type Counters struct {
 	ClientParses, ServerParses, Binds, Evictions int64
@@ -66,14 +69,6 @@ type Counters struct {
 
 // Statements is the number of the client's named protocol statements.
 func (c *Client) Statements() int { return len(c.stmts) }
-
-// SetParseEffects gives the effects of the Parse that Frontend sees next:
-// they happen when the statement runs (at Bind).
-func (c *Client) SetParseEffects(effs []StateEffect) { c.parseEffs = effs }
-
-// RejectNextParse makes Frontend answer the client's next Parse with msg
-// (an ErrorResponse) instead of sending it (the reject policy).
-func (c *Client) RejectNextParse(msg []byte) { c.rejectParse = msg }
 
 // Statements is the number of server-side statements the server holds.
 func (s *Server) Statements() int { return s.lru.len() }
@@ -113,12 +108,12 @@ func (s *Server) PopSynth() []byte {
 	return s.q.pop().msg
 }
 
-// Backend matches a server message of type typ that may complete a
+// backend matches a server message of type typ that may complete a
 // pending entry (MayComplete) against the queue. It reports whether the
 // message goes on to the client: not when it answers a Parse or Close the
 // pooler sent itself. body is the message body when the driver has it
 // (small CommandComplete messages), else nil.
-func (c *Client) Backend(s *Server, typ byte, body []byte) (forward bool) {
+func (c *Client) backend(s *Server, typ byte, body []byte) (forward bool) {
 	forward = true
 	e := s.q.front()
 	if e == nil {
@@ -254,7 +249,7 @@ func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan, ctr *Counters)
 // sends the rest of its pipeline later): while s.skipping, what such a
 // message would have done is undone at once and no response is expected
 // for it.
-func (c *Client) Frontend(s *Server, typ byte, body []byte, n int, ctr *Counters) Plan {
+func (c *Client) frontend(s *Server, typ byte, body []byte, n int, ctr *Counters) Plan {
 	if !s.skipping || typ == 'S' {
 		return c.planFrontend(s, typ, body, n, ctr)
 	}
@@ -394,7 +389,7 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 		s.q.push(pend{kind: pkClose})
 	case 'E':
 		// Numbered like a simple Query: it may run DEALLOCATE ALL or
-		// DISCARD ALL (see trackBackend).
+		// DISCARD ALL (see backend).
 		s.qseq++
 		c.qseq++
 		s.q.push(pend{kind: pkExecute, seq: s.qseq, cseq: c.qseq})
