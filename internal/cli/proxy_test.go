@@ -309,7 +309,7 @@ func TestProxyRefusesUnhonouredSecurity(t *testing.T) {
 		}
 	}
 	// The reject policy cannot refuse a Parse without the tracking.
-	_, stderr, code := runCLI(t, "", "proxy", "--upstream", "postgres://u@h/d", "--listen", "127.0.0.1:1",
+	_, stderr, code := runCLI(t, "", "proxy", "--upstream", "postgres://u@h/d", "--listen", "256.0.0.1:1",
 		"--mode", "transaction", "--on-session-state", "reject", "--max-prepared-statements", "0")
 	if want := "on_session_state reject needs max_prepared_statements above 0"; code != ExitError || !strings.Contains(stderr, want) {
 		t.Errorf("reject without tracking: exit %d, stderr %q; want 2 and %q", code, stderr, want)
