@@ -231,6 +231,24 @@ func (a *authenticator) mockSecret(user string) *scramSecret {
 // only that the password was wrong.
 var errAuthFailed = errors.New("password authentication failed")
 
+// errTrustUnknown is a trust login of a user that the auth file does not
+// list (nor the server know, with an auth user).
+var errTrustUnknown = errors.New(`"trust" authentication failed`)
+
+// trusts reports whether a trust login of user, a client of database, may
+// go on: with an auth file or an auth user, only for a user it lists or
+// the server has (as PgBouncer); without either, for anyone.
+func (a *authenticator) trusts(database, user string) (bool, error) {
+	a.mu.Lock()
+	listed := a.users != nil
+	a.mu.Unlock()
+	if !listed && a.lookup == nil {
+		return true, nil
+	}
+	_, found, err := a.find(database, user)
+	return found, err
+}
+
 // errCertUser is a client certificate whose common name is not the user.
 var errCertUser = errors.New("certificate authentication failed")
 
@@ -298,6 +316,13 @@ func (e *errLookup) Unwrap() error { return e.err }
 func (a *authenticator) authenticate(c *clientConn, database, user string) error {
 	switch a.typ {
 	case AuthTrust:
+		known, err := a.trusts(database, user)
+		if err != nil {
+			return &errLookup{err}
+		}
+		if !known {
+			return errTrustUnknown
+		}
 		return nil
 	case AuthCert:
 		// The handshake verified the certificate against the CAs

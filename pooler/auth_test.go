@@ -169,6 +169,30 @@ func TestTrustOnlyOnLoopback(t *testing.T) {
 	_ = context.Background
 }
 
+// TestTrustHonoursAuthFile: under trust an auth file lists who may log
+// in, as PgBouncer; a user not in it is refused before the server is
+// asked (which may trust anyone).
+func TestTrustHonoursAuthFile(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx := testCtx(t, 30*time.Second)
+	listed := startProxy(t, srv, Config{AuthType: AuthTrust, Users: Userlist{pgtest.SuperUser: "SCRAM-SHA-256$unused"}})
+	c, _, err := loginAs(ctx, listed, pgtest.SuperUser, "")
+	if err != nil {
+		t.Fatalf("a listed user: %v", err)
+	}
+	c.Close(ctx)
+	_, _, err = loginAs(ctx, listed, pgtest.MD5User, "")
+	if sqlState(err) != "28000" || errMessage(err) != `"trust" authentication failed` {
+		t.Errorf("a user not in the auth file: %v, want 28000 \"trust\" authentication failed", err)
+	}
+	open := startProxy(t, srv, Config{AuthType: AuthTrust})
+	c, _, err = loginAs(ctx, open, pgtest.SuperUser, "")
+	if err != nil {
+		t.Fatalf("trust without an auth file: %v", err)
+	}
+	c.Close(ctx)
+}
+
 // TestEmptyPasswordRefused: a userlist entry holding the empty password,
 // in any of its three forms, never logs in (PostgreSQL refuses empty
 // passwords), with md5 or SCRAM.

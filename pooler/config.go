@@ -423,9 +423,39 @@ func (c *Config) validate() (*pgconn.Config, error) {
 	}
 	pc, err := pgconn.ParseConfig(c.Upstream)
 	if err != nil {
-		return nil, fmt.Errorf("upstream: %w", err)
+		return nil, fmt.Errorf("upstream %s: %s", capture.SafeUpstream(c.Upstream), WithoutPassword(err.Error(), c.Upstream))
 	}
 	return pc, nil
+}
+
+// WithoutPassword returns msg, an error about the connection string conn,
+// with the password conn holds masked: pgconn's errors quote the string
+// they could not read, password included.
+func WithoutPassword(msg, conn string) string {
+	var pws []string
+	if _, rest, ok := strings.Cut(conn, "://"); ok {
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if _, pw, ok := strings.Cut(rest[:at], ":"); ok && pw != "" {
+				pws = append(pws, pw)
+				if u, err := url.PathUnescape(pw); err == nil && u != pw {
+					pws = append(pws, u)
+				}
+			}
+		}
+	}
+	for _, f := range strings.FieldsFunc(conn, func(r rune) bool { return r == ' ' || r == '&' || r == '?' }) {
+		if k, v, ok := strings.Cut(f, "="); ok && strings.EqualFold(strings.TrimSpace(k), "password") && v != "" {
+			pws = append(pws, strings.Trim(v, "'"))
+		}
+	}
+	for _, pw := range pws {
+		msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		if q := strconv.Quote(pw); len(q) > 2 {
+			// Go's quoting of a string with special characters.
+			msg = strings.ReplaceAll(msg, q[1:len(q)-1], "xxxxx")
+		}
+	}
+	return msg
 }
 
 // usesAuthQuery reports whether some clients are looked up on the server.

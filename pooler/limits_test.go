@@ -155,6 +155,14 @@ func TestMalformedStartup(t *testing.T) {
 			}
 		})
 	}
+	t.Run("Terminate before the startup packet closes without a word", func(t *testing.T) {
+		conn := rawConn(t, tp)
+		conn.Write([]byte{'X', 0, 0, 0, 4})
+		b, err := io.ReadAll(conn)
+		if err != nil || len(b) != 0 {
+			t.Fatalf("answer %q, %v; want the connection closed", b, err)
+		}
+	})
 	t.Run("SSLRequest and GSSENCRequest get N", func(t *testing.T) {
 		conn := rawConn(t, tp)
 		for _, code := range []uint32{80877103, 80877104} {

@@ -231,6 +231,9 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		if errors.As(err, &le) {
 			c.send(fatal(codeInvalidAuth, "authentication failed: the pooler could not look the user up on the server"))
 			p.log.Warn("client login: auth_query failed", "user", c.user, "database", c.database, "addr", c.conn.RemoteAddr().String(), "err", err)
+		} else if errors.Is(err, errTrustUnknown) {
+			c.send(fatal(codeInvalidAuth, "%v", err))
+			p.log.Info("client login failed: trust, user not in the auth file", "user", c.user, "database", c.database, "addr", c.conn.RemoteAddr().String())
 		} else if errors.Is(err, errCertUser) {
 			c.send(fatal(codeInvalidAuth, "certificate authentication failed for user %q", c.user))
 			p.log.Info("client login failed: certificate", "user", c.user, "addr", c.conn.RemoteAddr().String())

@@ -51,6 +51,16 @@ func readStartup(r io.Reader) (*startupPacket, error) {
 		return nil, err
 	}
 	n := int64(int32(binary.BigEndian.Uint32(lb[:])))
+	if lb == [4]byte{'X', 0, 0, 0} {
+		// A Terminate ('X', length 4) before any startup packet: a
+		// client closed while it connected (node-postgres does so).
+		// PostgreSQL just closes; an error would reach the client's
+		// code as if the server had failed.
+		var b [1]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil || b[0] == 4 {
+			return nil, io.EOF
+		}
+	}
 	if n < 8 || n > maxStartupLen {
 		return nil, fmt.Errorf("invalid length of startup packet: %d", n)
 	}

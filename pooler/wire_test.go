@@ -72,6 +72,7 @@ func FuzzReadStartup(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 8, 4, 210, 22, 47})
 	f.Add([]byte{0, 0, 0, 16, 4, 210, 22, 46, 0, 0, 0, 1, 0, 0, 0, 2})
 	f.Add(startupBytes(2 << 16))
+	f.Add([]byte{'X', 0, 0, 0, 4})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := readStartup(bytes.NewReader(b))
 		if err != nil {

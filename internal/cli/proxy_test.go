@@ -610,3 +610,22 @@ func TestRecorderLogsThePartItWrote(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyErrorsHideThePassword: an upstream that cannot be read is
+// named in the error without the password it holds, in either form.
+func TestProxyErrorsHideThePassword(t *testing.T) {
+	for _, up := range []string{
+		"postgres://app:s3cr3t-pw@host:notaport/db",
+		"postgres://app:s3cr3t%40pw@host:notaport/db",
+		"postgres://app:s3cr3t-pw@[::1/db",
+		"postgresql://app:s3cr3t-pw@host/db?sslmode=bogus",
+		"postgres://app@host:notaport/db?password=s3cr3t-pw",
+		"host=h password=s3cr3t-pw port=notaport",
+		"host=h password='s3cr3t pw' port=notaport",
+	} {
+		stdout, stderr, code := runCLI(t, "", "proxy", "--upstream", up, "--listen", "256.0.0.1:1", "--insecure-trust")
+		if code != ExitError || strings.Contains(stdout+stderr, "s3cr3t") || !strings.Contains(stderr, "upstream") {
+			t.Errorf("%s: exit %d, output %q; want 2 naming the upstream without its password", up, code, stdout+stderr)
+		}
+	}
+}

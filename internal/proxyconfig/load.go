@@ -163,7 +163,7 @@ func withServerTLS(upstream string, params [][2]string) (string, error) {
 	if isURL {
 		var err error
 		if u, err = url.Parse(upstream); err != nil {
-			return "", fmt.Errorf("upstream URL: %w", err)
+			return "", fmt.Errorf("upstream URL: %s", pooler.WithoutPassword(err.Error(), upstream))
 		}
 		q = u.Query()
 	}

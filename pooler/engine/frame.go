@@ -118,9 +118,11 @@ type Client struct {
 	// qseq counts the client's simple Queries and Executes (for
 	// DEALLOCATE ALL).
 	qseq uint64
-	// heldAdm is the verdict on the client's next message while it waits
-	// with it (Hold; held).
-	heldAdm Admission
+	// heldEffs and heldReplace are the verdict on the client's next
+	// message while it waits with it (Hold; held): an admission that
+	// answered the message (Reply) never waits.
+	heldEffs    []StateEffect
+	heldReplace string
 	// rejectParse is the refusal Frontend answers the next Parse with
 	// (reject policy); parseEffs are the effects of the Parse it is given
 	// next, unnamedEffs those of the unnamed statement.
@@ -172,7 +174,9 @@ func (c *Client) Frame(h []byte) Frame {
 // message waits to be sent: for a server, or for the server's socket to
 // drain. Whichever driver sends the message takes the verdict with
 // TakeHeld instead of judging the message again.
-func (c *Client) Hold(a Admission) { c.held, c.heldAdm = true, a }
+func (c *Client) Hold(a Admission) {
+	c.held, c.heldEffs, c.heldReplace = true, a.Effects, a.Replace
+}
 
 // TakeHeld returns the verdict Hold kept, once; ok is false when none is
 // held.
@@ -180,8 +184,8 @@ func (c *Client) TakeHeld() (a Admission, ok bool) {
 	if !c.held {
 		return Admission{}, false
 	}
-	a = c.heldAdm
-	c.held, c.heldAdm = false, Admission{}
+	a = Admission{Effects: c.heldEffs, Replace: c.heldReplace}
+	c.held, c.heldEffs, c.heldReplace = false, nil, ""
 	return a, true
 }
 
