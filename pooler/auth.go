@@ -3,11 +3,14 @@ package pooler
 import (
 	"crypto/md5"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,9 +25,10 @@ import (
 // with which pools log in to the server (passthrough.go).
 type authenticator struct {
 	typ AuthType
-	// mockKey makes the salt shown for an unknown user: the same for one
-	// name every time, different between names, as PostgreSQL's mock
-	// salt, so that the salt does not tell known names from unknown ones.
+	// mockKey (under mu) makes the mock secret of an unknown user: its
+	// salt is the same for one name every time, across restarts too,
+	// and different between names, as PostgreSQL's mock salt, so that
+	// the salt does not tell known names from unknown ones (mockKeyFor).
 	mockKey [32]byte
 	// lookup, when set, finds the secret of a user not in users on the
 	// server (auth_query) for a client of database: found is false for
@@ -82,8 +86,7 @@ func newAuthenticator(typ AuthType, users Userlist) *authenticator {
 	a := &authenticator{typ: typ, users: users, scram: make(map[string]derivedSecret),
 		clientKeys: make(map[string]clientKey), found: make(map[[2]string]foundSecret),
 		lastFound: make(map[string]string), lookups: make(map[[2]string]*lookupCall),
-		cacheTTL: defaultAuthCacheTTL}
-	rand.Read(a.mockKey[:])
+		cacheTTL: defaultAuthCacheTTL, mockKey: mockKeyFor(users)}
 	return a
 }
 
@@ -148,6 +151,7 @@ func (a *authenticator) find(database, user string) (string, bool, error) {
 func (a *authenticator) setUsers(users Userlist) {
 	a.mu.Lock()
 	a.users = users
+	a.mockKey = mockKeyFor(users)
 	clear(a.scram)
 	clear(a.found)
 	// ClientKeys go with the verifier they were proved against.
@@ -218,13 +222,40 @@ func emptyPassword(user, secret string) bool {
 	return false
 }
 
-// mockSecret is the verifier an unknown user's exchange runs against: a
-// salt derived from the name, PostgreSQL's iteration count, and keys no
-// password matches (a random one).
+// mockSecret is the verifier an unknown user's exchange runs against (a.mu
+// held): a salt derived from the name, PostgreSQL's iteration count, and
+// keys no password matches. It costs two HMACs, no key derivation, so
+// that an unknown user's first answer comes as fast as a known user's
+// (whose verifier is kept) and costs the pooler as little.
 func (a *authenticator) mockSecret(user string) *scramSecret {
-	salt := hmacSHA256(a.mockKey[:], "mock salt "+user)[:16]
-	fake, _ := deriveSCRAMSecret(randomString(), salt, scramIterations)
-	return fake
+	return &scramSecret{
+		iterations: scramIterations,
+		salt:       hmacSHA256(a.mockKey[:], "mock salt "+user)[:16],
+		storedKey:  hmacSHA256(a.mockKey[:], "mock stored key "+user),
+		serverKey:  hmacSHA256(a.mockKey[:], "mock server key "+user),
+	}
+}
+
+// mockKeyFor derives the key of the mock secrets from the userlist: the
+// same across restarts while the list is, and known to no one who does
+// not know its secrets. Without a list it is random (the mock salts then
+// change at each start).
+func mockKeyFor(users Userlist) [32]byte {
+	var k [32]byte
+	if len(users) == 0 {
+		rand.Read(k[:])
+		return k
+	}
+	h := sha256.New()
+	h.Write([]byte("pgpoolcheck mock secrets\x00"))
+	for _, name := range slices.Sorted(maps.Keys(users)) {
+		h.Write([]byte(name))
+		h.Write([]byte{0})
+		h.Write([]byte(users[name]))
+		h.Write([]byte{0})
+	}
+	copy(k[:], h.Sum(nil))
+	return k
 }
 
 // errAuthFailed is a wrong password or an unknown user. The client learns
@@ -292,12 +323,6 @@ func (a *authenticator) scramSecretFor(user, secret string, found bool) (*scramS
 	}
 	a.scram[user] = derivedSecret{from: secret, s: s}
 	return s, true
-}
-
-func randomString() string {
-	b := make([]byte, 16)
-	rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // errLookup is an auth_query that failed (the server is down, the query
