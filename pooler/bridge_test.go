@@ -132,22 +132,30 @@ func TestBridgeInput(t *testing.T) {
 func TestBridgeOutput(t *testing.T) {
 	l := bridgeLoop(t)
 	r, peer := bridged(t, l)
+	// Loopback's socket buffers grow to several MiB: write until the
+	// socket takes no more and the rest waits in the queue.
 	msg := make([]byte, 1<<20)
-	if n, err := r.Write(msg); n != len(msg) || err != nil {
-		t.Fatalf("queued write: %d, %v", n, err)
-	}
-	if r.pending() == 0 {
-		t.Fatal("1 MiB written to a socket nobody reads: nothing pending")
+	total := 0
+	for r.pending() == 0 {
+		if total >= 64<<20 {
+			t.Fatal("64 MiB written to a socket nobody reads: nothing pending")
+		}
+		n, err := r.Write(msg)
+		if n != len(msg) || err != nil {
+			t.Fatalf("queued write: %d, %v", n, err)
+		}
+		total += n
+		time.Sleep(time.Millisecond)
 	}
 	l.modify(r, int32(r.fd), true)
 	got := make(chan int, 1)
 	go func() {
-		n, _ := io.ReadFull(peer, make([]byte, len(msg)))
+		n, _ := io.ReadFull(peer, make([]byte, total))
 		got <- n
 	}()
 	waitEvent(t, l, evOut)
-	if n := <-got; n != len(msg) {
-		t.Fatalf("peer read %d bytes, want %d", n, len(msg))
+	if n := <-got; n != total {
+		t.Fatalf("peer read %d bytes, want %d", n, total)
 	}
 	if p := r.pending(); p != 0 {
 		t.Fatalf("%d bytes pending after the peer read all", p)

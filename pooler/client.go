@@ -46,12 +46,11 @@ type clientConn struct {
 	// rio reads and writes conn for the buffers (rawio.go; the tls.Conn
 	// of a client that uses TLS).
 	rio io.ReadWriter
-	// idleKind, idleRx and idleSince are the loop's view of an idle
-	// client (timedOut): which timeout applies,
-	// the received bytes when it was first seen so, and when.
-	idleKind  string
-	idleRx    int64
-	idleSince time.Time
+	// tkind and tsince are the timeout that runs for the client and
+	// since when: its last message, or the change of its state that
+	// started that timeout (its loop's: evLoop.touch, timedOut).
+	tkind  engine.TimeoutKind
+	tsince time.Time
 	// kill is the FATAL a client closed by the pooler gets (a timeout):
 	// set before its socket's read side is shut, sent by vanish.
 	kill atomic.Pointer[[]byte]

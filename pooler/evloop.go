@@ -59,6 +59,12 @@ type evLoop struct {
 	servers fdTable[serverConn]
 	work    []loopMsg
 	events  []loopEvent
+	// now is when the loop woke for the batch it handles (one clock read
+	// per wake-up), the time of its clients' activity (touch); deadline
+	// is when timer posts msgTimeouts (zero: not armed).
+	now      time.Time
+	timer    *time.Timer
+	deadline time.Time
 }
 
 // loopEvent is what a bridge tells its loop: input arrived (evIn) or its
@@ -104,7 +110,7 @@ const (
 	msgStop                        // shut down: close every client
 	msgLoggedIn                    // a server logged in aside for a waiting client (s), or err
 	msgResumed                     // a waiting client's database is no longer paused, or err
-	msgTimeouts                    // close the clients whose timeouts ran out (the janitor's tick)
+	msgTimeouts                    // close the clients whose timeouts ran out (the loop's timer, the janitor's tick)
 	msgCancel                      // a cancel request for the client's server (posted to every loop)
 	msgReport                      // report the loop's clients (Snapshot)
 )
@@ -215,6 +221,7 @@ func (l *evLoop) run() {
 		if len(l.events) > 0 || len(l.work) > 0 {
 			// awake stays set: the inbox is looked at again before the
 			// loop sleeps.
+			l.now = time.Now()
 			for _, ev := range l.events {
 				l.event(ev.token, ev.events)
 			}
@@ -227,6 +234,7 @@ func (l *evLoop) run() {
 				l.handle(m)
 				if m.c != nil {
 					l.armOut(m.c)
+					l.touch(m.c, false)
 				}
 			}
 			continue
@@ -255,6 +263,7 @@ func (l *evLoop) event(fd int32, events uint32) {
 		}
 		if events&^evOut != 0 && l.clients.get(fd) == c {
 			l.clientReadable(c)
+			l.touch(c, true)
 		}
 		l.armOut(c)
 		return
@@ -272,6 +281,7 @@ func (l *evLoop) event(fd int32, events uint32) {
 		}
 		if c != nil {
 			l.armOut(c)
+			l.touch(c, false)
 		}
 	}
 }
@@ -312,12 +322,7 @@ func (l *evLoop) handle(m loopMsg) {
 	case msgReport:
 		m.views <- l.report()
 	case msgTimeouts:
-		now, live := time.Now(), l.p.live.Load()
-		for c := range l.own {
-			if kind := c.timedOut(now, live); kind != "" {
-				c.closeTimedOut(kind)
-			}
-		}
+		l.timeouts()
 	case msgExpired, msgClosed:
 		c.lwait = false
 		err := errWaitTimeout
@@ -383,6 +388,9 @@ func (l *evLoop) stop(work []loopMsg) {
 		if m.kind != msgStop && m.kind != msgShutdown && m.kind != msgTimeouts && m.kind != msgCancel {
 			l.post(m) // closes the client
 		}
+	}
+	if l.timer != nil {
+		l.timer.Stop()
 	}
 	l.servers.each(func(s *serverConn) {
 		if s.lquery != nil {

@@ -39,6 +39,7 @@ func (l *evLoop) adopt(c *clientConn) {
 	// Whatever the client sent meanwhile is read now: the epoll set
 	// reports only what arrives from here on.
 	l.clientReadable(c)
+	l.touch(c, true)
 }
 
 // take makes the loop watch rio's socket and returns its key in the

@@ -5,6 +5,7 @@ package pooler
 import (
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -93,6 +94,7 @@ func (l *evLoop) wait() error {
 	l.mu.Lock()
 	l.awake = true
 	l.mu.Unlock()
+	l.now = time.Now()
 	for _, ev := range y.events[:n] {
 		fd := ev.Fd
 		if int(fd) == y.efd {

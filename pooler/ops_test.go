@@ -725,3 +725,27 @@ func TestAdminReloadCaps(t *testing.T) {
 	}
 	adminShow(t, tp.consoleAs(t, "ops_stats"), "SHOW POOLS")
 }
+
+// BenchmarkQueryTimeoutLateness: how long after its deadline a 1 s
+// query_timeout ends pg_sleep(5) (the loop's timer against the janitor's
+// one-second sweep). Not a test: it prints figures.
+// go test ./pooler -run XXX -bench QueryTimeoutLateness -benchtime 5x
+func BenchmarkQueryTimeoutLateness(b *testing.B) {
+	srv := pgtest.Shared(b)
+	tp := startProxy(b, srv, Config{PoolSize: 2, QueryTimeout: time.Second})
+	ctx := testCtx(b, 10*time.Minute)
+	var worst, sum time.Duration
+	for i := 0; i < b.N; i++ {
+		c := tp.connect(b, pgx.QueryExecModeExec)
+		start := time.Now()
+		_, err := c.Exec(ctx, "SELECT pg_sleep(5)")
+		late := time.Since(start) - time.Second
+		if sqlState(err) != "08P01" {
+			b.Fatalf("pg_sleep(5): %v, want the query timeout", err)
+		}
+		sum += late
+		worst = max(worst, late)
+	}
+	b.ReportMetric(float64(sum.Milliseconds())/float64(b.N), "ms-late-mean")
+	b.ReportMetric(float64(worst.Milliseconds()), "ms-late-max")
+}

@@ -452,46 +452,17 @@ func (p *Proxy) poolFor(c *clientConn) *pool {
 	return pl
 }
 
-// enforceClientTimeouts has each loop close its clients that have been
-// idle inside a transaction longer than IdleTransactionTimeout, idle
-// outside one longer than ClientIdleTimeout, or waiting for their server's
-// answer longer than QueryTimeout (the query is cancelled and the server
-// closed, as when a client leaves mid-query): the clients are the loops'
-// own (evLoop.timeouts, clientConn.timedOut). The granularity is the
-// janitor's second.
+// enforceClientTimeouts has each loop look at its clients' timeouts
+// (evLoop.timeouts) at each of the janitor's ticks: each loop arms a timer
+// for its clients' next deadline, and the tick only catches a deadline a
+// RELOAD brought forward.
 func (p *Proxy) enforceClientTimeouts() {
-	live := p.live.Load()
-	if live.IdleTransactionTimeout <= 0 && live.ClientIdleTimeout <= 0 && live.QueryTimeout <= 0 {
+	if !p.live.Load().clientTimeouts() {
 		return
 	}
 	for _, l := range p.loops {
 		l.post(loopMsg{kind: msgTimeouts})
 	}
-}
-
-// timedOut reports which client timeout has run out for c at now, "" when
-// none (the client's loop only). A client is idle while it has sent
-// nothing (its received bytes did not change) since its loop first saw
-// it in that state.
-func (c *clientConn) timedOut(now time.Time, live *Config) string {
-	kind, limit := "", time.Duration(0)
-	waiting := c.gone || c.place == engine.Closing || c.place == engine.Waiting
-	switch c.eng.Timeout(c.server != nil, waiting) {
-	case engine.IdleTransactionTimeout:
-		kind, limit = "idle transaction timeout", live.IdleTransactionTimeout
-	case engine.QueryTimeout:
-		kind, limit = "query timeout", live.QueryTimeout
-	case engine.ClientIdleTimeout:
-		kind, limit = "client_idle_timeout", live.ClientIdleTimeout
-	}
-	if kind == "" || limit <= 0 || kind != c.idleKind || c.ctr.rx != c.idleRx {
-		c.idleKind, c.idleRx, c.idleSince = kind, c.ctr.rx, now
-		return ""
-	}
-	if now.Sub(c.idleSince) < limit {
-		return ""
-	}
-	return kind
 }
 
 // closeTimedOut closes a client whose timeout ran out: it gets the FATAL
