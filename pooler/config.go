@@ -149,6 +149,14 @@ type Config struct {
 	// 512): more are refused at once with FATAL 53300. They are not
 	// counted against MaxClientConn until they authenticate.
 	MaxLoginClients int
+	// MaxLoginsPerAddress bounds the connections of one client address
+	// (TCP; Unix sockets are not counted) logging in at once (default
+	// 128), so that one address cannot hold every MaxLoginClients slot.
+	MaxLoginsPerAddress int
+	// LoginFailureBackoff is the longest a failed login's answer is held
+	// back once its address or its user failed several times in a row
+	// (default 5s; 0: never).
+	LoginFailureBackoff time.Duration
 	// ClientTLSMode is how clients use TLS (default disable).
 	ClientTLSMode TLSMode
 	// ClientTLS is the pooler's TLS configuration towards clients, with

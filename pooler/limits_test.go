@@ -376,6 +376,94 @@ func TestParseDatabase(t *testing.T) {
 	}
 }
 
+// TestLoginsPerAddress: one address cannot hold every login slot: past
+// MaxLoginsPerAddress its connections are refused at once with 53300,
+// and a client from another address still logs in.
+func TestLoginsPerAddress(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{MaxLoginClients: 8, MaxLoginsPerAddress: 4, ClientLoginTimeout: 30 * time.Second})
+	from := func(ip string) net.Conn {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+		c, err := d.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", tp.port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	// Silent sockets from 127.0.0.2: four are let in to log in, the
+	// rest are refused.
+	refused := 0
+	for range 12 {
+		c := from("127.0.0.2")
+		c.Write([]byte{0})
+		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		reply, _ := io.ReadAll(c)
+		if len(reply) > 0 {
+			if reply[0] != 'E' || !strings.Contains(string(reply), "53300") || !strings.Contains(string(reply), "max_logins_per_address") {
+				t.Fatalf("refused with %q, want FATAL 53300 max_logins_per_address", reply)
+			}
+			refused++
+		}
+	}
+	if refused != 8 || tp.Snapshot().LoggingIn != 4 {
+		t.Fatalf("%d refused and %d logging in, want 8 and 4", refused, tp.Snapshot().LoggingIn)
+	}
+	// Another address logs in.
+	ctx := testCtx(t, 10*time.Second)
+	cfg, err := pgx.ParseConfig(tp.url(pgtest.SuperUser, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.3")}}
+		return d.DialContext(ctx, network, addr)
+	}
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("a client of another address: %v", err)
+	}
+	c.Close(ctx)
+}
+
+// TestLoginFailureBackoff: after a few failed logins in a row, each next
+// failure's answer is held back longer; a login with the right password
+// is answered at once and ends the run.
+func TestLoginFailureBackoff(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{AuthType: AuthMD5, Users: Userlist{pgtest.MD5User: pgtest.MD5Password},
+		Upstream: srv.TCPURL(pgtest.SuperUser, ""), LoginFailureBackoff: time.Second})
+	ctx := testCtx(t, 30*time.Second)
+	fail := func() time.Duration {
+		start := time.Now()
+		if _, _, err := loginAs(ctx, tp, pgtest.MD5User, "wrong"); sqlState(err) != "28P01" {
+			t.Fatalf("a wrong password: %v, want 28P01", err)
+		}
+		return time.Since(start)
+	}
+	for range 3 {
+		fail()
+	}
+	if d := fail(); d < 100*time.Millisecond {
+		t.Errorf("the fourth failure in a row answered after %s, want at least 100ms", d)
+	}
+	if d := fail(); d < 200*time.Millisecond {
+		t.Errorf("the fifth failure in a row answered after %s, want at least 200ms", d)
+	}
+	c, _, err := loginAs(ctx, tp, pgtest.MD5User, pgtest.MD5Password)
+	if err != nil {
+		t.Fatalf("the right password: %v", err)
+	}
+	c.Close(ctx)
+	// The run is over: the next failure is answered at once again (the
+	// first three always are).
+	start := time.Now()
+	fail()
+	if d := time.Since(start); d >= time.Second {
+		t.Errorf("a failure after a success held back %s", d)
+	}
+}
+
 // TestLoginBounds: connections that never finish logging in are bounded
 // (MaxLoginClients; more are refused at once with 53300), end at the
 // login timeout, do not count against max_client_conn, and do not hold up

@@ -154,6 +154,20 @@ func (c *clientConn) readStartupPacket() (*startupPacket, error) {
 	}
 }
 
+// holdBack waits d before a failed login is answered (loginFailed), or
+// until the pooler shuts down.
+func (c *clientConn) holdBack(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.proxy.ctx.Done():
+	}
+}
+
 // login checks the startup parameters, authenticates the client and sends
 // the welcome. It reports whether the client may go on.
 func (c *clientConn) login(pkt *startupPacket) bool {
@@ -227,6 +241,9 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		out = out[:0]
 	}
 	if err := p.auth.authenticate(c, c.database, c.user); err != nil {
+		if errors.Is(err, errAuthFailed) || errors.Is(err, errTrustUnknown) || errors.Is(err, errCertUser) {
+			c.holdBack(p.loginFailed(clientHost(c.conn), c.user))
+		}
 		var le *errLookup
 		if errors.As(err, &le) {
 			c.send(fatal(codeInvalidAuth, "authentication failed: the pooler could not look the user up on the server"))
@@ -246,6 +263,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		}
 		return false
 	}
+	p.loginSucceeded(clientHost(c.conn), c.user)
 	// Counted against max_client_conn once authenticated, so that logins
 	// that stall cannot fill it (they are bounded by MaxLoginClients and
 	// the login timeout); an admin user may take one connection more, so

@@ -88,10 +88,16 @@ type Proxy struct {
 	live liveConfig
 	// unixLn listens on Config.UnixSocketDir (nil: not configured).
 	unixLn net.Listener
-	// logins are the connections still logging in (under mu);
-	// loginWarned is when refusing one was last logged (UnixNano).
-	logins      map[net.Conn]struct{}
+	// logins are the connections still logging in, with their client
+	// address ("" for a Unix socket), and loginsFrom how many each
+	// address has (under mu); loginWarned is when refusing one was last
+	// logged (UnixNano).
+	logins      map[net.Conn]string
+	loginsFrom  map[string]int
 	loginWarned atomic.Int64
+	// failures are the recent failed logins of client addresses and of
+	// user names (under mu: loginFailed).
+	failures map[string]failures
 	// dbCaps and userCaps count server connections per database and per
 	// user for max_db_connections and max_user_connections (caps.go;
 	// under mu).
@@ -138,18 +144,20 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{
-		trust:    trust,
-		cfg:      c,
-		limits:   engine.Limits{MaxMessage: c.MaxMessageSize, MaxPrepared: c.MaxPreparedStatements},
-		upstream: up,
-		auth:     newAuthenticator(c.AuthType, c.Users),
-		log:      c.Logger,
-		ctx:      ctx,
-		cancel:   cancel,
-		pools:    make(map[poolKey]*pool),
-		clients:  make(map[*clientConn]struct{}),
-		logins:   make(map[net.Conn]struct{}),
-		keys:     make(map[cancelKey]*clientConn),
+		trust:      trust,
+		cfg:        c,
+		limits:     engine.Limits{MaxMessage: c.MaxMessageSize, MaxPrepared: c.MaxPreparedStatements},
+		upstream:   up,
+		auth:       newAuthenticator(c.AuthType, c.Users),
+		log:        c.Logger,
+		ctx:        ctx,
+		cancel:     cancel,
+		pools:      make(map[poolKey]*pool),
+		clients:    make(map[*clientConn]struct{}),
+		logins:     make(map[net.Conn]string),
+		loginsFrom: make(map[string]int),
+		failures:   make(map[string]failures),
+		keys:       make(map[cancelKey]*clientConn),
 	}
 	p.started = time.Now()
 	p.clientTLS.Store(serverTLS(c.ClientTLSMode, c.ClientTLS))
@@ -299,20 +307,34 @@ func (p *Proxy) accept(ln net.Listener) error {
 // that connect and send nothing hold one descriptor and goroutine each
 // until the login timeout, and must not be able to take all of them.
 func (p *Proxy) startLogin(nc net.Conn) bool {
+	addr := clientHost(nc)
+	live := p.live.Load()
 	p.mu.Lock()
-	if int64(len(p.logins)) >= int64(p.live.Load().MaxLoginClients) || p.closing.Load() {
+	why := ""
+	switch {
+	case p.closing.Load():
+		why = "the pooler is shutting down"
+	case len(p.logins) >= live.MaxLoginClients:
+		why = "too many connections logging in (max_login_clients)"
+	case addr != "" && p.loginsFrom[addr] >= live.MaxLoginsPerAddress:
+		why = "too many connections logging in from this address (max_logins_per_address)"
+	}
+	if why != "" {
 		p.mu.Unlock()
 		p.stats.loginsRefused.Add(1)
 		nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-		nc.Write(fatal(codeTooManyConnections, "too many connections logging in (max_login_clients)"))
+		nc.Write(fatal(codeTooManyConnections, "%s", why))
 		nc.Close()
 		if now := time.Now().UnixNano(); now-p.loginWarned.Load() > int64(10*time.Second) {
 			p.loginWarned.Store(now)
-			p.log.Warn("connections refused: max_login_clients connections are logging in", "max_login_clients", int64(p.live.Load().MaxLoginClients))
+			p.log.Warn("connections refused", "why", why, "addr", addr)
 		}
 		return false
 	}
-	p.logins[nc] = struct{}{}
+	p.logins[nc] = addr
+	if addr != "" {
+		p.loginsFrom[addr]++
+	}
 	p.mu.Unlock()
 	return true
 }
@@ -320,7 +342,83 @@ func (p *Proxy) startLogin(nc net.Conn) bool {
 // endLogin counts a connection out of the logging-in ones.
 func (p *Proxy) endLogin(nc net.Conn) {
 	p.mu.Lock()
+	if addr, ok := p.logins[nc]; ok && addr != "" {
+		if p.loginsFrom[addr]--; p.loginsFrom[addr] <= 0 {
+			delete(p.loginsFrom, addr)
+		}
+	}
 	delete(p.logins, nc)
+	p.mu.Unlock()
+}
+
+// clientHost is the IP address of a TCP client, "" for a Unix socket.
+func clientHost(nc net.Conn) string {
+	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	return ""
+}
+
+// failures are the failed logins in a row of one client address or user
+// name, and the last one's time.
+type failures struct {
+	n    int
+	last time.Time
+}
+
+// failuresForget is how long after its last failed login an address or a
+// user starts afresh.
+const failuresForget = time.Minute
+
+// failuresFree is how many failed logins in a row are answered at once.
+const failuresFree = 3
+
+// loginFailed counts a failed login of user from addr and returns how long
+// its answer is held back: nothing for the first few failures in a row of
+// either, then 100 ms, doubling up to LoginFailureBackoff, so that
+// guessing passwords from one address, or for one user from many, slows
+// down while the failures go on (the connection holds its login slot
+// meanwhile).
+func (p *Proxy) loginFailed(addr, user string) time.Duration {
+	limit := p.live.Load().LoginFailureBackoff
+	if limit <= 0 {
+		return 0
+	}
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.failures) > 100_000 {
+		for k, f := range p.failures {
+			if now.Sub(f.last) > failuresForget {
+				delete(p.failures, k)
+			}
+		}
+	}
+	worst := 0
+	for _, k := range []string{"addr " + addr, "user " + user} {
+		f := p.failures[k]
+		if now.Sub(f.last) > failuresForget {
+			f.n = 0
+		}
+		f.n++
+		f.last = now
+		p.failures[k] = f
+		worst = max(worst, f.n)
+	}
+	if worst <= failuresFree {
+		return 0
+	}
+	d := 100 * time.Millisecond << min(worst-failuresFree-1, 20)
+	return min(d, limit)
+}
+
+// loginSucceeded ends the failures in a row of addr and user.
+func (p *Proxy) loginSucceeded(addr, user string) {
+	p.mu.Lock()
+	if len(p.failures) > 0 {
+		delete(p.failures, "addr "+addr)
+		delete(p.failures, "user "+user)
+	}
 	p.mu.Unlock()
 }
 

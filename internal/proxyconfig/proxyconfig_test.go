@@ -48,6 +48,8 @@ max_user_connections=40
 databases=app,reports=analytics:5:8,*
 client_login_timeout=20s
 max_login_clients=64
+max_logins_per_address=16
+login_failure_backoff=2s
 idle_transaction_timeout=1m0s
 client_idle_timeout=0s
 query_wait_timeout=2m0s

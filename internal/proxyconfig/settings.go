@@ -40,6 +40,8 @@
 //	# or, for any name:  databases: {app: {}, reports: {dbname: analytics, pool_size: 5, max_db_connections: 8}, "*": {auth_user: pgb}}
 //	client_login_timeout: 60s
 //	max_login_clients: 512
+//	max_logins_per_address: 128    # of them from one client address (TCP)
+//	login_failure_backoff: 5s      # longest hold-back of a failed login after 3 in a row (0: never)
 //	idle_transaction_timeout: 0     # close clients idle in a transaction (0: never)
 //	client_idle_timeout: 0
 //	query_wait_timeout: 120s
