@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -174,14 +175,23 @@ func checkDemoOutput(t *testing.T, out string) {
 		t.Fatalf("pool: the two runs are not there:\n%s", pool)
 	}
 	leaks := demoResults(allow)
-	for name, want := range map[string]string{
-		"session SET":     "B, which never ran SET, got A's search_path",
-		"advisory lock":   "B was granted the lock while A held it",
-		"LISTEN":          "B's server connection listens on A's channel",
-		"temporary table": "B sees A's temporary table",
+	// LISTEN breaks one of two ways: B gets A's server, still
+	// listening; or that server, idle past the pooler's check with the
+	// NOTIFY unread, is closed as one that sent data while idle (as
+	// PgBouncer does), and A never hears it. Which one depends on timing.
+	for name, wants := range map[string][]string{
+		"session SET":     {"B, which never ran SET, got A's search_path"},
+		"advisory lock":   {"B was granted the lock while A held it"},
+		"LISTEN":          {"B's server connection listens on A's channel", "A never received the NOTIFY sent to its channel"},
+		"temporary table": {"B sees A's temporary table"},
 	} {
-		if got := leaks[name]; !strings.HasPrefix(got, "BROKEN: ") || !strings.Contains(got, want) {
-			t.Errorf("pool, passing state through: %s: want BROKEN with %q, got %q", name, want, got)
+		got := leaks[name]
+		ok := strings.HasPrefix(got, "BROKEN: ")
+		if ok {
+			ok = slices.ContainsFunc(wants, func(w string) bool { return strings.Contains(got, w) })
+		}
+		if !ok {
+			t.Errorf("pool, passing state through: %s: want BROKEN with one of %q, got %q", name, wants, got)
 		}
 	}
 	kept := checkAllOK(t, "pool, preserve", preserve)
