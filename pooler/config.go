@@ -555,8 +555,14 @@ func serverTLS(mode TLSMode, t *tls.Config) *tls.Config {
 	if t.MinVersion == 0 {
 		t.MinVersion = tls.VersionTLS12
 	}
+	// PostgreSQL's ALPN protocol: a client that offers ALPN must offer
+	// it (as PostgreSQL 17 requires), and direct TLS needs it.
+	t.NextProtos = []string{alpnPostgres}
 	return t
 }
+
+// alpnPostgres is PostgreSQL's ALPN protocol name.
+const alpnPostgres = "postgresql"
 
 // isLoopback reports whether a listen address only accepts local clients.
 func isLoopback(addr string) bool {

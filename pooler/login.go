@@ -86,6 +86,11 @@ func (c *clientConn) startCapture(pkt *startupPacket) {
 // mode requires TLS, and handles a CancelRequest. It returns nil when the
 // connection is done.
 func (c *clientConn) readStartupPacket() (*startupPacket, error) {
+	if b, err := c.r.Peek(1); err == nil && b[0] == tlsHandshakeRecord {
+		if ok, err := c.directTLS(); !ok {
+			return nil, err
+		}
+	}
 	for i := 0; ; i++ {
 		pkt, err := readStartup(c.r)
 		if err != nil {
@@ -166,6 +171,47 @@ func (c *clientConn) holdBack(d time.Duration) {
 	case <-t.C:
 	case <-c.proxy.ctx.Done():
 	}
+}
+
+// tlsHandshakeRecord is the first byte of a TLS ClientHello, which no
+// startup packet starts with (its length would exceed any startup
+// packet's).
+const tlsHandshakeRecord = 0x16
+
+// directTLS runs the TLS handshake of a client that starts with it, with
+// no SSLRequest (PostgreSQL 17's sslnegotiation=direct): the client must
+// negotiate PostgreSQL's ALPN protocol, as PostgreSQL requires. ok says
+// that the startup packet follows over TLS.
+func (c *clientConn) directTLS() (ok bool, err error) {
+	cfg := c.proxy.clientTLS.Load()
+	if cfg == nil {
+		// No certificate to answer with: a TLS client cannot be
+		// answered in words it reads.
+		c.proxy.log.Info("client refused: direct TLS without client TLS configured", "addr", c.conn.RemoteAddr().String())
+		return false, nil
+	}
+	raw, isRaw := c.conn.(*rawIO)
+	if !isRaw {
+		return false, nil
+	}
+	// The ClientHello's first bytes are in c.r: the handshake reads them
+	// from the socket's own reader again.
+	head, _ := c.r.Peek(c.r.Buffered())
+	raw.unread(append([]byte(nil), head...))
+	c.r.Reset(raw)
+	tc := tls.Server(raw, cfg)
+	if err := tc.Handshake(); err != nil {
+		c.proxy.log.Info("client TLS handshake failed", "addr", c.conn.RemoteAddr().String(), "err", err)
+		return false, err
+	}
+	if tc.ConnectionState().NegotiatedProtocol != alpnPostgres || len(raw.pre) > 0 {
+		c.proxy.log.Info("client refused: direct TLS without the postgresql ALPN protocol", "addr", c.conn.RemoteAddr().String())
+		tc.Close()
+		return false, nil
+	}
+	c.conn, c.rio, c.tls = tc, tc, true
+	c.r.Reset(tc)
+	return true, nil
 }
 
 // login checks the startup parameters, authenticates the client and sends

@@ -56,7 +56,14 @@ type rawIO struct {
 	// br moves the bytes of a socket the loop cannot watch itself
 	// (bridge.go); fd is then the bridge's token while nb.
 	br *bridge
+	// pre are bytes read ahead at login that Read returns first (the
+	// start of a direct TLS handshake: unread).
+	pre []byte
 }
+
+// unread makes Read return b before what the socket holds (at login, on
+// the goroutine that reads).
+func (r *rawIO) unread(b []byte) { r.pre = append(b[:len(b):len(b)], r.pre...) }
 
 // newRawIO returns a raw reader/writer for nc, bridged when nc has no file
 // descriptor of its own, or when asked.
@@ -78,6 +85,13 @@ func newRawIO(nc net.Conn, bridged bool) *rawIO {
 func (r *rawIO) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
+	}
+	if len(r.pre) > 0 {
+		n := copy(b, r.pre)
+		if r.pre = r.pre[n:]; len(r.pre) == 0 {
+			r.pre = nil
+		}
+		return n, nil
 	}
 	if r.br != nil {
 		return r.br.read(b, r.nb)

@@ -167,6 +167,42 @@ func TestClientTLSRequire(t *testing.T) {
 	}
 }
 
+// TestClientTLSDirect: a client that starts with its TLS handshake
+// (PostgreSQL 17's sslnegotiation=direct) and negotiates the postgresql
+// ALPN protocol is served over TLS; one without ALPN is refused, as
+// PostgreSQL refuses it; a client that offers another protocol only fails
+// the handshake, also after an SSLRequest.
+func TestClientTLSDirect(t *testing.T) {
+	srv := pgtest.Shared(t)
+	pk := newTestPKI(t, "direct")
+	tp := startProxy(t, srv, Config{ClientTLSMode: TLSRequire, ClientTLS: pk.config(), PoolSize: 2})
+	ctx := testCtx(t, 30*time.Second)
+	c, err := connectURL(ctx, t, tp.tlsURL("sslmode=verify-full&sslnegotiation=direct&sslrootcert="+pk.caFile))
+	if err != nil {
+		t.Fatalf("direct TLS: %v", err)
+	}
+	if !usesTLS(c) {
+		t.Fatal("the client's connection is not TLS")
+	}
+	var got string
+	if err := c.QueryRow(ctx, "SELECT 'direct'").Scan(&got); err != nil || got != "direct" {
+		t.Fatalf("query over direct TLS: %q, %v", got, err)
+	}
+	roots := pk.pool
+	for _, protos := range [][]string{nil, {"http/1.1"}} {
+		tc, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", tp.port), &tls.Config{RootCAs: roots, ServerName: "127.0.0.1", NextProtos: protos})
+		if err != nil {
+			continue // refused in the handshake
+		}
+		tc.SetDeadline(time.Now().Add(5 * time.Second))
+		b, _ := io.ReadAll(tc)
+		tc.Close()
+		if len(b) != 0 {
+			t.Errorf("direct TLS with ALPN %v: got %q, want the connection closed", protos, b)
+		}
+	}
+}
+
 // TestClientTLSVerify: verify-full requires a client certificate signed by
 // the CA; prefer serves both kinds of client; data sent behind an
 // SSLRequest before the handshake is refused.
@@ -280,6 +316,7 @@ func FuzzStartupNegotiation(f *testing.F) {
 	f.Add(append(append([]byte{}, ssl...), startupBytes(3<<16, "user", "bob")...))
 	f.Add(append(append([]byte{}, ssl...), 0x16, 3, 1, 0, 5, 1, 0, 0, 1, 0))
 	f.Add(startupBytes(3<<16, "user", "bob", "database", "db"))
+	f.Add([]byte{0x16, 3, 1, 0, 5, 1, 0, 0, 1, 0}) // direct TLS
 	f.Fuzz(func(t *testing.T, b []byte) {
 		server, client := net.Pipe()
 		defer server.Close()
