@@ -278,6 +278,11 @@ func (l *evLoop) event(fd int32, events uint32) {
 		}
 		if events&^evOut != 0 && l.servers.get(fd) == s {
 			l.serverReadable(s)
+			if c != nil && s.lclient == c && c.eng.Holding() && !c.lwait && !c.eng.Saturated(&s.eng) && s.raw.pending() <= loopOut {
+				// The client's next message waited for answers
+				// owed (frontend): they came.
+				l.clientReadable(c)
+			}
 		}
 		if c != nil {
 			l.armOut(c)

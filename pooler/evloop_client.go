@@ -201,6 +201,14 @@ func (l *evLoop) frontend(c *clientConn) bool {
 			c.eng.TakeHeld()
 			s = c.server
 		}
+		if c.eng.Saturated(&s.eng) {
+			// The server owes the client as many answers as the
+			// pooler keeps track of: go on as they come (the client
+			// reads them: serverReadable).
+			l.flushWritten(c, &written)
+			c.eng.Hold(m.adm)
+			return false
+		}
 		if written != s {
 			l.flushWritten(c, &written)
 			if rio := s.raw; rio.pending() > loopOut {

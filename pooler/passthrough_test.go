@@ -84,6 +84,16 @@ func TestSCRAMPassThrough(t *testing.T) {
 	}
 	for _, relay := range []Relay{RelayBridged, RelayLoop} {
 		t.Run(string(relay), func(t *testing.T) {
+			// The backends of the run before end when their processes
+			// exit, which on a loaded machine takes a while: the count
+			// below is of this run's.
+			if !waitFor(20*time.Second, func() bool {
+				var n int
+				err := direct.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE usename = $1 AND backend_type = 'client backend'", pgtest.SCRAMUser).Scan(&n)
+				return err == nil && n == 0
+			}) {
+				t.Fatalf("backends of %s left over from before", pgtest.SCRAMUser)
+			}
 			tp := startProxy(t, srv, Config{
 				Relay: relay, PoolSize: 2, AuthType: AuthSCRAM,
 				Users: Userlist{pgtest.SCRAMUser: verifier, pgtest.MD5User: scramText(md5userVerifier)},

@@ -232,6 +232,12 @@ func soakOne(t *testing.T, srv *pgtest.Server, sc soakConfig, seed int64) {
 		seed, sc.name(), sc.clients, sc.wait, r.opLimit)
 
 	direct := directConn(t, srv)
+	// Backends older than this configuration (left by a test before it,
+	// such as a query that runs on after its client closed) are not its.
+	var since time.Time
+	if err := direct.QueryRow(testCtx(t, 10*time.Second), "SELECT clock_timestamp()").Scan(&since); err != nil {
+		t.Fatal(err)
+	}
 	runtime.GC()
 	baseG, baseFD := runtime.NumGoroutine(), soakFDs()
 	// Registered before startProxy, so it runs after the proxy's cleanup
@@ -316,7 +322,7 @@ func soakOne(t *testing.T, srv *pgtest.Server, sc soakConfig, seed int64) {
 	if err := direct.QueryRow(cctx, `SELECT
 		(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'),
 		(SELECT count(*) FROM pg_class WHERE relpersistence = 't' AND relname LIKE 'soak_tmp_%'),
-		(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND state <> 'idle')`).
+		(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND state <> 'idle' AND backend_start >= $1)`, since).
 		Scan(&locks, &temps, &busy); err != nil {
 		t.Error(err)
 	}

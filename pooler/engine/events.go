@@ -118,6 +118,23 @@ func (c *Client) applyPin(effs []StateEffect) (pinned, changed bool) {
 	return pinned, changed
 }
 
+// MaxOwed is how many answers a server may owe a tracked client before
+// the client's next message waits for them: each costs the tracking an
+// entry, and a client that sends without reading would otherwise make the
+// pooler keep one for every message the sockets' buffers hold. It must
+// stay well above what PostgreSQL holds back unsent: it flushes its
+// answers at a Sync or when its 8 KiB send buffer is full, and each
+// answer takes at least 5 bytes, so up to about 1,640 answers may wait
+// for more input. Below that bound a pipeline without Sync would wait for
+// answers that never leave the server (tried with 64: pgx batches hung).
+const MaxOwed = 16384
+
+// Saturated reports whether the client's next message must wait until
+// the server srv answered some of what it owes (MaxOwed).
+func (c *Client) Saturated(srv *Server) bool {
+	return c.tracked && srv.q.len() >= MaxOwed
+}
+
 // ServerMsg is one server message as the driver shows it to the engine:
 // its type, its body length and, for the types SeesBody names, its body
 // when the driver holds it whole (nil otherwise).

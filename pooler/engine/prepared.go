@@ -207,7 +207,17 @@ type pendQueue struct {
 
 func (q *pendQueue) len() int { return len(q.buf) - q.head }
 
-func (q *pendQueue) push(e pend) { q.buf = append(q.buf, e) }
+func (q *pendQueue) push(e pend) {
+	if len(q.buf) == cap(q.buf) && q.head >= len(q.buf)/2 {
+		// The entries before head are answered: move the live ones
+		// down rather than grow (a pipeline that never lets the queue
+		// empty would otherwise keep every entry it ever had).
+		n := copy(q.buf, q.buf[q.head:])
+		clear(q.buf[n:])
+		q.buf, q.head = q.buf[:n], 0
+	}
+	q.buf = append(q.buf, e)
+}
 
 func (q *pendQueue) front() *pend {
 	if q.head == len(q.buf) {

@@ -160,3 +160,21 @@ func TestFetchNeverShared(t *testing.T) {
 		t.Errorf("second client's SELECT parse: action %d, want PlanDrop (the server's statement is shared)", p.Action)
 	}
 }
+
+// TestPendQueueReusesStorage: a queue that never empties (a pipeline
+// answered as it goes) keeps storage for its live entries, not for every
+// entry it had.
+func TestPendQueueReusesStorage(t *testing.T) {
+	var q pendQueue
+	for i := range 1_000_000 {
+		q.push(pend{kind: pkSync, seq: uint64(i)})
+		if q.len() > 100 {
+			if e := q.pop(); e.seq != uint64(i-100) {
+				t.Fatalf("popped %d, want %d", e.seq, i-100)
+			}
+		}
+	}
+	if q.len() != 100 || cap(q.buf) > 512 {
+		t.Fatalf("%d live entries in storage for %d", q.len(), cap(q.buf))
+	}
+}
