@@ -278,7 +278,9 @@ func (l *evLoop) event(fd int32, events uint32) {
 		}
 		if events&^evOut != 0 && l.servers.get(fd) == s {
 			l.serverReadable(s)
-			if c != nil && s.lclient == c && c.eng.Holding() && !c.lwait && !c.eng.Saturated(&s.eng) && s.raw.pending() <= loopOut {
+			// s may have gone back to its pool, and on to another
+			// loop: it is looked at only while still c's.
+			if c != nil && l.owns(c) && c.server == s && c.eng.Holding() && !c.lwait && !c.eng.Saturated(&s.eng) && s.raw.pending() <= loopOut {
 				// The client's next message waited for answers
 				// owed (frontend): they came.
 				l.clientReadable(c)

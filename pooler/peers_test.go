@@ -160,6 +160,7 @@ func TestPeerCancel(t *testing.T) {
 		t.Cleanup(func() { c.Close(context.Background()) })
 		return c
 	}
+	direct := directConn(t, srv)
 	c := connect(0)
 	pid, secret := c.PID(), binary.BigEndian.Uint32(c.SecretKey())
 	if got := int(secret >> peerShift); got != 1 {
@@ -177,7 +178,16 @@ func TestPeerCancel(t *testing.T) {
 			_, err := c.Exec(ctx, fmt.Sprintf("SELECT pg_sleep(%g)", d.Seconds())).ReadAll()
 			done <- err
 		}()
-		time.Sleep(300 * time.Millisecond) // the query is running
+		// Cancel once the query runs on the server: a cancel that
+		// comes before it has nothing to cancel (under load the
+		// client's server may take longer than a fixed pause).
+		if !waitFor(20*time.Second, func() bool {
+			var n int
+			err := direct.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(%'").Scan(&n)
+			return err == nil && n > 0
+		}) {
+			t.Fatal("the query never ran")
+		}
 		cancel()
 		err := <-done
 		if err != nil && sqlState(err) != "57014" {
