@@ -220,7 +220,11 @@ func TestAuthQuery(t *testing.T) {
 				AuthQuery: lookupQuery,
 				Upstream:  srv.TCPURL(pgtest.SuperUser, ""), QueryWaitTimeout: 20 * time.Second,
 			})
+			// Under the authenticator's lock, which a login takes
+			// before it reads them: the proxy already serves.
+			tp.auth.mu.Lock()
 			tp.auth.cacheTTL = 500 * time.Millisecond
+			tp.auth.mu.Unlock()
 			for _, u := range []struct{ user, password string }{
 				{pgtest.SCRAMUser, pgtest.SCRAMPassword},
 				{pgtest.MD5User, pgtest.MD5Password},
@@ -273,15 +277,17 @@ func TestAuthQueryPerDatabase(t *testing.T) {
 	})
 	// No cache: the logins share the one lookup because they overlap. It
 	// waits until all of them are logging in.
-	tp.auth.cacheTTL = 0
 	var lookups atomic.Int64
 	release := make(chan struct{})
+	tp.auth.mu.Lock() // as above: a login reads them after taking it
+	tp.auth.cacheTTL = 0
 	lookup := tp.auth.lookup
 	tp.auth.lookup = func(database, user string) (string, bool, error) {
 		lookups.Add(1)
 		<-release
 		return lookup(database, user)
 	}
+	tp.auth.mu.Unlock()
 	errs := make(chan error, 8)
 	for range cap(errs) {
 		go func() {
