@@ -201,7 +201,12 @@ func (c *soakClient) connect() {
 		c.begin("connect")
 		var err error
 		if c.raw {
-			c.conn, err = soakRawConnect(ctx, c)
+			// Not assigned on failure: a nil *soakRawConn in the
+			// interface would not compare equal to nil.
+			var rc *soakRawConn
+			if rc, err = soakRawConnect(ctx, c); err == nil {
+				c.conn = rc
+			}
 		} else {
 			var pc *pgx.Conn
 			pc, err = c.pgxConnect(ctx)
