@@ -47,7 +47,9 @@ func TestMaxClientConn(t *testing.T) {
 
 func TestQueryWaitTimeout(t *testing.T) {
 	srv := pgtest.Shared(t)
-	tp := startProxy(t, srv, Config{PoolSize: 1, QueryWaitTimeout: 300 * time.Millisecond})
+	// The limit also bounds a's server login: long enough for a loaded
+	// machine.
+	tp := startProxy(t, srv, Config{PoolSize: 1, QueryWaitTimeout: 2 * time.Second})
 	ctx := testCtx(t, 20*time.Second)
 	a := tp.connect(t, pgx.QueryExecModeExec)
 	b := tp.connect(t, pgx.QueryExecModeExec)
@@ -73,7 +75,9 @@ func TestQueryWaitTimeout(t *testing.T) {
 // comes free and gets it.
 func TestQueryWaitTimeoutEach(t *testing.T) {
 	srv := pgtest.Shared(t)
-	tp := startProxy(t, srv, Config{PoolSize: 1, QueryWaitTimeout: 800 * time.Millisecond})
+	// Wide margins: on a loaded machine a COMMIT or a server login has
+	// taken over half a second.
+	tp := startProxy(t, srv, Config{PoolSize: 1, QueryWaitTimeout: 2400 * time.Millisecond})
 	ctx := testCtx(t, 20*time.Second)
 	a := tp.connect(t, pgx.QueryExecModeExec)
 	b := tp.connect(t, pgx.QueryExecModeExec)
@@ -83,13 +87,13 @@ func TestQueryWaitTimeoutEach(t *testing.T) {
 	}
 	bErr := make(chan error, 1)
 	go func() { _, err := b.Exec(ctx, "SELECT 1"); bErr <- err }()
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(1200 * time.Millisecond)
 	cErr := make(chan error, 1)
 	go func() { _, err := c.Exec(ctx, "SELECT 2"); cErr <- err }()
 	if err := <-bErr; sqlState(err) != "08P01" {
 		t.Fatalf("first waiter: want 08P01 query_wait_timeout, got %v", err)
 	}
-	// B's deadline passed (800 ms); C's is 500 ms later.
+	// B's deadline passed (2.4 s); C's is 1.2 s later.
 	if _, err := a.Exec(ctx, "COMMIT"); err != nil {
 		t.Fatal(err)
 	}
