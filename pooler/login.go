@@ -159,7 +159,7 @@ func (c *clientConn) readStartupPacket() (*startupPacket, error) {
 	}
 }
 
-// holdBack waits d before a failed login is answered (loginFailed), or
+// holdBack waits d before a failed login is answered (loginEnded), or
 // until the pooler shuts down.
 func (c *clientConn) holdBack(d time.Duration) {
 	if d <= 0 {
@@ -288,7 +288,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	}
 	if err := p.auth.authenticate(c, c.database, c.user); err != nil {
 		if errors.Is(err, errAuthFailed) || errors.Is(err, errTrustUnknown) || errors.Is(err, errCertUser) {
-			c.holdBack(p.loginFailed(clientHost(c.conn), c.user))
+			c.holdBack(p.loginEnded(clientHost(c.conn), c.user, false))
 		}
 		var le *errLookup
 		if errors.As(err, &le) {
@@ -309,7 +309,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		}
 		return false
 	}
-	p.loginSucceeded(clientHost(c.conn), c.user)
+	p.loginEnded(clientHost(c.conn), c.user, true)
 	// Counted against max_client_conn once authenticated, so that logins
 	// that stall cannot fill it (they are bounded by MaxLoginClients and
 	// the login timeout); an admin user may take one connection more, so

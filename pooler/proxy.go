@@ -96,7 +96,7 @@ type Proxy struct {
 	loginsFrom  map[string]int
 	loginWarned atomic.Int64
 	// failures are the recent failed logins of client addresses and of
-	// user names (under mu: loginFailed).
+	// user names (under mu: loginEnded).
 	failures map[string]failures
 	// dbCaps and userCaps count server connections per database and per
 	// user for max_db_connections and max_user_connections (caps.go;
@@ -373,20 +373,27 @@ const failuresForget = time.Minute
 // failuresFree is how many failed logins in a row are answered at once.
 const failuresFree = 3
 
-// loginFailed counts a failed login of user from addr and returns how long
-// its answer is held back: nothing for the first few failures in a row of
-// either, then 100 ms, doubling up to LoginFailureBackoff, so that
-// guessing passwords from one address, or for one user from many, slows
-// down while the failures go on (the connection holds its login slot
-// meanwhile).
-func (p *Proxy) loginFailed(addr, user string) time.Duration {
+// loginEnded counts the end of a login of user from addr and returns how
+// long a failed one's answer is held back: nothing for the first few
+// failures in a row of either, then 100 ms, doubling up to
+// LoginFailureBackoff, so that guessing passwords from one address, or
+// for one user from many, slows down while the failures go on (the
+// connection holds its login slot meanwhile). A success ends the runs of
+// both.
+func (p *Proxy) loginEnded(addr, user string, ok bool) time.Duration {
 	limit := p.live.Load().LoginFailureBackoff
 	if limit <= 0 {
 		return 0
 	}
 	now := time.Now()
+	keys := [2]string{"addr " + addr, "user " + user}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if ok {
+		delete(p.failures, keys[0])
+		delete(p.failures, keys[1])
+		return 0
+	}
 	if len(p.failures) > 100_000 {
 		for k, f := range p.failures {
 			if now.Sub(f.last) > failuresForget {
@@ -395,7 +402,7 @@ func (p *Proxy) loginFailed(addr, user string) time.Duration {
 		}
 	}
 	worst := 0
-	for _, k := range []string{"addr " + addr, "user " + user} {
+	for _, k := range keys {
 		f := p.failures[k]
 		if now.Sub(f.last) > failuresForget {
 			f.n = 0
@@ -410,16 +417,6 @@ func (p *Proxy) loginFailed(addr, user string) time.Duration {
 	}
 	d := 100 * time.Millisecond << min(worst-failuresFree-1, 20)
 	return min(d, limit)
-}
-
-// loginSucceeded ends the failures in a row of addr and user.
-func (p *Proxy) loginSucceeded(addr, user string) {
-	p.mu.Lock()
-	if len(p.failures) > 0 {
-		delete(p.failures, "addr "+addr)
-		delete(p.failures, "user "+user)
-	}
-	p.mu.Unlock()
 }
 
 // Shutdown stops accepting clients, closes idle clients, lets attached
