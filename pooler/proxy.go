@@ -70,6 +70,8 @@ type Proxy struct {
 		invalidMoves atomic.Int64
 		// verifications counts reads of servers' session state (verify).
 		verifications atomic.Int64
+		// reachReads counts reads of what statements reach (reach.go).
+		reachReads atomic.Int64
 		// loginsRefused counts connections refused by MaxLoginClients.
 		loginsRefused atomic.Int64
 		// bridged counts the sockets a loop bridged because its epoll

@@ -113,9 +113,10 @@ type routineEntry struct {
 // advanced by every routine change the pooler sees; an entry of an older
 // generation is stale.
 type routineCache struct {
-	mu  sync.RWMutex
-	gen uint64
-	m   map[string]map[string]routineEntry
+	mu    sync.RWMutex
+	gen   uint64
+	m     map[string]map[string]routineEntry
+	reach map[string]*reachSnap // per database (reach.go)
 }
 
 // get returns the verdict on routine name of database db, if one is
@@ -235,6 +236,18 @@ type stateRead struct {
 	plain, custom []string
 	opaque        bool
 
+	// The database's reach (reach.go), and whether the first query
+	// reads it again; pending are the texts of statements classified
+	// while it was not known, all whether one was too long to keep.
+	snap      *reachSnap
+	readReach bool
+	pending   []string
+	all       bool
+	// unreached: the statements kept reach nothing, and no other call
+	// was made: the state need not be read.
+	unreached bool
+	counted   bool // counted in Snapshot.Verifications
+
 	state  []string // the answer to the state query
 	failed bool     // the state could not be read: nothing more is asked
 	// lost: what failed is the server's stream (not an error the
@@ -264,20 +277,88 @@ func newStateRead(p *Proxy, db string, roots []string) *stateRead {
 	p.routines.mu.RLock()
 	gen := p.routines.gen
 	p.routines.mu.RUnlock()
-	rd := &stateRead{p: p, db: db, an: an, now: time.Now(), gen: gen, roots: roots, nodes: make(map[string]*routineNode)}
-	if an != nil {
-		for _, n := range roots {
-			if n != engine.DOBlock && n != engine.OpaqueDOBlock {
-				rd.ask(n)
-			}
+	rd := &stateRead{p: p, db: db, an: an, now: time.Now(), gen: gen, nodes: make(map[string]*routineNode)}
+	for _, n := range roots {
+		switch {
+		case n == reachAll:
+			rd.all = true
+		case strings.HasPrefix(n, reachPending):
+			rd.pending = append(rd.pending, n[len(reachPending):])
+		default:
+			rd.roots = append(rd.roots, n)
 		}
 	}
+	if len(rd.roots) > 0 {
+		// A read of the state follows: counted now, when the client's
+		// statement is answered. One that only matches statements
+		// against the reach is counted when it finds they reached code.
+		rd.counted = true
+		p.stats.verifications.Add(1)
+	}
+	snap, fresh := p.routines.reachFor(db, rd.now)
+	if fresh {
+		rd.snap = snap
+		rd.resolve()
+	} else if rd.all || len(rd.pending) > 0 || an != nil && len(rd.roots) > 0 {
+		// The reach is read first: the statements kept are matched
+		// against it, and the definitions learned are too.
+		rd.readReach = true
+	}
+	rd.askRoots(rd.roots)
 	return rd
+}
+
+// askRoots asks for the definitions of the routines in names.
+func (rd *stateRead) askRoots(names []string) {
+	if rd.an == nil {
+		return
+	}
+	for _, n := range names {
+		if n != engine.DOBlock && n != engine.OpaqueDOBlock {
+			rd.ask(n)
+		}
+	}
+}
+
+// resolve turns the statements kept while the reach was unknown into the
+// routines they reach in rd.snap (all of them for one too long to keep),
+// or into an opaque call when the reach could not be read.
+func (rd *stateRead) resolve() {
+	if len(rd.pending) == 0 && !rd.all {
+		return
+	}
+	before := len(rd.roots)
+	add := func(r string) {
+		if slices.Contains(rd.roots, r) || rd.p.trust.trusted(r) || rd.p.routines.clean(rd.db, r, rd.now) {
+			return // known to change nothing
+		}
+		rd.roots = append(rd.roots, r)
+	}
+	switch {
+	case rd.snap == nil:
+		add(engine.OpaqueDOBlock)
+	case rd.all:
+		for _, r := range rd.snap.all {
+			add(r)
+		}
+	default:
+		for _, t := range rd.pending {
+			rd.snap.reached(t, add)
+		}
+	}
+	if len(rd.roots) == 0 {
+		rd.unreached = true
+	}
+	rd.pending, rd.all = nil, false
+	rd.askRoots(rd.roots[before:])
 }
 
 // ask puts name among the routines whose definitions the next query
 // reads, unless the pooler knows it already.
 func (rd *stateRead) ask(name string) {
+	if name == engine.DOBlock || name == engine.OpaqueDOBlock {
+		return // no definition to read (an opaque one is opaque)
+	}
 	if _, ok := rd.nodes[name]; ok || rd.p.trust.trusted(name) {
 		return
 	}
@@ -293,10 +374,20 @@ func (rd *stateRead) next() string {
 	switch {
 	case rd.failed || rd.done:
 		return ""
+	case rd.readReach:
+		rd.p.stats.reachReads.Add(1)
+		return reachQuery
 	case len(rd.level) > 0:
 		return routineDefsQuery(rd.level)
+	case rd.unreached:
+		rd.done = true
+		return ""
 	}
 	rd.learn()
+	if !rd.counted {
+		rd.counted = true
+		rd.p.stats.verifications.Add(1)
+	}
 	return engine.VerifyQuery(rd.custom)
 }
 
@@ -307,6 +398,20 @@ func (rd *stateRead) answer(row []string, err error) {
 	var se *serverError
 	if err != nil && !errors.As(err, &se) {
 		rd.failed, rd.lost = true, true
+		return
+	}
+	if rd.readReach {
+		rd.readReach = false
+		if err == nil {
+			rd.snap, err = parseReach(row, rd.gen, rd.now)
+		}
+		if err == nil {
+			rd.p.routines.putReach(rd.db, rd.snap)
+		} else {
+			rd.snap = nil
+			rd.p.log.Warn("could not read what statements reach in the catalog; the calls count as opaque", "database", rd.db, "err", err)
+		}
+		rd.resolve()
 		return
 	}
 	if len(rd.level) == 0 {
@@ -350,6 +455,16 @@ func (rd *stateRead) answer(row []string, err error) {
 		}
 		var pt routinePart
 		pt.clean, pt.opaque, pt.params, pt.calls = rd.an.AnalyzeRoutine(def)
+		if rd.snap != nil {
+			// What its statements reach without naming it.
+			rd.snap.reached(def, func(r string) {
+				if r != *d[0] && !slices.Contains(pt.calls, r) {
+					pt.calls = append(pt.calls, r)
+				}
+			})
+		} else {
+			pt.clean, pt.opaque = false, true
+		}
 		nd.parts = append(nd.parts, pt)
 	}
 	rd.depth++

@@ -209,6 +209,7 @@ func (c *clientConn) classifyText(text []byte) ([]StateEffect, string) {
 	} else {
 		effs, fp = cls.Classify(unsafe.String(&text[0], len(text)))
 	}
+	effs = c.reachCalls(unsafe.String(&text[0], len(text)), effs)
 	for _, e := range effs {
 		if e.Kind == StateCall || e.Kind == engine.StateRoutineChange {
 			effs = c.knownCalls(effs)
@@ -348,7 +349,6 @@ func (c *clientConn) dropServerState() {
 // server: the calls are taken from the session (a read that fails
 // leaves the session opaque).
 func (c *clientConn) startRead() *stateRead {
-	c.proxy.stats.verifications.Add(1)
 	calls := c.eng.Session.TakeCalls()
 	return newStateRead(c.proxy, c.pool.key.database, calls)
 }
@@ -360,6 +360,12 @@ func (c *clientConn) startRead() *stateRead {
 // the client had sent the statements. It reports false when rd could not
 // read the state.
 func (c *clientConn) stateFound(s *serverConn, rd *stateRead) bool {
+	if rd.unreached && !rd.failed {
+		// The statements kept while the reach was unknown reach no
+		// code: there was nothing to read.
+		c.eng.Session.Unreached()
+		return true
+	}
 	var f engine.Found
 	ok := false
 	if !rd.failed && rd.done {

@@ -3,6 +3,8 @@ package pooler
 import (
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +20,7 @@ type fakeDef struct {
 	clean, opaque bool
 	params, calls []string
 	extension     string
+	text          string // more of the definition's text
 }
 
 // AnalyzeRoutine reads the definition encoded by defsAnswer.
@@ -42,7 +45,8 @@ func (f fakeRoutines) defsAnswer(names []string) []string {
 			b, _ := json.Marshal(struct {
 				Clean, Opaque bool
 				Params, Calls []string
-			}{d.clean, d.opaque, d.params, d.calls})
+				Text          string
+			}{d.clean, d.opaque, d.params, d.calls, d.text})
 			k, def := n, string(b)
 			row := [3]*string{&k, &def, nil}
 			if d.extension != "" {
@@ -118,6 +122,10 @@ func TestStateRead(t *testing.T) {
 					rd.answer([]string{"none"}, nil)
 					continue
 				}
+				if q == reachQuery {
+					rd.answer([]string{"[]"}, nil) // nothing reaches user code
+					continue
+				}
 				defs++
 				if defs > 10 {
 					t.Fatal("the read does not end")
@@ -154,6 +162,10 @@ func TestStateReadFailures(t *testing.T) {
 	p := &Proxy{}
 	p.cfg.Classifier = fakeRoutines{}
 	rd := newStateRead(p, "db", []string{"f", "g"})
+	if q := rd.next(); q != reachQuery {
+		t.Fatalf("first query %.60s, want what statements reach", q)
+	}
+	rd.answer([]string{"[]"}, nil)
 	if q := rd.next(); !strings.Contains(q, "'f'") || !strings.Contains(q, "'g'") {
 		t.Fatalf("first query %.200s, want the definitions of f and g", q)
 	}
@@ -167,5 +179,78 @@ func TestStateReadFailures(t *testing.T) {
 	rd.answer(nil, errors.New("connection reset"))
 	if q := rd.next(); q != "" || !rd.failed {
 		t.Fatalf("after a connection failure: next %q, failed %v; want the end", q, rd.failed)
+	}
+}
+
+// Statements classified while the database's reach was unknown are kept
+// and matched against it when it is read, first thing in the read after
+// their transaction: one that reaches no code needs no state read at all.
+func TestStateReadReach(t *testing.T) {
+	cat := fakeRoutines{
+		"s.tenant": {{params: []string{"app.tenant"}}},
+		"s.plain":  {{clean: true}},
+		"s.body":   {{clean: true, text: "SELECT * FROM v"}},
+	}
+	const reach = `[["v", "s.tenant"], ["w", "s.plain"], ["vb", ""]]`
+	tests := []struct {
+		name      string
+		calls     []string
+		reach     string // the answer to reachQuery ("": an error)
+		queries   []string
+		custom    []string
+		opaque    bool
+		unreached bool
+	}{
+		{name: "reaches a routine", calls: []string{reachPending + "SELECT * FROM V"}, reach: reach,
+			queries: []string{"reach", "defs", "state"}, custom: []string{"app.tenant"}},
+		{name: "reaches a plain routine", calls: []string{reachPending + "SELECT * FROM w"}, reach: reach,
+			queries: []string{"reach", "defs", "state"}},
+		{name: "reaches nothing", calls: []string{reachPending + "SELECT * FROM t"}, reach: reach,
+			queries: []string{"reach"}, unreached: true},
+		{name: "reaches set_config itself", calls: []string{reachPending + "SELECT * FROM vb"}, reach: reach,
+			queries: []string{"reach", "state"}, opaque: true},
+		{name: "too long to keep", calls: []string{reachAll}, reach: reach,
+			queries: []string{"reach", "defs", "state"}, custom: []string{"app.tenant"}, opaque: true},
+		{name: "reach unreadable", calls: []string{reachPending + "SELECT * FROM t"}, reach: "",
+			queries: []string{"reach", "state"}, opaque: true},
+		{name: "a routine body reaches", calls: []string{"s.body"}, reach: reach,
+			queries: []string{"reach", "defs", "defs", "state"}, custom: []string{"app.tenant"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &Proxy{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			p.cfg.Classifier = cat
+			rd := newStateRead(p, "db", tt.calls)
+			var got []string
+			for q := rd.next(); q != ""; q = rd.next() {
+				switch {
+				case q == reachQuery:
+					got = append(got, "reach")
+					if tt.reach == "" {
+						rd.answer(nil, &serverError{body: []byte("SERROR\x00C42501\x00\x00")})
+					} else {
+						rd.answer([]string{tt.reach}, nil)
+					}
+				case strings.HasPrefix(q, "SELECT current_setting('role')"):
+					got = append(got, "state")
+					rd.answer(slices.Repeat([]string{""}, 7+len(rd.custom)), nil)
+				default:
+					got = append(got, "defs")
+					rd.answer(cat.defsAnswer(slices.Clone(rd.level)), nil)
+				}
+				if len(got) > 10 {
+					t.Fatal("the read does not end")
+				}
+			}
+			if !slices.Equal(got, tt.queries) {
+				t.Errorf("queries %v, want %v", got, tt.queries)
+			}
+			if !slices.Equal(rd.custom, tt.custom) || rd.opaque != tt.opaque || rd.unreached != tt.unreached {
+				t.Errorf("custom %q opaque %v unreached %v; want %q %v %v", rd.custom, rd.opaque, rd.unreached, tt.custom, tt.opaque, tt.unreached)
+			}
+			if want := int64(0); tt.unreached && p.stats.verifications.Load() != want {
+				t.Errorf("%d verifications counted for statements that reach nothing", p.stats.verifications.Load())
+			}
+		})
 	}
 }

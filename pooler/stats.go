@@ -167,6 +167,10 @@ type Snapshot struct {
 	// statements whose effects only the server knew (a DO block, a call
 	// of a routine not known to change nothing).
 	Verifications int64
+	// ReachReads counts reads of what statements reach in a database's
+	// catalog without naming it (views, triggers, defaults, …), kept
+	// for routineTTL.
+	ReachReads int64
 }
 
 // PoolStats are one pool's figures.
@@ -393,6 +397,7 @@ func (p *Proxy) Snapshot() Snapshot {
 	snap.InvalidMoves = p.stats.invalidMoves.Load()
 	snap.Bridged = p.stats.bridged.Load()
 	snap.Verifications = p.stats.verifications.Load()
+	snap.ReachReads = p.stats.reachReads.Load()
 	return snap
 }
 

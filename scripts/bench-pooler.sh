@@ -57,6 +57,8 @@
 #   BASE_REV (unset)                 also pgpoolcheck-base: pgpoolcheck built from this git
 #                                    revision, with the same flags (a change beside its base)
 #   SCRIPT (unset)                   a pgbench script file run instead of -S (pgbench -f)
+#   SETUP_SQL (unset)                a SQL file run once on the database after pgbench -i
+#                                    (views, functions the SCRIPT uses)
 #   SERVER_TLS (0)                   1: PostgreSQL speaks TLS (a throwaway self-signed certificate)
 #                                    and the poolers reach it over TCP with sslmode=require
 #   CLIENT_TLS (0)                   1: pgbench reaches the poolers with sslmode=require (the
@@ -337,6 +339,9 @@ SIDS+=("$!")
 PG_SID=$!
 wait_ready "${PORT[direct]}" || { echo "PostgreSQL did not start:" >&2; tail -5 "$WORK/postgres.log" >&2; exit 1; }
 "$PGBENCH" -i -q -s "$SCALE" -h 127.0.0.1 -p "${PORT[direct]}" -U postgres postgres 2>&1 | tail -1
+if [ -n "${SETUP_SQL:-}" ]; then
+  psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "${PORT[direct]}" -U postgres -d postgres -f "$SETUP_SQL"
+fi
 
 echo "# pgpoolcheck proxy on port ${PORT[pgpoolcheck]}: ${PPC_FLAGS[*]:4} ${EXTRA_ARGS[*]}" \
   "(GOMAXPROCS=${POOLER_GOMAXPROCS:-default})"

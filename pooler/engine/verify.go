@@ -107,6 +107,10 @@ func (st *Session) TakeCalls() []string {
 	return names
 }
 
+// Unreached notes that the calls taken (TakeCalls) reach no code that
+// may make session state: the session is verified as it is.
+func (st *Session) Unreached() { st.unverified = false }
+
 // Opaque notes that the client ran code that may have set parameters
 // whose names the pooler cannot know: the server is cleaned with RESET
 // ALL, and only the parameters it can name follow the client.

@@ -12,7 +12,8 @@ import (
 //
 // It is true when a statement of sql starts with one of the keywords of
 // the statements involved (SET, RESET, LISTEN, UNLISTEN, DECLARE, CLOSE,
-// PREPARE, DEALLOCATE, LOAD, DISCARD, DROP, DO, CALL), when a word
+// PREPARE, DEALLOCATE, LOAD, DISCARD, DROP, DO, CALL, and CREATE, ALTER
+// and IMPORT, which may change what code other statements reach), when a word
 // anywhere names one of the functions involved (pg_advisory_lock and the
 // other session-level advisory lock functions, set_config) or a temporary
 // object (TEMP, TEMPORARY, pg_temp) or pg_settings, or when a name that
@@ -294,9 +295,9 @@ func leadingWord(w string) bool {
 	case 4:
 		return strings.EqualFold(w, "load") || strings.EqualFold(w, "drop") || strings.EqualFold(w, "call")
 	case 5:
-		return strings.EqualFold(w, "reset") || strings.EqualFold(w, "close")
+		return strings.EqualFold(w, "reset") || strings.EqualFold(w, "close") || strings.EqualFold(w, "alter")
 	case 6:
-		return strings.EqualFold(w, "listen")
+		return strings.EqualFold(w, "listen") || strings.EqualFold(w, "create") || strings.EqualFold(w, "import")
 	case 7:
 		return strings.EqualFold(w, "declare") || strings.EqualFold(w, "prepare") || strings.EqualFold(w, "discard")
 	case 8:

@@ -115,9 +115,13 @@ const (
 	// built in (Name is the name as written, schema-qualified or not).
 	// What it did is only known to the server, which the pooler reads.
 	CallRoutine
-	// RoutineChange creates, replaces, alters or drops a function or
-	// procedure (or a schema, which may hold them): what the pooler
-	// learned of routines (Routine) may be out of date.
+	// RoutineChange changes what code statements can run: it creates,
+	// replaces, alters or drops a function or procedure, a schema or an
+	// extension, or an object that runs routines without the statement
+	// naming them (a view, rule, trigger, policy, table with defaults or
+	// constraints, domain, type, operator, cast, index, event trigger).
+	// What the pooler learned of routines (Routine) and of what reaches
+	// them may be out of date.
 	RoutineChange
 
 	// The kinds below only read session state or end a transaction; only

@@ -147,20 +147,32 @@ func (st *Stmt) Changes() []Effect {
 		}
 	case *pg.Node_DropStmt:
 		out = dropEffects(out, x.DropStmt)
+		// Dropping a relation, type or trigger only takes code out of
+		// reach; dropping a routine may make a name resolve to another.
 		switch x.DropStmt.RemoveType {
 		case pg.ObjectType_OBJECT_FUNCTION, pg.ObjectType_OBJECT_PROCEDURE, pg.ObjectType_OBJECT_ROUTINE,
 			pg.ObjectType_OBJECT_SCHEMA, pg.ObjectType_OBJECT_EXTENSION:
 			out = append(out, Effect{Kind: RoutineChange, Location: -1})
 		}
 	case *pg.Node_CreateFunctionStmt, *pg.Node_AlterFunctionStmt, *pg.Node_CreateExtensionStmt,
-		*pg.Node_AlterExtensionStmt:
+		*pg.Node_AlterExtensionStmt, *pg.Node_AlterExtensionContentsStmt,
+		*pg.Node_AlterTableStmt, *pg.Node_ViewStmt, *pg.Node_RuleStmt, *pg.Node_CreateTrigStmt,
+		*pg.Node_CreatePolicyStmt, *pg.Node_AlterPolicyStmt, *pg.Node_CreateDomainStmt, *pg.Node_AlterDomainStmt,
+		*pg.Node_DefineStmt, *pg.Node_CreateCastStmt, *pg.Node_CreateEventTrigStmt, *pg.Node_AlterEventTrigStmt,
+		*pg.Node_IndexStmt, *pg.Node_AlterOperatorStmt, *pg.Node_AlterTypeStmt, *pg.Node_CreateRangeStmt,
+		*pg.Node_CreateForeignTableStmt, *pg.Node_ImportForeignSchemaStmt, *pg.Node_CreateTransformStmt,
+		*pg.Node_CreateSchemaStmt, *pg.Node_AlterTableMoveAllStmt:
 		out = append(out, Effect{Kind: RoutineChange, Location: -1})
+	case *pg.Node_CreateStmt:
+		if _, temp := createdTemp(n); codeInTable(x.CreateStmt, temp) {
+			out = append(out, Effect{Kind: RoutineChange, Location: -1})
+		}
 	case *pg.Node_RenameStmt:
-		if routineObject(x.RenameStmt.RenameType) {
+		if reachObject(x.RenameStmt.RenameType) {
 			out = append(out, Effect{Kind: RoutineChange, Location: -1})
 		}
 	case *pg.Node_AlterObjectSchemaStmt:
-		if routineObject(x.AlterObjectSchemaStmt.ObjectType) {
+		if reachObject(x.AlterObjectSchemaStmt.ObjectType) {
 			out = append(out, Effect{Kind: RoutineChange, Location: -1})
 		}
 	case *pg.Node_UpdateStmt:
@@ -289,13 +301,44 @@ func doOpaque(st *sqlparse.Statement) bool {
 	return err != nil
 }
 
-// routineObject reports whether an object of type t is a routine or a
-// schema (whose routines a name may resolve to).
-func routineObject(t pg.ObjectType) bool {
+// reachObject reports whether renaming or moving an object of type t may
+// change what code statements run without naming it: the
+// routines themselves, and the relations, types, operators, casts,
+// triggers, rules, policies, constraints and indexes that call them.
+func reachObject(t pg.ObjectType) bool {
 	switch t {
 	case pg.ObjectType_OBJECT_FUNCTION, pg.ObjectType_OBJECT_PROCEDURE, pg.ObjectType_OBJECT_ROUTINE,
-		pg.ObjectType_OBJECT_SCHEMA:
+		pg.ObjectType_OBJECT_SCHEMA, pg.ObjectType_OBJECT_EXTENSION,
+		pg.ObjectType_OBJECT_TABLE, pg.ObjectType_OBJECT_VIEW, pg.ObjectType_OBJECT_MATVIEW,
+		pg.ObjectType_OBJECT_FOREIGN_TABLE, pg.ObjectType_OBJECT_COLUMN, pg.ObjectType_OBJECT_RULE,
+		pg.ObjectType_OBJECT_TRIGGER, pg.ObjectType_OBJECT_POLICY, pg.ObjectType_OBJECT_DOMAIN,
+		pg.ObjectType_OBJECT_DOMCONSTRAINT, pg.ObjectType_OBJECT_TABCONSTRAINT, pg.ObjectType_OBJECT_TYPE,
+		pg.ObjectType_OBJECT_OPERATOR, pg.ObjectType_OBJECT_CAST, pg.ObjectType_OBJECT_EVENT_TRIGGER,
+		pg.ObjectType_OBJECT_INDEX, pg.ObjectType_OBJECT_AGGREGATE, pg.ObjectType_OBJECT_TRANSFORM:
 		return true
+	}
+	return false
+}
+
+// codeInTable reports whether CREATE TABLE c may make statements run code
+// they do not name: a table that is not temporary (its name may already
+// be read by the pooler's reach of the catalog as another table's, and
+// it may inherit or be a partition), or a temporary one with column
+// defaults, constraints or a parent. A plain temporary table, which many
+// applications create in every transaction, changes nothing of that.
+func codeInTable(c *pg.CreateStmt, temp bool) bool {
+	if !temp || len(c.InhRelations) > 0 ||
+		c.Partbound != nil || len(c.Constraints) > 0 || c.OfTypename != nil {
+		return true
+	}
+	for _, e := range c.TableElts {
+		cd := e.GetColumnDef()
+		if cd == nil {
+			return true // LIKE, a table constraint
+		}
+		if len(cd.Constraints) > 0 || cd.RawDefault != nil || cd.CookedDefault != nil {
+			return true
+		}
 	}
 	return false
 }

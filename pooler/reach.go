@@ -1,0 +1,316 @@
+package pooler
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
+)
+
+// What a statement reaches without naming it. PostgreSQL runs code that a
+// statement's text does not name: a view's or a rule's query, column
+// defaults, CHECK constraints, row security policies, triggers (also of
+// tables a foreign key cascades to, of partitions and of inheritance
+// children), index expressions, domain checks, the functions of
+// operators and casts, event triggers on DDL, and a user function that
+// shadows a built-in one through search_path. Any of these may make
+// session state (a role, a parameter, a lock, a channel, a temporary
+// object) that would reach the next client of the server.
+//
+// The pooler reads, per database, which words reach such code: the names
+// of relations, types, operators and of user functions that shadow
+// built-in names, and the DDL keywords when event triggers exist, each
+// with the user routines it reaches (reachQuery: a walk of pg_depend from
+// every user routine back to what depends on it, plus foreign keys and
+// inheritance, and the expressions that call set_config or a session
+// advisory lock function directly). A statement whose text holds one of
+// those words counts as calling those routines (reachCalls): a routine
+// known to change nothing costs nothing more; any other gets the server's
+// state read back before the server serves anyone else, exactly as an
+// explicit call does (routines.go). The words are matched anywhere in
+// the text, case-insensitively, in comments and strings too: a false
+// match only costs a read.
+//
+// The reach is kept for routineTTL and forgotten with the routines'
+// verdicts when a statement through the pooler changes what code can run
+// (engine.StateRoutineChange: CREATE/ALTER of views, tables, triggers,
+// policies, types, operators, casts, …). A change made on the server
+// directly, not through this pooler, is seen within routineTTL: a
+// statement classified while the reach is older than that is kept
+// (reachPending) and, at the read that follows its transaction, the
+// reach is read again first and the statement matched against it.
+
+// Names of StateCall effects made here (never a routine's name, which
+// has no control byte).
+const (
+	// reachPending prefixes the text of a statement classified while the
+	// database's reach was not known (or too old).
+	reachPending = "\x00reach\x00"
+	// reachAll stands for such a statement too long to keep: it counts
+	// as reaching everything the reach lists.
+	reachAll = "\x00reach-all"
+)
+
+// maxPendingText is the longest statement text kept while the reach is
+// unknown.
+const maxPendingText = 4 << 10
+
+// reachSnap is what reachQuery read of one database.
+type reachSnap struct {
+	words map[string][]string // lower-case word: the routines it reaches
+	ops   map[string][]string // operator name: the routines it reaches
+	all   []string            // every routine any word reaches
+	gen   uint64
+	at    time.Time
+}
+
+// empty reports whether nothing in the database reaches user code.
+func (rs *reachSnap) empty() bool { return len(rs.words) == 0 && len(rs.ops) == 0 }
+
+// reachFor returns the reach of database db if it is known and fresh.
+func (rc *routineCache) reachFor(db string, now time.Time) (*reachSnap, bool) {
+	rc.mu.RLock()
+	defer rc.mu.RUnlock()
+	rs := rc.reach[db]
+	if rs == nil || rs.gen != rc.gen || now.Sub(rs.at) > routineTTL {
+		return rs, false
+	}
+	return rs, true
+}
+
+// putReach keeps the reach of database db, read in generation gen.
+func (rc *routineCache) putReach(db string, rs *reachSnap) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.reach == nil {
+		rc.reach = make(map[string]*reachSnap)
+	}
+	rc.reach[db] = rs
+}
+
+// parseReach decodes the answer to reachQuery.
+func parseReach(row []string, gen uint64, at time.Time) (*reachSnap, error) {
+	if len(row) != 1 {
+		return nil, errBadInternalAnswer
+	}
+	var pairs [][2]string
+	if err := json.Unmarshal([]byte(row[0]), &pairs); err != nil {
+		return nil, err
+	}
+	rs := &reachSnap{gen: gen, at: at}
+	seen := make(map[string]bool)
+	for _, p := range pairs {
+		w, fn := strings.ToLower(p[0]), p[1]
+		if w == "" {
+			continue
+		}
+		if fn == "" {
+			// An expression that calls set_config or a session advisory
+			// lock function itself: read like an opaque DO block.
+			fn = engine.OpaqueDOBlock
+		}
+		if operatorName(w) {
+			if rs.ops == nil {
+				rs.ops = make(map[string][]string)
+			}
+			rs.ops[w] = appendOnce(rs.ops[w], fn)
+		} else {
+			if rs.words == nil {
+				rs.words = make(map[string][]string)
+			}
+			rs.words[w] = appendOnce(rs.words[w], fn)
+		}
+		if !seen[fn] {
+			seen[fn] = true
+			rs.all = append(rs.all, fn)
+		}
+	}
+	return rs, nil
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// operatorName reports whether w is made of operator characters.
+func operatorName(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if !isOpChar(w[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isOpChar(b byte) bool {
+	switch b {
+	case '+', '-', '*', '/', '<', '>', '=', '~', '!', '@', '#', '%', '^', '&', '|', '`', '?':
+		return true
+	}
+	return false
+}
+
+func isWordStart(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '_' || b >= 0x80
+}
+
+func isWordByte(b byte) bool { return isWordStart(b) || b >= '0' && b <= '9' || b == '$' }
+
+// reached calls fn with every routine that the words of text reach in rs
+// (a routine may come more than once). Words are compared lower-case and
+// cut at 63 bytes, as PostgreSQL cuts identifiers; operators match
+// inside any run of operator characters.
+func (rs *reachSnap) reached(text string, fn func(routine string)) {
+	var buf [63]byte
+	for i := 0; i < len(text); {
+		b := text[i]
+		switch {
+		case isWordStart(b):
+			j := i + 1
+			for j < len(text) && isWordByte(text[j]) {
+				j++
+			}
+			if len(rs.words) > 0 {
+				n := min(j-i, len(buf))
+				for k := 0; k < n; k++ {
+					c := text[i+k]
+					if c >= 'A' && c <= 'Z' {
+						c += 'a' - 'A'
+					}
+					buf[k] = c
+				}
+				for _, r := range rs.words[string(buf[:n])] {
+					fn(r)
+				}
+			}
+			i = j
+		case isOpChar(b):
+			j := i + 1
+			for j < len(text) && isOpChar(text[j]) {
+				j++
+			}
+			for op, rs := range rs.ops {
+				if strings.Contains(text[i:j], op) {
+					for _, r := range rs {
+						fn(r)
+					}
+				}
+			}
+			i = j
+		case b >= '0' && b <= '9':
+			for i < len(text) && isWordByte(text[i]) {
+				i++
+			}
+		default:
+			i++
+		}
+	}
+}
+
+// reachCalls adds to effs a StateCall for every routine that text (a
+// statement of the client's, or a routine's definition) reaches in the
+// database's reach, or, when that is not known now, one that keeps the
+// text for the read after the transaction (reachPending). It returns effs
+// itself when nothing is added (effs may be the classifier's cached
+// slice: it is never changed).
+func (c *clientConn) reachCalls(text string, effs []StateEffect) []StateEffect {
+	rs, fresh := c.proxy.routines.reachFor(c.pool.key.database, time.Now())
+	if !fresh {
+		name := reachAll
+		if len(text) <= maxPendingText {
+			name = reachPending + text
+		}
+		return append(effs[:len(effs):len(effs)], StateEffect{Kind: StateCall, Name: name})
+	}
+	if rs.empty() {
+		return effs
+	}
+	out := effs[:len(effs):len(effs)]
+	rs.reached(text, func(r string) {
+		for _, e := range out[len(effs):] {
+			if e.Name == r {
+				return
+			}
+		}
+		out = append(out, StateEffect{Kind: StateCall, Name: r})
+	})
+	return out
+}
+
+// reachQuery reads which words of a statement reach user code in the
+// current database: a JSON array of [word, routine] pairs, the routine
+// schema-qualified, or "" for an expression that calls set_config or a
+// session advisory lock function itself. It walks pg_depend backwards
+// from every user routine (and from those expressions): to what uses it
+// (a view's or rule's query, a default, a constraint, a policy, a
+// trigger, an index, an operator, a cast, a type), to what owns that (a
+// table owns its defaults, constraints, policies, triggers, rules and
+// indexes), to the tables whose foreign keys a delete or update cascades
+// from, and to the parents of partitions and inheritance children. Every
+// name is schema-qualified: the client's search_path does not apply.
+const reachQuery = `WITH RECURSIVE k(pat) AS (
+  SELECT ':funcid (' || pg_catalog.string_agg(oid::text, '|') || ') ' FROM pg_catalog.pg_proc
+   WHERE pronamespace = 11 AND proname IN ('set_config', 'pg_advisory_lock', 'pg_advisory_lock_shared',
+     'pg_try_advisory_lock', 'pg_try_advisory_lock_shared')
+), b(f, c, o) AS (
+  SELECT oid, 'pg_catalog.pg_proc'::pg_catalog.regclass, oid FROM pg_catalog.pg_proc WHERE oid >= 16384
+  UNION ALL
+  SELECT 0, 'pg_catalog.pg_rewrite'::pg_catalog.regclass, r.oid FROM pg_catalog.pg_rewrite r, k
+   WHERE r.oid >= 16384 AND r.ev_action::text ~ k.pat
+  UNION ALL
+  SELECT 0, 'pg_catalog.pg_attrdef'::pg_catalog.regclass, a.oid FROM pg_catalog.pg_attrdef a, k
+   WHERE a.oid >= 16384 AND a.adbin::text ~ k.pat
+  UNION ALL
+  SELECT 0, 'pg_catalog.pg_constraint'::pg_catalog.regclass, c.oid FROM pg_catalog.pg_constraint c, k
+   WHERE c.oid >= 16384 AND c.conbin::text ~ k.pat
+  UNION ALL
+  SELECT 0, 'pg_catalog.pg_policy'::pg_catalog.regclass, p.oid FROM pg_catalog.pg_policy p, k
+   WHERE p.polqual::text ~ k.pat OR p.polwithcheck::text ~ k.pat
+  UNION ALL
+  SELECT 0, 'pg_catalog.pg_class'::pg_catalog.regclass, i.indexrelid FROM pg_catalog.pg_index i, k
+   WHERE i.indexrelid >= 16384 AND (i.indexprs::text ~ k.pat OR i.indpred::text ~ k.pat)
+  UNION ALL
+  SELECT 0, 'pg_catalog.pg_trigger'::pg_catalog.regclass, t.oid FROM pg_catalog.pg_trigger t, k
+   WHERE t.oid >= 16384 AND t.tgqual::text ~ k.pat
+  UNION
+  SELECT b.f, x.c, x.o FROM b CROSS JOIN LATERAL (
+    SELECT d.classid, d.objid FROM pg_catalog.pg_depend d
+     WHERE d.refclassid = b.c AND d.refobjid = b.o AND d.deptype = 'n' AND d.classid <> 'pg_catalog.pg_proc'::pg_catalog.regclass
+    UNION ALL
+    SELECT d.refclassid, d.refobjid FROM pg_catalog.pg_depend d
+     WHERE d.classid = b.c AND d.objid = b.o AND d.deptype IN ('a', 'i') AND d.refobjid >= 16384
+    UNION ALL
+    SELECT 'pg_catalog.pg_class'::pg_catalog.regclass, fk.confrelid FROM pg_catalog.pg_constraint fk
+     WHERE b.c = 'pg_catalog.pg_class'::pg_catalog.regclass AND fk.conrelid = b.o AND fk.contype = 'f'
+    UNION ALL
+    SELECT 'pg_catalog.pg_class'::pg_catalog.regclass, i.inhparent FROM pg_catalog.pg_inherits i
+     WHERE b.c = 'pg_catalog.pg_class'::pg_catalog.regclass AND i.inhrelid = b.o
+  ) x(c, o)
+), w(w, f) AS (
+  SELECT r.relname::text, b.f FROM b JOIN pg_catalog.pg_class r ON b.c = 'pg_catalog.pg_class'::pg_catalog.regclass AND r.oid = b.o
+   WHERE r.relkind IN ('r', 'p', 'v', 'm', 'f')
+  UNION ALL
+  SELECT p.oprname::text, b.f FROM b JOIN pg_catalog.pg_operator p ON b.c = 'pg_catalog.pg_operator'::pg_catalog.regclass AND p.oid = b.o
+  UNION ALL
+  SELECT t.typname::text, b.f FROM b JOIN pg_catalog.pg_type t ON b.c = 'pg_catalog.pg_type'::pg_catalog.regclass AND t.oid = b.o
+  UNION ALL
+  SELECT t.typname::text, b.f FROM b JOIN pg_catalog.pg_cast k ON b.c = 'pg_catalog.pg_cast'::pg_catalog.regclass AND k.oid = b.o
+    JOIN pg_catalog.pg_type t ON t.oid IN (k.castsource, k.casttarget)
+  UNION ALL
+  SELECT kw, b.f FROM b, pg_catalog.unnest(ARRAY['create', 'alter', 'drop', 'comment', 'grant', 'revoke', 'security',
+     'import', 'refresh', 'reindex', 'into', 'truncate']) kw
+   WHERE b.c = 'pg_catalog.pg_event_trigger'::pg_catalog.regclass
+  UNION ALL
+  SELECT p.proname::text, p.oid FROM pg_catalog.pg_proc p
+   WHERE p.oid >= 16384 AND EXISTS (SELECT 1 FROM pg_catalog.pg_proc q WHERE q.pronamespace = 11 AND q.proname = p.proname)
+)
+SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_array(x.w, x.f)), '[]') FROM (
+  SELECT DISTINCT w.w, coalesce(n.nspname || '.' || p.proname, '') AS f FROM w
+    LEFT JOIN pg_catalog.pg_proc p ON p.oid = w.f LEFT JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+) x`
