@@ -55,7 +55,7 @@ func startQuiet(t *testing.T, relay pooler.Relay, size int, waitTimeout time.Dur
 }
 
 // startWith starts a proxy with cfg and the real classifier.
-func startWith(t *testing.T, cfg pooler.Config) *quietProxy {
+func startWith(t testing.TB, cfg pooler.Config) *quietProxy {
 	t.Helper()
 	srv := pgtest.Shared(t)
 	level := slog.LevelWarn

@@ -25,7 +25,7 @@ var reachOnce sync.Once
 
 // makeReach creates the routines the objects of the tests call, in schema
 // reach of the shared database.
-func makeReach(t *testing.T) {
+func makeReach(t testing.TB) {
 	t.Helper()
 	makeRoutines(t) // role app_low
 	var err error
@@ -52,7 +52,7 @@ GRANT SELECT ON reach.plain_t TO PUBLIC;`)
 }
 
 // directExec runs sql on the shared database, not through a pooler.
-func directExec(t *testing.T, sql string) error {
+func directExec(t testing.TB, sql string) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -224,4 +224,52 @@ func TestReachPlain(t *testing.T) {
 			b.Close(context.Background())
 		})
 	}
+}
+
+// BenchmarkReachWindow: how long after a view that makes session state is
+// created on the server directly (not through the pooler) its use through
+// the pooler is first read back, when the view is created right after the
+// pooler read the catalog. Not a test: it prints figures.
+// go test ./pooler -run XXX -bench ReachWindow -benchtime 3x
+func BenchmarkReachWindow(b *testing.B) {
+	makeReach(b)
+	qp := startWith(b, pooler.Config{Relay: pooler.RelayLoop, PoolSize: 1, QueryWaitTimeout: 20 * time.Second})
+	ctx := context.Background()
+	a, err := pgx.Connect(ctx, qp.url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close(ctx)
+	var worst, sum time.Duration
+	for i := 0; i < b.N; i++ {
+		// A read of the catalog happens now.
+		for reads := qp.Snapshot().ReachReads; qp.Snapshot().ReachReads == reads; time.Sleep(10 * time.Millisecond) {
+			if _, err := a.Exec(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol); err != nil {
+				b.Fatal(err)
+			}
+		}
+		view := fmt.Sprintf("reach.w_%d_%d", qp.key, i)
+		if err := directExec(b, "CREATE VIEW "+view+" AS SELECT reach.tenant() AS t"); err != nil {
+			b.Fatal(err)
+		}
+		made := time.Now()
+		for {
+			before := qp.Snapshot().Verifications
+			if _, err := a.Exec(ctx, "SELECT * FROM "+view, pgx.QueryExecModeSimpleProtocol); err != nil {
+				b.Fatal(err)
+			}
+			time.Sleep(5 * time.Millisecond)
+			if qp.Snapshot().Verifications != before {
+				break
+			}
+			if time.Since(made) > time.Minute {
+				b.Fatal("the view's use was never read back")
+			}
+		}
+		w := time.Since(made)
+		sum += w
+		worst = max(worst, w)
+	}
+	b.ReportMetric(float64(sum.Milliseconds())/float64(b.N), "ms-window-mean")
+	b.ReportMetric(float64(worst.Milliseconds()), "ms-window-max")
 }

@@ -23,7 +23,7 @@ import (
 var routinesOnce sync.Once
 
 // makeRoutines creates the routines of the tests in the shared database.
-func makeRoutines(t *testing.T) {
+func makeRoutines(t testing.TB) {
 	t.Helper()
 	srv := pgtest.Shared(t)
 	var err error

@@ -591,7 +591,16 @@ func parseConnString(s string) ([]connParam, error) {
 			i++
 		}
 		if i >= len(s) || s[i] != '=' || key == "" {
-			return nil, fmt.Errorf("want key=value at %q", s[start:])
+			// Only the word itself: what follows it may be a password,
+			// and so may a word right after one.
+			if len(out) > 0 && out[len(out)-1].key == "password" {
+				return nil, fmt.Errorf("want key=value after the password (byte %d)", start)
+			}
+			word := s[start:i]
+			if len(word) > 32 {
+				word = word[:32] + "…"
+			}
+			return nil, fmt.Errorf("want key=value at %q (byte %d)", word, start)
 		}
 		i++
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {

@@ -395,6 +395,28 @@ func TestConnString(t *testing.T) {
 	}
 }
 
+// TestConnStringErrorsHideThePassword: a malformed [databases] entry is
+// reported without the password, whether the error is before it, at a
+// word right after it, or at a word that is the password itself.
+func TestConnStringErrorsHideThePassword(t *testing.T) {
+	for _, s := range []string{
+		"host=db oops password=s3cr3t user=u",
+		"host=db password=s3cr3t oops",
+		"host=db password= s3cr3t x",
+		"host=db password s3cr3t",
+		"host=db password='s3cr3t",
+	} {
+		_, err := parseConnString(s)
+		if err == nil {
+			t.Errorf("%q parsed", s)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("%q: error shows the password: %v", s, err)
+		}
+	}
+}
+
 // proxyFlagSet is the flags pgpoolcheck proxy had before the settings
 // table defined them.
 func proxyFlagSet() *pflag.FlagSet {
