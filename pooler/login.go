@@ -337,6 +337,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	c.pool = p.poolFor(c)
 	c.eng.SetPolicy(p.cfg.OnSessionState, p.cfg.Mode == ModeTransaction && p.cfg.Classifier != nil,
 		p.cfg.Mode == ModeTransaction && p.cfg.MaxPreparedStatements > 0)
+	c.eng.SetReacher(c)
 	ctx, cancel := context.WithTimeout(p.ctx, p.live.waitLimit())
 	defer cancel()
 	defaults, err := c.pool.welcomeParams(ctx, time.Now().Add(p.live.waitLimit()))

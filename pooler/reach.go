@@ -2,6 +2,7 @@ package pooler
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,17 +45,23 @@ import (
 // Names of StateCall effects made here (never a routine's name, which
 // has no control byte).
 const (
-	// reachPending prefixes the text of a statement classified while the
-	// database's reach was not known (or too old).
-	reachPending = "\x00reach\x00"
+	// reachPending prefixes the text of a statement whose reach is found
+	// when it runs (engine.ReachPending): a prepared statement's, or one
+	// classified while the database's reach was not known (or too old).
+	reachPending = engine.ReachPending
 	// reachAll stands for such a statement too long to keep: it counts
 	// as reaching everything the reach lists.
 	reachAll = "\x00reach-all"
 )
 
 // maxPendingText is the longest statement text kept while the reach is
-// unknown.
-const maxPendingText = 4 << 10
+// unknown, and maxPending how many calls a client may have made since
+// its last verification for one more text to be kept: a long transaction
+// of distinct statements counts as reaching everything instead.
+const (
+	maxPendingText = 16 << 10
+	maxPending     = 64
+)
 
 // reachSnap is what reachQuery read of one database.
 type reachSnap struct {
@@ -213,17 +220,21 @@ func (rs *reachSnap) reached(text string, fn func(routine string)) {
 	}
 }
 
-// reachCalls adds to effs a StateCall for every routine that text (a
-// statement of the client's, or a routine's definition) reaches in the
-// database's reach, or, when that is not known now, one that keeps the
-// text for the read after the transaction (reachPending). It returns effs
-// itself when nothing is added (effs may be the classifier's cached
-// slice: it is never changed).
-func (c *clientConn) reachCalls(text string, effs []StateEffect) []StateEffect {
+// reachCalls adds to effs, the effects of the client's statement text
+// (of a Query, or of a Parse when parse is set), what the statement
+// reaches without naming it. A prepared statement runs later, maybe many
+// times, and each run must be matched against the reach as it is then:
+// it gets a ReachPending call with its text, which the engine resolves
+// when the statement runs (Reach). A query runs now: it gets a StateCall
+// for every routine it reaches, or the ReachPending call when the reach
+// is not known now (the read after its transaction matches it). It
+// returns effs itself when nothing is added (effs may be the classifier's
+// cached slice: it is never changed).
+func (c *clientConn) reachCalls(text string, effs []StateEffect, parse bool) []StateEffect {
 	rs, fresh := c.proxy.routines.reachFor(c.pool.key.database, time.Now())
-	if !fresh {
+	if parse || !fresh {
 		name := reachAll
-		if len(text) <= maxPendingText {
+		if len(text) <= maxPendingText && (parse || c.eng.Session.Calls() < maxPending) {
 			name = reachPending + text
 		}
 		return append(effs[:len(effs):len(effs)], StateEffect{Kind: StateCall, Name: name})
@@ -241,6 +252,29 @@ func (c *clientConn) reachCalls(text string, effs []StateEffect) []StateEffect {
 		out = append(out, StateEffect{Kind: StateCall, Name: r})
 	})
 	return out
+}
+
+// Reach implements engine.Reacher: the routines the statement text
+// reaches in the client's database that are not known to change nothing,
+// or known false when the reach is not known now.
+func (c *clientConn) Reach(text string) (routines []string, known bool) {
+	p := c.proxy
+	db := c.pool.key.database
+	now := time.Now()
+	rs, fresh := p.routines.reachFor(db, now)
+	if !fresh {
+		return nil, false
+	}
+	if rs.empty() {
+		return nil, true
+	}
+	rs.reached(text, func(r string) {
+		if slices.Contains(routines, r) || r != engine.OpaqueDOBlock && (p.trust.trusted(r) || p.routines.clean(db, r, now)) {
+			return
+		}
+		routines = append(routines, r)
+	})
+	return routines, true
 }
 
 // reachQuery reads which words of a statement reach user code in the

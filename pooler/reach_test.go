@@ -226,6 +226,55 @@ func TestReachPlain(t *testing.T) {
 	}
 }
 
+// TestReachPreparedLater: a statement prepared while its view ran no
+// code is matched again at every run: once the view is replaced (through
+// the pooler, and directly on the server) by one that changes the role,
+// the next run of the same prepared statement is read back, and another
+// client of the only server never runs as that role.
+func TestReachPreparedLater(t *testing.T) {
+	makeReach(t)
+	for _, through := range []string{"pooler", "server"} {
+		for _, relay := range quietRelays {
+			t.Run(through+"/"+string(relay), func(t *testing.T) {
+				t.Parallel()
+				qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, QueryWaitTimeout: 20 * time.Second})
+				view := fmt.Sprintf("reach.v_prep_%d", qp.key)
+				if err := directExec(t, "CREATE VIEW "+view+" AS SELECT 'x'::text AS t"); err != nil {
+					t.Fatal(err)
+				}
+				// The pooler knows the catalog when A prepares.
+				warm := qp.conn(t)
+				for qp.Snapshot().ReachReads == 0 {
+					exec(t, warm, "SELECT 1")
+					time.Sleep(10 * time.Millisecond)
+				}
+				warm.Close(context.Background())
+				a := qp.connApp(t, "", pgx.QueryExecModeCacheStatement)
+				query := "SELECT t FROM " + view
+				answered(t, a, query, "x")
+				replace := "CREATE OR REPLACE VIEW " + view + " AS SELECT reach.to_low() AS t"
+				if through == "pooler" {
+					admin := qp.conn(t)
+					exec(t, admin, replace)
+					admin.Close(context.Background())
+				} else {
+					if err := directExec(t, replace); err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(5500 * time.Millisecond) // the reach is read again after 5 s
+				}
+				answered(t, a, query, "x")
+				b := qp.conn(t)
+				answered(t, b, "SELECT current_user::text", pgtest.SuperUser)
+				answered(t, a, "SELECT current_user::text", "app_low")
+				exec(t, a, "RESET ROLE")
+				a.Close(context.Background())
+				b.Close(context.Background())
+			})
+		}
+	}
+}
+
 // BenchmarkReachWindow: how long after a view that makes session state is
 // created on the server directly (not through the pooler) its use through
 // the pooler is first read back, when the view is created right after the

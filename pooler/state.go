@@ -191,7 +191,7 @@ func actionOf(p Policy, e StateEffect) string {
 // classifyText runs the classifier on a statement text from the read
 // buffer (not kept) and counts and logs the hazards. It returns the
 // effects (nil for most statements).
-func (c *clientConn) classifyText(text []byte) ([]StateEffect, string) {
+func (c *clientConn) classifyText(text []byte, parse bool) ([]StateEffect, string) {
 	cls := c.proxy.cfg.Classifier
 	if cls == nil || len(text) == 0 {
 		return nil, ""
@@ -209,7 +209,7 @@ func (c *clientConn) classifyText(text []byte) ([]StateEffect, string) {
 	} else {
 		effs, fp = cls.Classify(unsafe.String(&text[0], len(text)))
 	}
-	effs = c.reachCalls(unsafe.String(&text[0], len(text)), effs)
+	effs = c.reachCalls(unsafe.String(&text[0], len(text)), effs, parse)
 	for _, e := range effs {
 		if e.Kind == StateCall || e.Kind == engine.StateRoutineChange {
 			effs = c.knownCalls(effs)
@@ -272,7 +272,7 @@ func (c *clientConn) classifyMessage(typ byte, n int, body []byte) []StateEffect
 		}
 		body = q
 	}
-	effs, _ := c.classifyText(body)
+	effs, _ := c.classifyText(body, typ == 'P')
 	return effs
 }
 

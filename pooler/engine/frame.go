@@ -129,6 +129,8 @@ type Client struct {
 	rejectParse []byte
 	parseEffs   []StateEffect
 	unnamedEffs []StateEffect
+	// reacher resolves ReachPending calls (SetReacher).
+	reacher Reacher
 	// skipTillSync drops the client's messages up to its next Sync after
 	// the pooler refused one, as PostgreSQL does after an error in an
 	// extended query.

@@ -82,6 +82,9 @@ func (c *Client) applyEffects(effs []StateEffect) (pinned, changed bool) {
 	if len(effs) == 0 || c.policy == PolicyAllow {
 		return false, false
 	}
+	if effs = c.resolveReach(effs); len(effs) == 0 {
+		return false, false
+	}
 	c.Session.Apply(effs, IsTracked)
 	if c.policy != PolicyPreserve {
 		return false, false

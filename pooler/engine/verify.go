@@ -107,6 +107,58 @@ func (st *Session) TakeCalls() []string {
 	return names
 }
 
+// ReachPending prefixes the name of a StateCall that stands for the text
+// of a statement (after the prefix) whose reach in the catalog (what code
+// it runs without naming it) is to be found when the statement runs:
+// Reacher.Reach then says which routines it reaches, or the name is kept
+// as a call for the verification to match (the reach was not known).
+const ReachPending = "\x00reach\x00"
+
+// Reacher says which routines a statement's text reaches without naming
+// them, from what the driver read of the catalog: known is false when
+// that is not known now. Routines known to change nothing are left out.
+type Reacher interface {
+	Reach(text string) (routines []string, known bool)
+}
+
+// SetReacher sets what resolves the client's ReachPending calls.
+func (c *Client) SetReacher(r Reacher) { c.reacher = r }
+
+// resolveReach replaces in effs the ReachPending calls the client's
+// Reacher can resolve now by calls of the routines they reach (none when
+// they reach nothing that may change state). It returns effs itself when
+// there is nothing to resolve, and never changes it (it may be a
+// prepared statement's or the classifier's).
+func (c *Client) resolveReach(effs []StateEffect) []StateEffect {
+	at := -1
+	for i := range effs {
+		if effs[i].Kind == StateCall && strings.HasPrefix(effs[i].Name, ReachPending) {
+			at = i
+			break
+		}
+	}
+	if at < 0 || c.reacher == nil {
+		return effs
+	}
+	out := effs[:at:at]
+	for _, e := range effs[at:] {
+		if e.Kind == StateCall && strings.HasPrefix(e.Name, ReachPending) {
+			if routines, ok := c.reacher.Reach(e.Name[len(ReachPending):]); ok {
+				for _, r := range routines {
+					out = append(out, StateEffect{Kind: StateCall, Name: r})
+				}
+				continue
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Calls reports how many routines (and other StateCall names) the client
+// called since the last verification.
+func (st *Session) Calls() int { return len(st.calls) }
+
 // Unreached notes that the calls taken (TakeCalls) reach no code that
 // may make session state: the session is verified as it is.
 func (st *Session) Unreached() { st.unverified = false }

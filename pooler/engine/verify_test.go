@@ -136,3 +136,43 @@ func TestUnlockAfterUnknownLock(t *testing.T) {
 		t.Fatal("still held after the server said no lock is held")
 	}
 }
+
+// fakeReacher resolves ReachPending texts from a table; known false for
+// texts it does not list.
+type fakeReacher map[string][]string
+
+func (f fakeReacher) Reach(text string) ([]string, bool) {
+	r, ok := f[text]
+	return r, ok
+}
+
+// TestResolveReach: ReachPending calls become calls of the routines their
+// text reaches, nothing when it reaches none, and stay when the reach is
+// not known; the statement's own effects are never changed.
+func TestResolveReach(t *testing.T) {
+	c := &Client{}
+	c.SetPolicy(PolicyPreserve, true, true)
+	c.SetReacher(fakeReacher{"SELECT * FROM v": {"s.f"}, "SELECT 1": nil})
+	stored := []StateEffect{{Kind: StateCall, Name: ReachPending + "SELECT * FROM v"}}
+	if got := c.resolveReach(stored); len(got) != 1 || got[0].Name != "s.f" {
+		t.Errorf("resolved %v, want a call of s.f", got)
+	}
+	if stored[0].Name != ReachPending+"SELECT * FROM v" {
+		t.Error("the stored effects were changed")
+	}
+	if got := c.resolveReach([]StateEffect{{Kind: StateCall, Name: ReachPending + "SELECT 1"}}); len(got) != 0 {
+		t.Errorf("a text that reaches nothing resolved to %v", got)
+	}
+	unknown := []StateEffect{{Kind: StateSet, Name: "work_mem"}, {Kind: StateCall, Name: ReachPending + "SELECT * FROM w"}}
+	if got := c.resolveReach(unknown); len(got) != 2 || got[1].Name != unknown[1].Name {
+		t.Errorf("an unknown reach resolved to %v, want it kept", got)
+	}
+	c.applyEffects([]StateEffect{{Kind: StateCall, Name: ReachPending + "SELECT 1"}})
+	if c.Session.Unverified() {
+		t.Error("a statement that reaches nothing left the session unverified")
+	}
+	c.applyEffects(stored)
+	if calls := c.Session.TakeCalls(); !c.Session.Unverified() || len(calls) != 1 || calls[0] != "s.f" {
+		t.Errorf("after a statement that reaches s.f: unverified %v, calls %v", c.Session.Unverified(), calls)
+	}
+}
