@@ -108,6 +108,9 @@ type clientConn struct {
 	// knownFn is the client's test of routines known to change nothing
 	// (knownClean), made once.
 	knownFn func(name string) bool
+	// sqlPrepared are the texts of the client's SQL-level PREPAREs, by
+	// name, for what their EXECUTEs reach (reach.go).
+	sqlPrepared map[string]string
 	// routineChanged is set when the client's transaction creates, alters
 	// or drops a routine or schema: what the pooler learns of routines
 	// until that transaction ends may be the old definitions, so it is

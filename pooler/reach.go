@@ -254,6 +254,59 @@ func (c *clientConn) reachCalls(text string, effs []StateEffect, parse bool) []S
 	return out
 }
 
+// maxSQLPrepared is how many SQL-level PREPARE texts a client keeps for
+// what its EXECUTEs reach; beyond that an EXECUTE reaches everything.
+const maxSQLPrepared = 256
+
+// sqlPrepareReach follows SQL-level PREPARE and EXECUTE in the client's
+// query text (with its effects effs): an EXECUTE runs a statement whose
+// text it does not hold, so it gets the ReachPending calls of the texts
+// the client prepared (all of them: which one it runs is not read here).
+// It returns effs itself when nothing is added.
+func (c *clientConn) sqlPrepareReach(text string, effs []StateEffect) []StateEffect {
+	for _, e := range effs {
+		switch e.Kind {
+		case StatePrepare:
+			if c.sqlPrepared == nil {
+				c.sqlPrepared = make(map[string]string)
+			}
+			if len(c.sqlPrepared) < maxSQLPrepared && len(text) <= maxPendingText {
+				c.sqlPrepared[e.Name] = strings.Clone(text)
+			} else {
+				c.sqlPrepared[e.Name] = ""
+			}
+		case StateDeallocate:
+			delete(c.sqlPrepared, e.Name)
+		case StateDeallocateAll, StateDiscardAll:
+			c.sqlPrepared = nil
+		}
+	}
+	if len(c.sqlPrepared) == 0 || !containsWordFold(text, "execute") {
+		return effs
+	}
+	out := effs[:len(effs):len(effs)]
+	for _, t := range c.sqlPrepared {
+		name := reachAll
+		if t != "" {
+			name = reachPending + t
+		}
+		out = append(out, StateEffect{Kind: StateCall, Name: name})
+	}
+	return out
+}
+
+// containsWordFold reports whether text holds word (lower-case) as a
+// whole word, in any case.
+func containsWordFold(text, word string) bool {
+	for i := 0; i+len(word) <= len(text); i++ {
+		if (i == 0 || !isWordByte(text[i-1])) && strings.EqualFold(text[i:i+len(word)], word) &&
+			(i+len(word) == len(text) || !isWordByte(text[i+len(word)])) {
+			return true
+		}
+	}
+	return false
+}
+
 // Reach implements engine.Reacher: the routines the statement text
 // reaches in the client's database that are not known to change nothing,
 // or known false when the reach is not known now.

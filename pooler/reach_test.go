@@ -275,6 +275,34 @@ func TestReachPreparedLater(t *testing.T) {
 	}
 }
 
+// TestReachSQLExecute: an SQL-level EXECUTE does not name what its
+// statement reaches; the pooler matches the texts the client prepared. A
+// client prepares a statement of a view that changes the role, runs it in
+// a later transaction and deallocates it: the role it made never reaches
+// the next client of the only server.
+func TestReachSQLExecute(t *testing.T) {
+	makeReach(t)
+	for _, relay := range quietRelays {
+		t.Run(string(relay), func(t *testing.T) {
+			t.Parallel()
+			qp := startWith(t, pooler.Config{Relay: relay, PoolSize: 1, QueryWaitTimeout: 20 * time.Second})
+			view := fmt.Sprintf("reach.v_sqlexec_%d", qp.key)
+			if err := directExec(t, "CREATE VIEW "+view+" AS SELECT reach.to_low() AS t"); err != nil {
+				t.Fatal(err)
+			}
+			a := qp.conn(t)
+			exec(t, a, "PREPARE reach_s AS SELECT t FROM "+view)
+			exec(t, a, "EXECUTE reach_s")
+			exec(t, a, "DEALLOCATE reach_s")
+			b := qp.conn(t)
+			answered(t, b, "SELECT current_user::text", pgtest.SuperUser)
+			answered(t, a, "SELECT current_user::text", "app_low")
+			a.Close(context.Background())
+			b.Close(context.Background())
+		})
+	}
+}
+
 // BenchmarkReachWindow: how long after a view that makes session state is
 // created on the server directly (not through the pooler) its use through
 // the pooler is first read back, when the view is created right after the

@@ -210,6 +210,9 @@ func (c *clientConn) classifyText(text []byte, parse bool) ([]StateEffect, strin
 		effs, fp = cls.Classify(unsafe.String(&text[0], len(text)))
 	}
 	effs = c.reachCalls(unsafe.String(&text[0], len(text)), effs, parse)
+	if !parse {
+		effs = c.sqlPrepareReach(unsafe.String(&text[0], len(text)), effs)
+	}
 	for _, e := range effs {
 		if e.Kind == StateCall || e.Kind == engine.StateRoutineChange {
 			effs = c.knownCalls(effs)
