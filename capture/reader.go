@@ -203,7 +203,7 @@ func (r *Reader) finish() {
 	case r.trailer == nil:
 		r.warns = append(r.warns, fmt.Sprintf("%s: no trailer: the capture did not stop cleanly, events at its end may be missing", r.name))
 	case r.trailer.Dropped > 0:
-		r.warns = append(r.warns, fmt.Sprintf("%s: the capture dropped %d events (the writer could not keep up): transactions may look different from what ran", r.name, r.trailer.Dropped))
+		r.warns = append(r.warns, fmt.Sprintf("%s: the capture dropped %d events (the writer could not keep up, or could not write until it resumed in a new part): transactions may look different from what ran", r.name, r.trailer.Dropped))
 	}
 }
 
