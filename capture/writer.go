@@ -323,9 +323,9 @@ func (w *Writer) Stats() Stats {
 }
 
 // Close stops the capture: it writes the events still queued, the trailer,
-// flushes, and closes the file Create opened. It returns the first write
-// error, or an error saying how many events were dropped. Calling it again
-// returns nil.
+// flushes, and closes the file Create opened. It returns the write error
+// that stopped the capture when it had not resumed, or else a
+// *DroppedError when events were dropped. Calling it again returns nil.
 func (w *Writer) Close() error {
 	w.qmu.Lock()
 	if w.closed {
