@@ -21,8 +21,15 @@ import (
 // disk does. Files are real files, so that what reached them can be
 // read back.
 type fullDisk struct {
-	mu   sync.Mutex
-	room int64 // < 0: unlimited
+	mu    sync.Mutex
+	room  int64 // < 0: unlimited
+	opens int   // files opened
+}
+
+func (d *fullDisk) opened() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.opens
 }
 
 func (d *fullDisk) setRoom(n int64) {
@@ -36,6 +43,9 @@ func (d *fullDisk) open(name string, flag int) (io.WriteCloser, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.mu.Lock()
+	d.opens++
+	d.mu.Unlock()
 	return &diskFile{f: f, d: d}, nil
 }
 
@@ -188,7 +198,8 @@ func TestResumeAfterFullDisk(t *testing.T) {
 			session(3) // while the capture is stopped: dropped
 			waitFor(t, "the events to be counted", accounted)
 			// Let it try to resume a few times on the full disk.
-			time.Sleep(8 * resumeEvery)
+			opens := disk.opened()
+			waitFor(t, "attempts to resume", func() bool { return disk.opened() >= opens+3 })
 			if st := w.Stats(); st.Resumes != 0 || st.Writing {
 				t.Fatalf("resumed on a full disk: %+v", st)
 			}
