@@ -1,6 +1,7 @@
 package analyzer_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -205,5 +206,84 @@ func TestAnalyzeRotatedCapture(t *testing.T) {
 	}
 	if rep.Summary.Files != len(parts) || rep.Summary.Statements != 21 {
 		t.Errorf("summary %+v", rep.Summary)
+	}
+}
+
+// TestAnalyzeBrokenPart gives analyze a rotated capture whose middle part
+// ended as a part does when the disk filled: no trailer, the last line cut
+// in the middle. The part and those after it are read (strict or not), the
+// warnings name the file, the cut line and the missing trailer, and only
+// the statements of the lost lines are missing.
+func TestAnalyzeBrokenPart(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		t.Run(fmt.Sprintf("strict=%v", strict), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "cap.jsonl")
+			w, err := capture.Create(path, capture.Header{Mode: "record"}, capture.Options{MaxBytes: 600})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := w.StartSession(capture.SessionInfo{ApplicationName: "billing"})
+			query := func(sql string) {
+				body := append([]byte(sql), 0)
+				s.Frontend('Q', body, len(body))
+				s.Backend('Z', []byte{'I'})
+			}
+			query("SET search_path = app")
+			for range 20 {
+				query("SELECT * FROM invoices")
+			}
+			s.End("client closed")
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			parts := w.Files()
+			if len(parts) < 3 {
+				t.Fatalf("%d parts", len(parts))
+			}
+			broken := parts[1]
+			data, err := os.ReadFile(broken)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+			// lines: header, events…, trailer. Keep the header and all
+			// events but the last two; cut the one before the last.
+			if len(lines) < 5 {
+				t.Fatalf("%d lines in %s", len(lines), broken)
+			}
+			kept := strings.Join(lines[:len(lines)-3], "")
+			cutLine := lines[len(lines)-3]
+			kept += cutLine[:len(cutLine)/2]
+			lost := strings.Count(strings.Join(lines[len(lines)-3:], ""), `"ev":"query"`)
+			if lost == 0 {
+				t.Fatalf("no statement in the lines cut off %s", broken)
+			}
+			if err := os.WriteFile(broken, []byte(kept), 0o600); err != nil {
+				t.Fatal(err)
+			}
+
+			rep, warns, err := (&analyzer.Config{}).AnalyzeCaptures(parts, analyzer.CaptureOptions{Strict: strict})
+			if err != nil {
+				t.Fatalf("analyze stopped at the broken part: %v", err)
+			}
+			joined := strings.Join(warns, "\n")
+			for _, want := range []string{
+				fmt.Sprintf("%s:%d: the last line is cut short", broken, len(lines)-2),
+				broken + ": no trailer",
+			} {
+				if !strings.Contains(joined, want) {
+					t.Errorf("no warning %q in\n%s", want, joined)
+				}
+			}
+			if len(warns) != 2 {
+				t.Errorf("warnings:\n%s", joined)
+			}
+			if len(rep.Findings) != 1 || rep.Findings[0].Rule != "session-set" {
+				t.Errorf("findings %+v", rep.Findings)
+			}
+			if rep.Summary.Files != len(parts) || rep.Summary.Statements != 21-lost {
+				t.Errorf("summary %+v, want %d statements (%d lost)", rep.Summary, 21-lost, lost)
+			}
+		})
 	}
 }

@@ -3,8 +3,12 @@ package capture
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -237,4 +241,105 @@ func FuzzDirect(f *testing.F) {
 			t.Fatalf("direct path wrote invalid JSON: %s", got[1:])
 		}
 	})
+}
+
+// FuzzReadParts reads a capture of two parts whose first part ends as a
+// part does when the disk filled: cut anywhere after its header (no
+// trailer, often in the middle of a line), with arbitrary bytes after the
+// cut (no newline: what a write left of a line). ReadFiles must read both
+// parts without error: every whole event line of the first part, at most
+// the cut one more, then the second part whole, and warn about the first
+// part only.
+func FuzzReadParts(f *testing.F) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Header{Mode: "record"}, Options{})
+	for i := range 3 {
+		s := w.StartSession(SessionInfo{User: "u", Database: "d"})
+		s.Frontend('Q', fmt.Appendf(nil, "SELECT %d, 'é'\x00", i), 16)
+		s.Backend('Z', []byte{'I'})
+		s.Frontend('P', []byte("s1\x00SELECT $1\x00\x00\x01\x00\x00\x00\x17"), 20)
+		s.Frontend('S', nil, 0)
+		s.Backend('E', []byte("SERROR\x00C42601\x00Mbad\x00\x00"))
+		s.Backend('Z', []byte{'I'})
+		s.End("done")
+	}
+	if err := w.Close(); err != nil {
+		f.Fatal(err)
+	}
+	good := buf.Bytes()
+	header := bytes.IndexByte(good, '\n') + 1
+	trailer := bytes.LastIndexByte(good[:len(good)-1], '\n') + 1 // where the trailer starts
+	_, all, _ := readAllB(f, good)
+	f.Add(uint32(0), []byte(nil))
+	f.Add(uint32(trailer-header), []byte(nil))
+	f.Add(uint32(40), []byte(`"}`))
+	f.Add(uint32(trailer-header-1), []byte{})
+	f.Add(uint32(5), []byte(`{"trailer":true}`))
+	f.Fuzz(func(t *testing.T, cut uint32, junk []byte) {
+		junk = bytes.ReplaceAll(junk, []byte{'\n'}, nil)
+		end := header + int(cut)%(trailer-header+1) // the part never got to its trailer
+		first := append(bytes.Clone(good[:end]), junk...)
+		dir := t.TempDir()
+		p1, p2 := filepath.Join(dir, "cap.jsonl"), filepath.Join(dir, "cap.2.jsonl")
+		if err := os.WriteFile(p1, first, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p2, good, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		whole := bytes.Count(good[header:end], []byte{'\n'}) // event lines before the cut
+		n1, n2 := 0, 0
+		warns, err := ReadFiles([]string{p1, p2}, func(h Header, file string, ev *Event) error {
+			if ev.Kind == "" || ev.Line < 2 {
+				t.Fatalf("%s: event without kind or line: %+v", file, ev)
+			}
+			if file == p1 {
+				n1++
+			} else {
+				if n2 < len(all) && ev.Kind != all[n2].Kind {
+					t.Fatalf("%s: event %d is %s, want %s", file, n2, ev.Kind, all[n2].Kind)
+				}
+				n2++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%v (first part %q)", err, first)
+		}
+		if n1 != whole && n1 != whole+1 {
+			t.Fatalf("%d events from the cut part, want %d (or one more when the cut line reads whole)", n1, whole)
+		}
+		if n2 != len(all) {
+			t.Fatalf("%d events from the second part, want %d", n2, len(all))
+		}
+		if len(warns) == 0 && len(junk) == 0 {
+			// (Junk may complete a trailer: {"trailer":true}.)
+			t.Fatal("no warning for a part without trailer")
+		}
+		for _, w := range warns {
+			if !strings.HasPrefix(w, p1) {
+				t.Fatalf("warning about the whole part: %s", w)
+			}
+		}
+	})
+}
+
+// readAllB is readAll for a testing.TB.
+func readAllB(t testing.TB, data []byte) (Header, []*Event, *Reader) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(data), "test.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []*Event
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			return r.Header(), evs, r
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
 }

@@ -141,7 +141,8 @@ type lineJSON struct {
 }
 
 // Next returns the next event, or io.EOF after the last one. A last line
-// cut short (no newline, not valid JSON) is a warning, not an error; any
+// cut short (no newline, not a valid event or trailer) is a warning, not
+// an error; any
 // other line that is not a valid event is an error naming the file and
 // line. The returned event is the caller's.
 func (r *Reader) Next() (*Event, error) {
@@ -161,12 +162,16 @@ func (r *Reader) Next() (*Event, error) {
 			continue
 		}
 		var l lineJSON
-		if err := json.Unmarshal(line, &l); err != nil {
-			if !complete {
-				r.warns = append(r.warns, fmt.Sprintf("%s:%d: the last line is cut short (the capture stopped mid-write); ignored", r.name, r.line))
-				r.finish()
-				return nil, io.EOF
-			}
+		err = json.Unmarshal(line, &l)
+		if !complete && (err != nil || (!l.IsTrailer && l.Kind == "")) {
+			// The writer ends every line with its newline: a last line
+			// without one that is not an event was cut by a crash or a
+			// full disk.
+			r.warns = append(r.warns, fmt.Sprintf("%s:%d: the last line is cut short (the capture stopped mid-write); ignored", r.name, r.line))
+			r.finish()
+			return nil, io.EOF
+		}
+		if err != nil {
 			if err := r.corrupt("not a capture event: %v", err); err != nil {
 				return nil, err
 			}
@@ -203,7 +208,7 @@ func (r *Reader) finish() {
 	case r.trailer == nil:
 		r.warns = append(r.warns, fmt.Sprintf("%s: no trailer: the capture did not stop cleanly, events at its end may be missing", r.name))
 	case r.trailer.Dropped > 0:
-		r.warns = append(r.warns, fmt.Sprintf("%s: the capture dropped %d events (the writer could not keep up): transactions may look different from what ran", r.name, r.trailer.Dropped))
+		r.warns = append(r.warns, fmt.Sprintf("%s: the capture dropped %d events (the writer could not keep up, or could not write until it resumed in a new part): transactions may look different from what ran", r.name, r.trailer.Dropped))
 	}
 }
 

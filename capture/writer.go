@@ -55,6 +55,21 @@ const flushEvery = 250 * time.Millisecond
 // writes are made large.
 const writeBuffer = 1 << 20
 
+// resumeEvery is how often a capture written to files (Create) that
+// stopped after a write error (a full disk) tries to go on in a new part;
+// tests shorten it.
+var resumeEvery = 10 * time.Second
+
+// openPart opens a capture part for writing (os.OpenFile with flag and
+// mode 0600); tests replace it to make writes fail.
+var openPart = func(name string, flag int) (io.WriteCloser, error) {
+	f, err := os.OpenFile(name, flag, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
 // sweepEvery is how often the background goroutine takes the events that
 // live sessions hold between their round trips' ends.
 const sweepEvery = 500 * time.Millisecond
@@ -68,8 +83,11 @@ const sweepEvery = 500 * time.Millisecond
 // encoded as they are recorded, go a round trip at a time to a bounded
 // queue that one background goroutine writes through a bufio.Writer. A
 // full queue drops the batch (Dropped counts its events, the trailer
-// records them); a write error stops the writing for good, and every
-// later event counts as dropped. Close also writes what the sessions
+// records them); a write error stops the writing, and every later event
+// counts as dropped until the capture resumes: a writer made by Create
+// tries every resumeEvery to start the next part, and goes on there once
+// that part's header is written (the part that failed keeps what reached
+// it, without a trailer). Stats counts all of it. Close also writes what the sessions
 // still live have handed over or hold in their batches, but not the
 // client messages a session holds back for a ReadyForQuery (End writes
 // those).
@@ -105,20 +123,29 @@ type Writer struct {
 
 	nextSession atomic.Uint64
 	dropped     atomic.Int64
+	// Counters for Stats: events written (flushed to the file), write
+	// failures, resumes after one, and whether the writer writes now.
+	total, failures, resumes atomic.Int64
+	writing                  atomic.Bool
 
 	// The fields below belong to the background goroutine.
 	out      io.Writer
-	file     *os.File // nil for NewWriter
+	file     io.WriteCloser // the current part; nil for NewWriter, and after a failure
 	path     string
 	bw       *bufio.Writer
 	buf      []byte
 	parts    []int // the part numbers written, in order (Create only)
 	written  int64 // bytes in the current file
+	synced   int64 // bytes of the current file known to be in it (at the last successful flush)
 	events   int64 // events in the current file
 	unsynced int64 // events in bw since the last successful flush
 	dirty    bool
 	err      error
-	redacted map[string]redaction
+	// failedAt is when the writing stopped (err set), triedAt the last
+	// attempt to resume, droppedAt the drop count before the failure.
+	failedAt, triedAt time.Time
+	droppedAt         int64
+	redacted          map[string]redaction
 }
 
 type redaction struct{ sql, why string }
@@ -167,9 +194,9 @@ func instanceAt(path string) string {
 
 // createPart creates the first part of path from n on that does not exist
 // yet (an existing file is never truncated) and returns its number.
-func createPart(path string, n int) (int, *os.File, error) {
+func createPart(path string, n int) (int, io.WriteCloser, error) {
 	for ; ; n++ {
-		f, err := os.OpenFile(PartPath(path, n), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := openPart(PartPath(path, n), os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 		if err == nil {
 			return n, f, nil
 		}
@@ -178,7 +205,7 @@ func createPart(path string, n int) (int, *os.File, error) {
 		}
 		if st, serr := os.Stat(PartPath(path, n)); serr == nil && st.Mode().IsRegular() && st.Size() == 0 {
 			// An empty file holds nothing to keep.
-			f, err := os.OpenFile(PartPath(path, n), os.O_WRONLY|os.O_TRUNC, 0o600)
+			f, err := openPart(PartPath(path, n), os.O_WRONLY|os.O_TRUNC)
 			if err == nil {
 				return n, f, nil
 			}
@@ -267,10 +294,38 @@ func (w *Writer) Header() Header { return w.first }
 // Dropped returns the number of events dropped so far.
 func (w *Writer) Dropped() int64 { return w.dropped.Load() }
 
+// Stats are a writer's counters since it started.
+type Stats struct {
+	// Events counts the events written to the capture: flushed to its
+	// file, or found in the file after a write error.
+	Events int64
+	// Dropped counts the events left out: the queue was full, or the
+	// writer could not write (Writer.Dropped).
+	Dropped int64
+	// Failures counts the times the writing stopped for a write error;
+	// Resumes the times it went on in a new part afterwards.
+	Failures, Resumes int64
+	// Writing is false after a write error until the capture resumes,
+	// and after Close.
+	Writing bool
+}
+
+// Stats returns the writer's counters. It is safe to call at any time,
+// from any goroutine.
+func (w *Writer) Stats() Stats {
+	return Stats{
+		Events:   w.total.Load(),
+		Dropped:  w.dropped.Load(),
+		Failures: w.failures.Load(),
+		Resumes:  w.resumes.Load(),
+		Writing:  w.writing.Load(),
+	}
+}
+
 // Close stops the capture: it writes the events still queued, the trailer,
-// flushes, and closes the file Create opened. It returns the first write
-// error, or an error saying how many events were dropped. Calling it again
-// returns nil.
+// flushes, and closes the file Create opened. It returns the write error
+// that stopped the capture when it had not resumed, or else a
+// *DroppedError when events were dropped. Calling it again returns nil.
 func (w *Writer) Close() error {
 	w.qmu.Lock()
 	if w.closed {
@@ -293,16 +348,21 @@ func (w *Writer) Close() error {
 	if n := w.Dropped(); n > 0 {
 		w.log.Warn("capture dropped events", "dropped", n, "path", w.path)
 		if err == nil {
-			err = &DroppedError{N: n}
+			err = &DroppedError{N: n, Failures: w.failures.Load()}
 		}
 	}
 	return err
 }
 
-// DroppedError is returned by Close when events were dropped.
-type DroppedError struct{ N int64 }
+// DroppedError is returned by Close when events were dropped. Failures
+// counts the write errors the capture resumed after (each dropped the
+// events until the resume).
+type DroppedError struct{ N, Failures int64 }
 
 func (e *DroppedError) Error() string {
+	if e.Failures > 0 {
+		return fmt.Sprintf("capture: %d events dropped (the writer could not keep up, or could not write: %d write failures, each resumed in a new part)", e.N, e.Failures)
+	}
 	return fmt.Sprintf("capture: %d events dropped (the writer could not keep up)", e.N)
 }
 
@@ -535,12 +595,14 @@ func (w *Writer) recycle(batches []*batch) {
 func (w *Writer) now() int64 { return int64(time.Since(w.start)) }
 
 func (w *Writer) startLoop() {
+	w.writing.Store(true)
 	w.writeHeader()
 	go w.loop()
 }
 
 func (w *Writer) loop() {
 	defer close(w.done)
+	defer w.writing.Store(false)
 	batchTick := time.NewTicker(batchEvery)
 	defer batchTick.Stop()
 	lastFlush := time.Now()
@@ -558,6 +620,9 @@ func (w *Writer) loop() {
 	for {
 		select {
 		case <-batchTick.C:
+			if w.err != nil && w.path != "" && time.Since(w.triedAt) >= resumeEvery {
+				w.resume()
+			}
 			if time.Since(lastSweep) >= sweepEvery {
 				sessions = w.sweep(sessions)
 				lastSweep = time.Now()
@@ -580,29 +645,34 @@ func (w *Writer) loop() {
 
 func (w *Writer) writeHeader() {
 	b, _ := json.Marshal(w.header)
-	w.put(append(b, '\n'))
+	w.put(append(b, '\n'), 0)
 }
 
 func (w *Writer) writeTrailer() {
 	var b [maxTrailer]byte
-	w.put(appendTrailer(b[:0], Trailer{T: w.now(), Events: w.events, Dropped: w.Dropped()}))
+	w.put(appendTrailer(b[:0], Trailer{T: w.now(), Events: w.events, Dropped: w.Dropped()}), 0)
 }
 
 // maxTrailer bounds the length of a trailer line; rotation keeps room for
 // it.
 const maxTrailer = 128
 
-// put writes one line to the buffer.
-func (w *Writer) put(line []byte) {
+// put writes lines to the buffer, events of them (0 for the header and
+// the trailer), and reports whether it could; when it could not, fail
+// counted the events as dropped.
+func (w *Writer) put(line []byte, events int64) bool {
 	if w.err != nil {
-		return
+		return false
 	}
+	w.unsynced += events
 	if _, err := w.bw.Write(line); err != nil {
 		w.fail(err)
-		return
+		return false
 	}
 	w.written += int64(len(line))
+	w.events += events
 	w.dirty = true
+	return true
 }
 
 func (w *Writer) flush() {
@@ -613,16 +683,101 @@ func (w *Writer) flush() {
 		w.fail(err)
 		return
 	}
+	w.total.Add(w.unsynced)
 	w.unsynced = 0
+	w.synced = w.written
 	w.dirty = false
 }
 
-// fail stops writing after an error: the events in the buffer are lost.
+// fail stops writing after an error. Of the events put since the last
+// successful flush, those whose lines are whole in the file count as
+// written (a writer made by Create reads them back), the others as
+// dropped. The part is closed: its trailer cannot be written.
 func (w *Writer) fail(err error) {
 	w.err = fmt.Errorf("capture: %w", err)
-	w.dropped.Add(w.unsynced)
-	w.unsynced = 0
-	w.log.Error("capture stopped writing; the proxy goes on without it", "err", err, "path", w.path)
+	w.droppedAt = w.dropped.Load() // the resume logs what this failure lost
+	if w.unsynced > 0 {
+		kept := min(w.linesKept(), w.unsynced)
+		w.total.Add(kept)
+		w.dropped.Add(w.unsynced - kept)
+		w.unsynced = 0
+	}
+	if w.file != nil {
+		_ = w.file.Close() // the write error is the one to report
+		w.file = nil
+	}
+	w.failures.Add(1)
+	w.writing.Store(false)
+	w.failedAt, w.triedAt = time.Now(), time.Now()
+	args := []any{"err", err, "path", w.Path()}
+	if w.path != "" {
+		args = append(args, "retry_every", resumeEvery)
+	}
+	w.log.Error("capture stopped writing; the proxy goes on without it", args...)
+}
+
+// linesKept returns how many whole lines the current part holds after the
+// bytes of the last successful flush (the header not counted): after a
+// write error, the events among the unflushed ones that reached the file
+// anyway. A last line without its newline counts when it is complete
+// JSON, as the reader reads it. It returns 0 for a writer made by
+// NewWriter, or when the file cannot be read.
+func (w *Writer) linesKept() int64 {
+	if w.path == "" {
+		return 0
+	}
+	f, err := os.Open(PartPath(w.path, w.header.Part))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	tail, err := io.ReadAll(io.NewSectionReader(f, w.synced, 1<<62))
+	if err != nil {
+		return 0
+	}
+	n := int64(bytes.Count(tail, []byte{'\n'}))
+	if i := bytes.LastIndexByte(tail, '\n'); i < len(tail)-1 && json.Valid(tail[i+1:]) {
+		n++
+	}
+	if w.synced == 0 && n > 0 {
+		n-- // the header
+	}
+	return n
+}
+
+// resume tries to go on after a write error in the next part: it starts
+// it with its header, written straight to the file. A part whose header
+// could not be written is removed, and the attempt logged at Debug only:
+// the failure was logged once.
+func (w *Writer) resume() {
+	w.triedAt = time.Now()
+	part, f, err := createPart(w.path, w.header.Part+1)
+	if err != nil {
+		w.log.Debug("capture still cannot write", "err", err, "path", w.path)
+		return
+	}
+	name := PartPath(w.path, part)
+	h := w.header
+	h.Part = part
+	b, _ := json.Marshal(h)
+	b = append(b, '\n')
+	if _, err := f.Write(b); err != nil {
+		_ = f.Close()
+		if rerr := os.Remove(name); rerr != nil {
+			w.log.Warn("capture could not remove a part it could not start", "err", rerr, "path", name)
+		}
+		w.log.Debug("capture still cannot write", "err", err, "path", name)
+		return
+	}
+	w.header = h
+	w.parts = append(w.parts, part)
+	w.file, w.out = f, f
+	w.bw.Reset(f)
+	w.written, w.synced, w.events, w.unsynced, w.dirty = int64(len(b)), int64(len(b)), 0, 0, false
+	w.err = nil
+	w.resumes.Add(1)
+	w.writing.Store(true)
+	w.log.Info("capture resumed", "path", name, "dropped", w.dropped.Load()-w.droppedAt, "stopped_for", time.Since(w.failedAt).Round(time.Millisecond))
 }
 
 // writeBatch writes a batch's lines, its late events in their places.
@@ -656,14 +811,7 @@ func (w *Writer) writeLines(p []byte, lines int) {
 		return
 	}
 	if w.err == nil && w.fits(len(p)) {
-		n := int64(lines)
-		w.put(p)
-		if w.err != nil {
-			w.dropped.Add(n)
-			return
-		}
-		w.events += n
-		w.unsynced += n
+		w.put(p, int64(lines))
 		return
 	}
 	for len(p) > 0 {
@@ -698,13 +846,7 @@ func (w *Writer) writeLine(line []byte) {
 			return
 		}
 	}
-	w.put(line)
-	if w.err != nil {
-		w.dropped.Add(1)
-		return
-	}
-	w.events++
-	w.unsynced++
+	w.put(line, 1)
 }
 
 // redact replaces ev.SQL by its normalised form, with a bounded cache:
@@ -736,13 +878,14 @@ func (w *Writer) rotate() {
 	if w.err != nil {
 		return
 	}
-	if err := w.file.Close(); err != nil {
+	err := w.file.Close()
+	w.file = nil
+	if err != nil {
 		w.fail(err)
 		return
 	}
 	part, f, err := createPart(w.path, w.header.Part+1)
 	if err != nil {
-		w.file = nil
 		w.fail(err)
 		return
 	}
@@ -750,7 +893,7 @@ func (w *Writer) rotate() {
 	w.parts = append(w.parts, part)
 	w.file, w.out = f, f
 	w.bw.Reset(f)
-	w.written, w.events = 0, 0
+	w.written, w.synced, w.events = 0, 0, 0
 	w.writeHeader()
 }
 

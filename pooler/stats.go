@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
@@ -171,6 +172,9 @@ type Snapshot struct {
 	// catalog without naming it (views, triggers, defaults, …), kept
 	// for routineTTL.
 	ReachReads int64
+	// Capture holds the capture writer's counters when Config.Capture is
+	// set, nil otherwise.
+	Capture *capture.Stats
 }
 
 // PoolStats are one pool's figures.
@@ -398,6 +402,10 @@ func (p *Proxy) Snapshot() Snapshot {
 	snap.Bridged = p.stats.bridged.Load()
 	snap.Verifications = p.stats.verifications.Load()
 	snap.ReachReads = p.stats.reachReads.Load()
+	if w := p.cfg.Capture; w != nil {
+		cs := w.Stats()
+		snap.Capture = &cs
+	}
 	return snap
 }
 

@@ -34,6 +34,14 @@
 //	pgpoolcheck_invalid_client_moves_total                  counter (moves refused by the client state machine: a pooler bug)
 //	pgpoolcheck_loop_bridged_sockets_total                  counter (sockets an event loop bridged: its epoll set refused them)
 //	pgpoolcheck_admin_clients                               gauge
+//
+// With a capture (Config.Capture), unlabelled:
+//
+//	pgpoolcheck_capture_events_total                        counter (events written to the capture)
+//	pgpoolcheck_capture_dropped_events_total                counter (queue full, or not written after a write error)
+//	pgpoolcheck_capture_failures_total                      counter (write errors that stopped the capture: a full disk)
+//	pgpoolcheck_capture_resumes_total                       counter (restarts in a new part after one)
+//	pgpoolcheck_capture_writing                             gauge (1 while the capture writes, 0 while stopped)
 package metrics
 
 import (
@@ -57,6 +65,8 @@ type Collector struct {
 	hazards, hazardClients                         *prometheus.Desc
 	opened, lost, admins, invalidMoves             *prometheus.Desc
 	bridged                                        *prometheus.Desc
+	capEvents, capDropped, capFailures, capResumes *prometheus.Desc
+	capWriting                                     *prometheus.Desc
 }
 
 // NewCollector returns a collector of p's figures.
@@ -93,6 +103,11 @@ func NewCollector(p *pooler.Proxy) *Collector {
 		admins:        d("admin_clients", "Clients of the admin console."),
 		invalidMoves:  d("invalid_client_moves_total", "Moves of a client between places that the client state machine refused: a pooler bug, also logged."),
 		bridged:       d("loop_bridged_sockets_total", "Sockets an event loop bridged (moved by goroutines) because its epoll set refused them."),
+		capEvents:     d("capture_events_total", "Events written to the capture."),
+		capDropped:    d("capture_dropped_events_total", "Events the capture left out: its queue was full, or it could not write (after a write error, until it resumed)."),
+		capFailures:   d("capture_failures_total", "Write errors (a full disk) that stopped the capture."),
+		capResumes:    d("capture_resumes_total", "Times the capture went on in a new part after a write error."),
+		capWriting:    d("capture_writing", "1 while the capture writes, 0 while it is stopped by a write error."),
 	}
 }
 
@@ -100,7 +115,8 @@ func NewCollector(p *pooler.Proxy) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.clients, c.clientsPinned, c.servers, c.serversPinned, c.size, c.paused,
 		c.maxWait, c.wait, c.assignments, c.xacts, c.queries, c.recv, c.sent, c.xactTime, c.queryTime,
-		c.clientParses, c.serverParses, c.binds, c.evictions, c.hazards, c.hazardClients, c.opened, c.lost, c.admins, c.invalidMoves, c.bridged} {
+		c.clientParses, c.serverParses, c.binds, c.evictions, c.hazards, c.hazardClients, c.opened, c.lost, c.admins, c.invalidMoves, c.bridged,
+		c.capEvents, c.capDropped, c.capFailures, c.capResumes, c.capWriting} {
 		ch <- d
 	}
 }
@@ -155,6 +171,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.invalidMoves, float64(s.InvalidMoves))
 	counter(c.bridged, float64(s.Bridged))
 	gauge(c.admins, float64(s.AdminClients))
+	if cs := s.Capture; cs != nil {
+		counter(c.capEvents, float64(cs.Events))
+		counter(c.capDropped, float64(cs.Dropped))
+		counter(c.capFailures, float64(cs.Failures))
+		counter(c.capResumes, float64(cs.Resumes))
+		writing := 0.0
+		if cs.Writing {
+			writing = 1
+		}
+		gauge(c.capWriting, writing)
+	}
 }
 
 // waitHistogram is the pool's wait-time histogram: the pool observes only
