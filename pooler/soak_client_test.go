@@ -55,6 +55,11 @@ type soakClient struct {
 	notes    []string
 	notesMu  sync.Mutex
 	lastNote int
+
+	// Made in the open transaction (opReach): soak.owner set to the
+	// client's name, the role set, SET LOCAL ROLE, SET LOCAL search_path.
+	txnOwner, txnRole, localRole bool
+	local                        string
 }
 
 func (c *soakClient) kind() string {
@@ -123,6 +128,11 @@ func (c *soakClient) step() (goOn bool) {
 	if c.conn == nil {
 		c.connect()
 	}
+	if c.rng.IntN(4) != 0 {
+		// The oracle, as the first statement on the server the client
+		// is handed (or is pinned to).
+		c.check()
+	}
 	ops := soakOps
 	total := 0
 	for _, o := range ops {
@@ -161,6 +171,7 @@ func (c *soakClient) dropConn() {
 
 func (c *soakClient) resetModel() {
 	c.owner, c.ownerSet, c.role, c.roleSet, c.inTxn = "", false, false, false, false
+	c.txnOwner, c.txnRole, c.localRole, c.local = false, false, false, ""
 	c.held = map[string]bool{}
 }
 

@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
 )
 
 type soakOp struct {
@@ -29,6 +26,7 @@ func init() {
 		{"sleep", 4, true, (*soakClient).opSleep},
 		{"set", 6, true, (*soakClient).opSet},
 		{"role", 3, true, (*soakClient).opRole},
+		{"reach", 10, true, (*soakClient).opReach},
 		{"check", 6, true, func(c *soakClient) { c.check() }},
 		{"pin", 10, true, (*soakClient).opPin},
 		{"error", 3, true, (*soakClient).opError},
@@ -110,6 +108,9 @@ func (c *soakClient) rollback() {
 // maybe an error, COMMIT or ROLLBACK.
 func (c *soakClient) opTxn() {
 	c.ok("BEGIN")
+	if c.rng.IntN(2) == 0 {
+		c.check() // the server the transaction is handed
+	}
 	for range 1 + c.rng.IntN(4) {
 		switch c.rng.IntN(6) {
 		case 0, 1:
@@ -191,88 +192,6 @@ func (c *soakClient) opRole() {
 	} else {
 		c.ok("RESET ROLE")
 		c.role = false
-	}
-}
-
-// check reads the session state the client's server has and asserts that
-// it is the client's own: under preserve exactly the model, under reset
-// (when outside a transaction) at most what the client itself made.
-func (c *soakClient) check() {
-	rows := c.ok(`SELECT coalesce(current_setting('soak.owner', true), ''), current_user::text,
-		coalesce((SELECT string_agg(relname::text, ',' ORDER BY relname) FROM pg_class WHERE relnamespace = pg_my_temp_schema() AND relkind = 'r'), ''),
-		coalesce((SELECT string_agg(name, ',' ORDER BY name) FROM pg_cursors WHERE name LIKE 'soak%'), ''),
-		coalesce((SELECT string_agg(name, ',' ORDER BY name) FROM pg_prepared_statements WHERE from_sql), ''),
-		coalesce((SELECT string_agg(ch, ',' ORDER BY ch) FROM pg_listening_channels() ch), ''),
-		coalesce((SELECT string_agg(objid::text, ',' ORDER BY objid) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()), ''),
-		pg_backend_pid()::text`)
-	if len(rows) != 1 || len(rows[0]) != 8 {
-		c.r.fail(c, false, "state check returned %v", rows)
-		return
-	}
-	got := rows[0]
-	c.logf("   (server pid %s, state %q)", got[7], got[:7])
-	strict := c.r.sc.policy == PolicyPreserve
-	var bad []string
-	// soak.owner: never another client's.
-	switch {
-	case got[0] != "" && got[0] != c.name:
-		bad = append(bad, fmt.Sprintf("soak.owner is %q (another client's)", got[0]))
-	case !c.ownerSet && got[0] != "":
-		bad = append(bad, fmt.Sprintf("soak.owner is %q though this connection never set it", got[0]))
-	case strict && got[0] != c.owner:
-		bad = append(bad, fmt.Sprintf("soak.owner is %q, want %q (preserve)", got[0], c.owner))
-	}
-	wantUser := pgtest.SuperUser
-	if c.role {
-		wantUser = soakRole
-	}
-	switch {
-	case got[1] != pgtest.SuperUser && got[1] != soakRole:
-		bad = append(bad, fmt.Sprintf("current_user is %q", got[1]))
-	case !c.roleSet && got[1] != pgtest.SuperUser:
-		bad = append(bad, fmt.Sprintf("current_user is %q though this connection never SET ROLE", got[1]))
-	case strict && got[1] != wantUser:
-		bad = append(bad, fmt.Sprintf("current_user is %q, want %q (preserve)", got[1], wantUser))
-	}
-	want := map[string]string{
-		"temp":    "soak_tmp_" + c.name,
-		"cursor":  "soak_cur_" + c.name,
-		"prepare": "soak_ps_" + c.name,
-		"listen":  "soak_ch_" + c.name,
-		"lock":    strconv.Itoa(c.lockKey()),
-	}
-	for i, k := range []string{"temp", "cursor", "prepare", "listen", "lock"} {
-		v := got[2+i]
-		switch {
-		case v != "" && v != want[k]:
-			bad = append(bad, fmt.Sprintf("%s state is %q, not this client's (%s)", k, v, want[k]))
-		case (strict || c.inTxn) && c.held[k] && v != want[k]:
-			bad = append(bad, fmt.Sprintf("%s state %s is gone while the client holds it", k, want[k]))
-		case strict && !c.held[k] && v != "":
-			bad = append(bad, fmt.Sprintf("%s state %s is still there after the client released it", k, v))
-		}
-	}
-	if len(bad) > 0 {
-		// The op logs of the clients whose state this one saw.
-		var others strings.Builder
-		seen := map[int]bool{c.id: true}
-		for _, v := range got[:7] {
-			for _, part := range strings.Split(v, ",") {
-				id := 0
-				if i := strings.LastIndex(part, "c"); i >= 0 {
-					id, _ = strconv.Atoi(part[i+1:])
-				}
-				if k, err := strconv.Atoi(part); err == nil && k > 770000 {
-					id = k - 770000
-				}
-				if id > 0 && id <= len(c.r.clients) && !seen[id] {
-					seen[id] = true
-					others.WriteString(c.r.clients[id-1].formatLog())
-				}
-			}
-		}
-		c.r.fail(c, false, "session state check (in transaction %v) on server pid %s: %s; saw %q\n%s",
-			c.inTxn, got[7], strings.Join(bad, "; "), got[:7], others.String())
 	}
 }
 

@@ -104,7 +104,7 @@ func TestSoak(t *testing.T) {
 		CREATE OR REPLACE FUNCTION soak_fn_listen(ch text) RETURNS void LANGUAGE plpgsql AS $f$BEGIN EXECUTE 'LISTEN ' || quote_ident(ch); END$f$;
 		CREATE OR REPLACE FUNCTION soak_fn_temp(t text) RETURNS void LANGUAGE plpgsql AS $f$BEGIN EXECUTE format('CREATE TEMP TABLE %I (v text)', t); END$f$;
 		CREATE OR REPLACE FUNCTION soak_fn_plain(a int) RETURNS int LANGUAGE sql AS 'SELECT a + 1';
-		GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO `+soakRole); err != nil {
+		GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO `+soakRole+`;`+soakReachSetup); err != nil {
 		t.Fatal(err)
 	}
 
@@ -214,6 +214,7 @@ type soakRun struct {
 	waitTOs   int
 	connects  int
 	notes     int
+	checks    int // state checks run (the oracle)
 }
 
 func soakHash(seed int64, s string) uint64 {
@@ -482,9 +483,9 @@ func (r *soakRun) summary() {
 	for _, k := range codes {
 		errs = append(errs, fmt.Sprintf("%s=%d", k, r.errs[k]))
 	}
-	r.t.Logf("seed %d config %s summary: %d ops (%s); commits %d rows, rolled back %d, unknown %d; errors %s; vanishes %d, cancels %d, wait timeouts %d, connects %d, notifications %d",
+	r.t.Logf("seed %d config %s summary: %d ops (%s); commits %d rows, rolled back %d, unknown %d; errors %s; vanishes %d, cancels %d, wait timeouts %d, connects %d, notifications %d; state checks %d",
 		r.seed, r.sc.name(), total, strings.Join(ops, " "), r.commits, r.rollbacks, r.unknown,
-		strings.Join(errs, " "), r.vanishes, r.cancels, r.waitTOs, r.connects, r.notes)
+		strings.Join(errs, " "), r.vanishes, r.cancels, r.waitTOs, r.connects, r.notes, r.checks)
 	if len(r.sigs) > 0 {
 		sigs := make([]string, 0, len(r.sigs))
 		for s, n := range r.sigs {
