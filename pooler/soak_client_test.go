@@ -42,12 +42,11 @@ type soakClient struct {
 	watchdogged bool
 
 	// The model of the session: what the client set (preserve: exactly
-	// what it must see; reset: what it may see), pending rows of the open
+	// what it must see; reset: what it must see only inside the
+	// transaction that made it, see check), pending rows of the open
 	// transaction, received notifications.
-	owner    string // expected soak.owner ("" unset)
-	ownerSet bool   // the client has set soak.owner on this connection
-	role     bool   // SET ROLE in force (preserve) or done (reset)
-	roleSet  bool
+	owner    string          // soak.owner set by the client ("" unset)
+	role     bool            // SET ROLE in force
 	held     map[string]bool // pinning state held (temp, cursor, …)
 	inTxn    bool
 	pending  []int
@@ -170,7 +169,7 @@ func (c *soakClient) dropConn() {
 }
 
 func (c *soakClient) resetModel() {
-	c.owner, c.ownerSet, c.role, c.roleSet, c.inTxn = "", false, false, false, false
+	c.owner, c.role, c.inTxn = "", false, false
 	c.txnOwner, c.txnRole, c.localRole, c.local = false, false, false, ""
 	c.held = map[string]bool{}
 }

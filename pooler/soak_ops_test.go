@@ -159,7 +159,7 @@ func (c *soakClient) opSet() {
 	switch c.rng.IntN(4) {
 	case 0, 1:
 		c.ok(fmt.Sprintf("SET soak.owner = '%s'", c.name))
-		c.owner, c.ownerSet = c.name, true
+		c.owner = c.name
 	case 2:
 		// Directly, inside a routine (read back from the server), or in
 		// a DO block.
@@ -171,7 +171,7 @@ func (c *soakClient) opSet() {
 		default:
 			c.ok("DO $$BEGIN PERFORM set_config('soak.owner', '" + c.name + "', false); END$$")
 		}
-		c.owner, c.ownerSet = c.name, true
+		c.owner = c.name
 	case 3:
 		c.ok("RESET soak.owner")
 		c.owner = ""
@@ -188,7 +188,7 @@ func (c *soakClient) opRole() {
 		} else {
 			c.ok("SET ROLE " + soakRole)
 		}
-		c.role, c.roleSet = true, true
+		c.role = true
 	} else {
 		c.ok("RESET ROLE")
 		c.role = false

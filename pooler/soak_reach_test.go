@@ -134,9 +134,9 @@ func (c *soakClient) opReach() {
 		switch {
 		case way == "decoy":
 		case what == "role":
-			c.role, c.roleSet = true, true
+			c.role = true
 		default:
-			c.owner, c.ownerSet = c.name, true
+			c.owner = c.name
 		}
 	}
 	if !inTxn {
@@ -195,8 +195,8 @@ const soakStateQuery = `SELECT coalesce(current_setting('soak.owner', true), '')
 // check is the state-diff oracle: it reads the whole session state of the
 // client's server (soakStateQuery) and asserts that it is what the
 // policy promises the client: under preserve exactly the model, under
-// reset at most what the client itself made (and, in a transaction,
-// what it made there). step runs it before most ops, as the first
+// reset exactly what the open transaction made (nothing outside one).
+// step runs it before most ops, as the first
 // statement on the server the client is handed; opTxn and opReach at the
 // start of transactions; opReach always after its way.
 func (c *soakClient) check() {
@@ -216,34 +216,39 @@ func (c *soakClient) check() {
 		setNames = append(setNames, s[:strings.IndexByte(s, '=')])
 	}
 	c.logf("   (server pid %s, state %q, session settings %v)", got[9], got[:8], setNames)
-	strict := c.r.sc.policy == PolicyPreserve
-	var bad []string
-	// soak.owner: never another client's. txnOwner, txnRole, localRole:
-	// made in the open transaction, so there whatever the policy.
-	owner, ownerSet := c.owner, c.ownerSet
-	if c.txnOwner {
-		owner, ownerSet = c.name, true
+	// What the policy promises: under preserve exactly the model (the
+	// client's state follows it); under reset exactly what the open
+	// transaction made (txnOwner, txnRole, localRole, held in a
+	// transaction), since the server of every earlier transaction was
+	// cleaned when it went back.
+	preserve := c.r.sc.policy == PolicyPreserve
+	why := "reset: made in this transaction"
+	if preserve {
+		why = "preserve"
 	}
+	wantOwner := ""
+	switch {
+	case c.txnOwner:
+		wantOwner = c.name
+	case preserve:
+		wantOwner = c.owner
+	}
+	wantUser := pgtest.SuperUser
+	if c.txnRole || c.localRole || preserve && c.role {
+		wantUser = soakRole
+	}
+	var bad []string
 	switch {
 	case got[0] != "" && got[0] != c.name:
 		bad = append(bad, fmt.Sprintf("soak.owner is %q (another client's)", got[0]))
-	case !ownerSet && got[0] != "":
-		bad = append(bad, fmt.Sprintf("soak.owner is %q though this connection never set it", got[0]))
-	case (strict || c.txnOwner) && got[0] != owner:
-		bad = append(bad, fmt.Sprintf("soak.owner is %q, want %q (preserve, or set in this transaction)", got[0], owner))
-	}
-	txnRole := c.txnRole || c.localRole
-	wantUser := pgtest.SuperUser
-	if c.role || txnRole {
-		wantUser = soakRole
+	case got[0] != wantOwner:
+		bad = append(bad, fmt.Sprintf("soak.owner is %q, want %q (%s)", got[0], wantOwner, why))
 	}
 	switch {
 	case got[1] != pgtest.SuperUser && got[1] != soakRole:
 		bad = append(bad, fmt.Sprintf("current_user is %q", got[1]))
-	case !c.roleSet && !txnRole && got[1] != pgtest.SuperUser:
-		bad = append(bad, fmt.Sprintf("current_user is %q though this connection never SET ROLE", got[1]))
-	case (strict || txnRole) && got[1] != wantUser:
-		bad = append(bad, fmt.Sprintf("current_user is %q, want %q (preserve, or set in this transaction)", got[1], wantUser))
+	case got[1] != wantUser:
+		bad = append(bad, fmt.Sprintf("current_user is %q, want %q (%s)", got[1], wantUser, why))
 	}
 	if got[7] != pgtest.SuperUser {
 		bad = append(bad, fmt.Sprintf("session_user is %q, want %q", got[7], pgtest.SuperUser))
@@ -257,13 +262,14 @@ func (c *soakClient) check() {
 	}
 	for i, k := range []string{"temp", "cursor", "prepare", "listen", "lock"} {
 		v := got[2+i]
+		held := c.held[k] && (preserve || c.inTxn)
 		switch {
 		case v != "" && v != want[k]:
 			bad = append(bad, fmt.Sprintf("%s state is %q, not this client's (%s)", k, v, want[k]))
-		case (strict || c.inTxn) && c.held[k] && v != want[k]:
-			bad = append(bad, fmt.Sprintf("%s state %s is gone while the client holds it", k, want[k]))
-		case strict && !c.held[k] && v != "":
-			bad = append(bad, fmt.Sprintf("%s state %s is still there after the client released it", k, v))
+		case held && v != want[k]:
+			bad = append(bad, fmt.Sprintf("%s state %s is gone while the client holds it (%s)", k, want[k], why))
+		case !held && v != "":
+			bad = append(bad, fmt.Sprintf("%s state %s is there, the client does not hold it (%s)", k, v, why))
 		}
 	}
 	// Settings changed in the session: only the parameters the pooler
