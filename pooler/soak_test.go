@@ -4,11 +4,23 @@ package pooler
 // a real PostgreSQL: many pgx and raw-protocol clients run random scripts
 // (autocommit statements, transactions, quiet gaps while idle, attached and
 // pinned, long queries, batches and pipelines, every kind of session
-// state, COPY, cancels, errors, clients that vanish, waiters that time
-// out) and the soak checks, while it runs and at the end, that
+// state, also made by code the statement does not name (a view, a
+// default, a trigger, a CHECK constraint, a row security policy, an
+// operator, a function shadowing a built-in: opReach), COPY, cancels,
+// errors, clients that vanish, waiters that time out) and the soak
+// checks, while it runs and at the end, that
 //
 //  1. every request is answered (or cleanly refused) before a deadline;
-//  2. a client only ever sees its own session state;
+//  2. a client only ever sees its own session state: the state-diff
+//     oracle (check, soak_ops_test.go) reads the whole session state
+//     of the server the client is handed (role and session user, every
+//     setting changed in the session, soak.owner by name, advisory
+//     locks, LISTEN channels, temporary relations, functions and types,
+//     held cursors, SQL prepared statements) before three ops in four,
+//     at half the transaction starts and after every opReach, and fails
+//     on any difference from what the policy promises: under preserve
+//     exactly the client's model, under reset exactly what the open
+//     transaction made;
 //  3. every acknowledged commit is in the database, no rolled-back write is;
 //  4. every server goes back to its pool, and the proxy's goroutines and
 //     descriptors are gone after it stops.
