@@ -30,7 +30,7 @@ func init() {
 		{"sleep", 4, true, (*soakClient).opSleep},
 		{"set", 6, true, (*soakClient).opSet},
 		{"role", 3, true, (*soakClient).opRole},
-		{"reach", 10, true, (*soakClient).opReach},
+		{"reach", 14, true, (*soakClient).opReach},
 		{"check", 6, true, func(c *soakClient) { c.check() }},
 		{"pin", 10, true, (*soakClient).opPin},
 		{"error", 3, true, (*soakClient).opError},

@@ -128,12 +128,8 @@ func (c *soakClient) opReach() {
 		c.r.fail(c, false, "reach %s answered %v, want %s", way, rows, want)
 	}
 	set := func() {
-		switch {
-		case way == "decoy":
-		case what == "role":
-			c.role = true
-		default:
-			c.owner = c.name
+		if way != "decoy" {
+			c.reached(what)
 		}
 	}
 	if !inTxn {
@@ -164,4 +160,15 @@ func (c *soakClient) opReach() {
 	}
 	c.local, c.localRole, c.txnOwner, c.txnRole = "", false, false, false
 	c.check()
+}
+
+// reached updates the model after a way set the client's own soak.owner
+// (what "owner") or its role ("role") and its transaction committed:
+// exactly as the SET of opSet or opRole would.
+func (c *soakClient) reached(what string) {
+	if what == "role" {
+		c.role = true
+	} else {
+		c.owner = c.name
+	}
 }
