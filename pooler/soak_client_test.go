@@ -42,12 +42,11 @@ type soakClient struct {
 	watchdogged bool
 
 	// The model of the session: what the client set (preserve: exactly
-	// what it must see; reset: what it may see), pending rows of the open
+	// what it must see; reset: what it must see only inside the
+	// transaction that made it, see check), pending rows of the open
 	// transaction, received notifications.
-	owner    string // expected soak.owner ("" unset)
-	ownerSet bool   // the client has set soak.owner on this connection
-	role     bool   // SET ROLE in force (preserve) or done (reset)
-	roleSet  bool
+	owner    string          // soak.owner set by the client ("" unset)
+	role     bool            // SET ROLE in force
 	held     map[string]bool // pinning state held (temp, cursor, …)
 	inTxn    bool
 	pending  []int
@@ -55,6 +54,11 @@ type soakClient struct {
 	notes    []string
 	notesMu  sync.Mutex
 	lastNote int
+
+	// Made in the open transaction (opReach): soak.owner set to the
+	// client's name, the role set, SET LOCAL ROLE, SET LOCAL search_path.
+	txnOwner, txnRole, localRole bool
+	local                        string
 }
 
 func (c *soakClient) kind() string {
@@ -123,6 +127,11 @@ func (c *soakClient) step() (goOn bool) {
 	if c.conn == nil {
 		c.connect()
 	}
+	if c.rng.IntN(4) != 0 {
+		// The oracle, as the first statement on the server the client
+		// is handed (or is pinned to).
+		c.check()
+	}
 	ops := soakOps
 	total := 0
 	for _, o := range ops {
@@ -160,7 +169,8 @@ func (c *soakClient) dropConn() {
 }
 
 func (c *soakClient) resetModel() {
-	c.owner, c.ownerSet, c.role, c.roleSet, c.inTxn = "", false, false, false, false
+	c.owner, c.role, c.inTxn = "", false, false
+	c.txnOwner, c.txnRole, c.localRole, c.local = false, false, false, ""
 	c.held = map[string]bool{}
 }
 

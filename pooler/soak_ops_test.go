@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 type soakOp struct {
@@ -29,6 +30,7 @@ func init() {
 		{"sleep", 4, true, (*soakClient).opSleep},
 		{"set", 6, true, (*soakClient).opSet},
 		{"role", 3, true, (*soakClient).opRole},
+		{"reach", 14, true, (*soakClient).opReach},
 		{"check", 6, true, func(c *soakClient) { c.check() }},
 		{"pin", 10, true, (*soakClient).opPin},
 		{"error", 3, true, (*soakClient).opError},
@@ -110,6 +112,9 @@ func (c *soakClient) rollback() {
 // maybe an error, COMMIT or ROLLBACK.
 func (c *soakClient) opTxn() {
 	c.ok("BEGIN")
+	if c.rng.IntN(2) == 0 {
+		c.check() // the server the transaction is handed
+	}
 	for range 1 + c.rng.IntN(4) {
 		switch c.rng.IntN(6) {
 		case 0, 1:
@@ -158,7 +163,7 @@ func (c *soakClient) opSet() {
 	switch c.rng.IntN(4) {
 	case 0, 1:
 		c.ok(fmt.Sprintf("SET soak.owner = '%s'", c.name))
-		c.owner, c.ownerSet = c.name, true
+		c.owner = c.name
 	case 2:
 		// Directly, inside a routine (read back from the server), or in
 		// a DO block.
@@ -170,7 +175,7 @@ func (c *soakClient) opSet() {
 		default:
 			c.ok("DO $$BEGIN PERFORM set_config('soak.owner', '" + c.name + "', false); END$$")
 		}
-		c.owner, c.ownerSet = c.name, true
+		c.owner = c.name
 	case 3:
 		c.ok("RESET soak.owner")
 		c.owner = ""
@@ -187,52 +192,96 @@ func (c *soakClient) opRole() {
 		} else {
 			c.ok("SET ROLE " + soakRole)
 		}
-		c.role, c.roleSet = true, true
+		c.role = true
 	} else {
 		c.ok("RESET ROLE")
 		c.role = false
 	}
 }
 
-// check reads the session state the client's server has and asserts that
-// it is the client's own: under preserve exactly the model, under reset
-// (when outside a transaction) at most what the client itself made.
+// soakStateQuery reads the whole session state of the client's server:
+// every kind the pooler must keep apart. SQL-level prepared statements
+// only (from_sql): statements prepared through the protocol are the
+// pooler's shared cache on that server, by design, not the client's
+// state. Cursors: every one but the unnamed portal, which is this
+// query's own in the extended protocol. Custom parameters are not in
+// pg_settings: the soak's own (soak.owner) is read by name.
+const soakStateQuery = `SELECT coalesce(current_setting('soak.owner', true), ''), current_user::text,
+	coalesce((SELECT string_agg(o, ',' ORDER BY o) FROM (
+		SELECT relname::text FROM pg_class WHERE relnamespace = pg_my_temp_schema()
+		UNION ALL SELECT 'function ' || proname FROM pg_proc WHERE pronamespace = pg_my_temp_schema()
+		UNION ALL SELECT 'type ' || typname FROM pg_type t WHERE typnamespace = pg_my_temp_schema() AND typrelid = 0
+			AND NOT (typcategory = 'A' AND EXISTS (SELECT FROM pg_type e WHERE e.oid = t.typelem AND e.typrelid <> 0))) o(o)), ''),
+	coalesce((SELECT string_agg(name, ',' ORDER BY name) FROM pg_cursors WHERE name <> ''), ''),
+	coalesce((SELECT string_agg(name, ',' ORDER BY name) FROM pg_prepared_statements WHERE from_sql), ''),
+	coalesce((SELECT string_agg(ch, ',' ORDER BY ch) FROM pg_listening_channels() ch), ''),
+	coalesce((SELECT string_agg(CASE WHEN classid = 0 AND objsubid = 1 AND mode = 'ExclusiveLock' AND granted THEN objid::text
+		ELSE format('%s/%s/%s/%s/%s', classid, objid, objsubid, mode, granted) END, ',' ORDER BY 1)
+		FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()), ''),
+	session_user::text,
+	coalesce((SELECT string_agg(name || '=' || setting, E'\n' ORDER BY name) FROM pg_settings WHERE source = 'session'), ''),
+	pg_backend_pid()::text`
+
+// check is the state-diff oracle: it reads the whole session state of the
+// client's server (soakStateQuery) and asserts that it is what the
+// policy promises the client: under preserve exactly the model, under
+// reset exactly what the open transaction made (nothing outside one).
+// step runs it before three ops in four, as the first statement on the
+// server the client is handed (or is pinned to); opTxn and opReach at
+// the start of half their transactions; opReach always after its way.
 func (c *soakClient) check() {
-	rows := c.ok(`SELECT coalesce(current_setting('soak.owner', true), ''), current_user::text,
-		coalesce((SELECT string_agg(relname::text, ',' ORDER BY relname) FROM pg_class WHERE relnamespace = pg_my_temp_schema() AND relkind = 'r'), ''),
-		coalesce((SELECT string_agg(name, ',' ORDER BY name) FROM pg_cursors WHERE name LIKE 'soak%'), ''),
-		coalesce((SELECT string_agg(name, ',' ORDER BY name) FROM pg_prepared_statements WHERE from_sql), ''),
-		coalesce((SELECT string_agg(ch, ',' ORDER BY ch) FROM pg_listening_channels() ch), ''),
-		coalesce((SELECT string_agg(objid::text, ',' ORDER BY objid) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()), ''),
-		pg_backend_pid()::text`)
-	if len(rows) != 1 || len(rows[0]) != 8 {
+	rows := c.ok(soakStateQuery)
+	if len(rows) != 1 || len(rows[0]) != 10 {
 		c.r.fail(c, false, "state check returned %v", rows)
 		return
 	}
 	got := rows[0]
-	c.logf("   (server pid %s, state %q)", got[7], got[:7])
-	strict := c.r.sc.policy == PolicyPreserve
+	c.r.count(func() { c.r.checks++ })
+	var settings []string // name=value
+	if got[8] != "" {
+		settings = strings.Split(got[8], "\n")
+	}
+	var setNames []string // the names only: values are not logged
+	for _, s := range settings {
+		setNames = append(setNames, s[:strings.IndexByte(s, '=')])
+	}
+	c.logf("   (server pid %s, state %q, session settings %v)", got[9], got[:8], setNames)
+	// What the policy promises: under preserve exactly the model (the
+	// client's state follows it); under reset exactly what the open
+	// transaction made (txnOwner, txnRole, localRole, held in a
+	// transaction), since the server of every earlier transaction was
+	// cleaned when it went back.
+	preserve := c.r.sc.policy == PolicyPreserve
+	why := "reset: made in this transaction"
+	if preserve {
+		why = "preserve"
+	}
+	wantOwner := ""
+	switch {
+	case c.txnOwner:
+		wantOwner = c.name
+	case preserve:
+		wantOwner = c.owner
+	}
+	wantUser := pgtest.SuperUser
+	if c.txnRole || c.localRole || preserve && c.role {
+		wantUser = soakRole
+	}
 	var bad []string
-	// soak.owner: never another client's.
 	switch {
 	case got[0] != "" && got[0] != c.name:
 		bad = append(bad, fmt.Sprintf("soak.owner is %q (another client's)", got[0]))
-	case !c.ownerSet && got[0] != "":
-		bad = append(bad, fmt.Sprintf("soak.owner is %q though this connection never set it", got[0]))
-	case strict && got[0] != c.owner:
-		bad = append(bad, fmt.Sprintf("soak.owner is %q, want %q (preserve)", got[0], c.owner))
-	}
-	wantUser := pgtest.SuperUser
-	if c.role {
-		wantUser = soakRole
+	case got[0] != wantOwner:
+		bad = append(bad, fmt.Sprintf("soak.owner is %q, want %q (%s)", got[0], wantOwner, why))
 	}
 	switch {
 	case got[1] != pgtest.SuperUser && got[1] != soakRole:
 		bad = append(bad, fmt.Sprintf("current_user is %q", got[1]))
-	case !c.roleSet && got[1] != pgtest.SuperUser:
-		bad = append(bad, fmt.Sprintf("current_user is %q though this connection never SET ROLE", got[1]))
-	case strict && got[1] != wantUser:
-		bad = append(bad, fmt.Sprintf("current_user is %q, want %q (preserve)", got[1], wantUser))
+	case got[1] != wantUser:
+		bad = append(bad, fmt.Sprintf("current_user is %q, want %q (%s)", got[1], wantUser, why))
+	}
+	if got[7] != pgtest.SuperUser {
+		bad = append(bad, fmt.Sprintf("session_user is %q, want %q", got[7], pgtest.SuperUser))
 	}
 	want := map[string]string{
 		"temp":    "soak_tmp_" + c.name,
@@ -243,14 +292,38 @@ func (c *soakClient) check() {
 	}
 	for i, k := range []string{"temp", "cursor", "prepare", "listen", "lock"} {
 		v := got[2+i]
+		held := c.held[k] && (preserve || c.inTxn)
 		switch {
 		case v != "" && v != want[k]:
 			bad = append(bad, fmt.Sprintf("%s state is %q, not this client's (%s)", k, v, want[k]))
-		case (strict || c.inTxn) && c.held[k] && v != want[k]:
-			bad = append(bad, fmt.Sprintf("%s state %s is gone while the client holds it", k, want[k]))
-		case strict && !c.held[k] && v != "":
-			bad = append(bad, fmt.Sprintf("%s state %s is still there after the client released it", k, v))
+		case held && v != want[k]:
+			bad = append(bad, fmt.Sprintf("%s state %s is gone while the client holds it (%s)", k, want[k], why))
+		case !held && v != "":
+			bad = append(bad, fmt.Sprintf("%s state %s is there, the client does not hold it (%s)", k, v, why))
 		}
+	}
+	// Settings changed in the session: only the parameters the pooler
+	// applies for the client from its startup packet (the tracked ones,
+	// application_name being the client's name) and, in a transaction,
+	// the client's own SET LOCAL search_path. The soak sets no other.
+	for _, s := range settings {
+		name, val, _ := strings.Cut(s, "=")
+		switch {
+		case strings.EqualFold(name, "application_name"):
+			if val != c.name {
+				bad = append(bad, "application_name is not this client's")
+			}
+		case engine.IsTracked(name):
+		case name == "search_path" && c.inTxn && c.local != "":
+			if val != c.local {
+				bad = append(bad, "search_path is not the one this client SET LOCAL")
+			}
+		default:
+			bad = append(bad, fmt.Sprintf("setting %s is changed in the session (source session), not by this client", name))
+		}
+	}
+	if c.inTxn && c.local != "" && !strings.Contains(got[8], "search_path=") {
+		bad = append(bad, "the client's SET LOCAL search_path is gone inside its transaction")
 	}
 	if len(bad) > 0 {
 		// The op logs of the clients whose state this one saw.
@@ -271,8 +344,8 @@ func (c *soakClient) check() {
 				}
 			}
 		}
-		c.r.fail(c, false, "session state check (in transaction %v) on server pid %s: %s; saw %q\n%s",
-			c.inTxn, got[7], strings.Join(bad, "; "), got[:7], others.String())
+		c.r.fail(c, false, "session state check (in transaction %v) on server pid %s: %s; saw %q, session settings %v\n%s",
+			c.inTxn, got[9], strings.Join(bad, "; "), got[:8], setNames, others.String())
 	}
 }
 

@@ -94,6 +94,15 @@ func (c *soakClient) opBatch() {
 		n    int
 	}
 	var wants []want
+	// reach: the batch also sets the client's soak.owner or role through
+	// a trigger (opReach), kept only if the batch commits.
+	reach := ""
+	if c.rng.IntN(4) == 0 {
+		reach = []string{"owner", "role"}[c.rng.IntN(2)]
+		c.r.count(func() { c.r.ops["reach:batch"]++ })
+		b.Queue("INSERT INTO soak_reach_t (name, what) VALUES ($1, $2)", c.name, reach)
+		wants = append(wants, want{kind: "reach"})
+	}
 	for range 2 + c.rng.IntN(5) {
 		if c.rng.IntN(2) == 0 {
 			b.Queue("INSERT INTO soak_log (run, client, seq) VALUES ($1, $2, $3)", c.r.runID, c.id, c.newRow())
@@ -124,7 +133,7 @@ func (c *soakClient) opBatch() {
 			if err == nil && s != fmt.Sprintf("%s/%d", c.name, w.n) {
 				c.r.fail(c, false, "cross-talk in a batch: %q, want %s/%d", s, c.name, w.n)
 			}
-		case "error":
+		case "error", "reach":
 			_, err = br.Exec()
 		}
 		if err != nil {
@@ -141,6 +150,10 @@ func (c *soakClient) opBatch() {
 		c.resolve(soakCommitted)
 		if failing {
 			c.r.fail(c, false, "batch with 1/0 succeeded")
+		}
+		if reach != "" {
+			c.reached(reach)
+			c.check()
 		}
 	case sqlState(err) == "22012" && failing:
 		c.r.count(func() { c.r.errs["22012"]++ })
