@@ -101,8 +101,7 @@ func (c *Client) mustVerify(status byte, gone bool) bool {
 func (c *Client) mustClean() bool { return c.policyOn && c.Session.Dirty() }
 
 // VanishPlan is what becomes of the attached server when its client
-// leaves: the action, and for VanishReset and VanishRollback the queries
-// to send before the server is released at their last ReadyForQuery.
+// leaves: the action, and for VanishReset the queries to send before the server is released at their last ReadyForQuery.
 type VanishPlan struct {
 	Action  VanishAction
 	Queries []string
@@ -117,11 +116,8 @@ func (c *Client) Vanish(attached bool, srv *Server) VanishPlan {
 	pl := VanishPlan{Action: act}
 	switch act {
 	case VanishNothing:
-	case VanishReset, VanishRollback:
+	case VanishReset:
 		c.st.Pinned = false // the server is cleaned at its release
-		if act == VanishRollback {
-			pl.Queries = append(pl.Queries, "ROLLBACK")
-		}
 		if c.st.HeldForSession {
 			pl.Queries = append(pl.Queries, "DISCARD ALL")
 		}

@@ -1,0 +1,152 @@
+package pooler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+)
+
+// backendPID returns the process ID of the server c's statement runs on.
+func backendPID(t *testing.T, ctx context.Context, c *pgx.Conn) int32 {
+	t.Helper()
+	var pid int32
+	if err := c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// TestVanishInTransactionCloses: in transaction mode a server whose client
+// left inside a transaction (status T, or E after an error) is closed, not
+// rolled back and handed on: the next client of a pool of 1 runs on
+// another backend, and the pooler logged one in for it. A client that left
+// between transactions leaves its server to the next (the control: the
+// assertion can fail).
+func TestVanishInTransactionCloses(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	ctx := testCtx(t, 60*time.Second)
+
+	leave := func(status string) (pid int32) {
+		a := tp.connect(t, pgx.QueryExecModeSimpleProtocol)
+		if status != "I" {
+			if _, err := a.Exec(ctx, "BEGIN"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pid = backendPID(t, ctx, a)
+		if status == "E" {
+			if _, err := a.Exec(ctx, "SELECT 1/0"); err == nil {
+				t.Fatal("1/0 did not fail")
+			}
+		}
+		if err := a.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	for _, tc := range []struct {
+		status string
+		reuse  bool
+	}{{"I", true}, {"T", false}, {"E", false}, {"I", true}} {
+		before := tp.Snapshot().ServersOpened
+		pa := leave(tc.status)
+		b := tp.connect(t, pgx.QueryExecModeSimpleProtocol)
+		pb := backendPID(t, ctx, b)
+		b.Close(ctx)
+		opened := tp.Snapshot().ServersOpened - before
+		switch {
+		case tc.reuse && pb != pa:
+			t.Errorf("left with status %s: the next client got server %d, not %d", tc.status, pb, pa)
+		case !tc.reuse && pb == pa:
+			t.Errorf("left with status %s: its server %d was handed to the next client", tc.status, pa)
+		}
+		if tc.reuse && opened > 1 || !tc.reuse && opened != 1 {
+			// With reuse, at most the first round's login.
+			t.Errorf("left with status %s: %d servers logged in for the next client", tc.status, opened)
+		}
+	}
+}
+
+// TestVanishInTransactionStatements: protocol statements that a client
+// prepared inside the transaction it left are not seen by the next client
+// of the server (psycopg's tests count pg_prepared_statements), with a
+// pool of 1 and pgx's statement cache.
+func TestVanishInTransactionStatements(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	ctx := testCtx(t, 60*time.Second)
+	count := func(c *pgx.Conn) int {
+		var n int
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_prepared_statements", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a := tp.connect(t, pgx.QueryExecModeCacheStatement)
+	tx, err := a.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got int
+	for i := range 3 {
+		if err := tx.QueryRow(ctx, "SELECT $1::int + 40", i).Scan(&got); err != nil || got != i+40 {
+			t.Fatalf("prepared statement in the transaction: %d, %v", got, err)
+		}
+	}
+	if n := count(a); n != 1 {
+		t.Fatalf("the client that prepared sees %d statements, want 1", n)
+	}
+	a.Close(ctx) // inside the transaction
+
+	b := tp.connect(t, pgx.QueryExecModeSimpleProtocol)
+	if n := count(b); n != 0 {
+		t.Errorf("the next client sees %d statements it did not prepare", n)
+	}
+	_, sp, _, _ := tp.poolStats()
+	if sp != 1 {
+		t.Errorf("%d server parses, want 1", sp)
+	}
+}
+
+// TestVanishLoginCost measures the server logins that closing a server
+// whose client left inside a transaction costs: n clients in turn on a
+// pool of 1, each BEGIN; SELECT 1; gone, then n that COMMIT before they go.
+// It reports logins per client (the first client of each run logs in
+// anyway).
+func TestVanishLoginCost(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	ctx := testCtx(t, 120*time.Second)
+	const n = 20
+	run := func(commit bool) float64 {
+		before := tp.Snapshot().ServersOpened
+		for range n {
+			c := tp.connect(t, pgx.QueryExecModeSimpleProtocol)
+			for _, q := range []string{"BEGIN", "SELECT 1"} {
+				if _, err := c.Exec(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if commit {
+				if _, err := c.Exec(ctx, "COMMIT"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.Close(ctx)
+		}
+		return float64(tp.Snapshot().ServersOpened-before) / n
+	}
+	left := run(false)
+	committed := run(true)
+	t.Logf("server logins per client: %.2f leaving inside a transaction, %.2f committing first (%d clients each)", left, committed, n)
+	if left != 1 {
+		t.Errorf("%.2f logins per client that left inside a transaction, want 1 (each server closed)", left)
+	}
+	if committed > 1.0/n {
+		t.Errorf("%.2f logins per client that committed, want at most the first's", committed)
+	}
+}
