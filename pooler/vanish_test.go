@@ -2,6 +2,8 @@ package pooler
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,5 +150,72 @@ func TestVanishLoginCost(t *testing.T) {
 	}
 	if committed > 1.0/n {
 		t.Errorf("%.2f logins per client that committed, want at most the first's", committed)
+	}
+}
+
+// TestStaleSharedStatements: a protocol statement planned against a type
+// that a rollback or a schema change made through the pooler took away is
+// never handed to another client (psycopg's test_change_type*: "cache
+// lookup failed for type N"). Pool of 1, pgx's statement cache; each case
+// ends with a client that prepares the same text after type e was made
+// again.
+func TestStaleSharedStatements(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	ctx := testCtx(t, 60*time.Second)
+	for i, tc := range []struct {
+		name string
+		// run makes type e (as %T) and leaves it as the case says; the
+		// statement "SELECT $1::T::text" is prepared inside.
+		run []string
+	}{
+		{"rollback", []string{"BEGIN", "CREATE TYPE %T AS ENUM ('x', 'y')", "prepare", "ROLLBACK"}},
+		{"rollback to savepoint", []string{"BEGIN", "SAVEPOINT s", "CREATE TYPE %T AS ENUM ('x', 'y')", "prepare",
+			"ROLLBACK TO s", "COMMIT"}},
+		{"failed transaction", []string{"BEGIN", "CREATE TYPE %T AS ENUM ('x', 'y')", "prepare", "fail", "COMMIT"}},
+		{"drop and create again", []string{"CREATE TYPE %T AS ENUM ('x', 'y')", "prepare", "DROP TYPE %T",
+			"CREATE TYPE %T AS ENUM ('x', 'y')", "DROP TYPE %T"}},
+		{"drop in a transaction", []string{"CREATE TYPE %T AS ENUM ('x', 'y')", "BEGIN", "DROP TYPE %T",
+			"CREATE TYPE %T AS ENUM ('x', 'y')", "prepare", "COMMIT", "DROP TYPE %T"}},
+		{"rename", []string{"CREATE TYPE %T AS ENUM ('x', 'y')", "prepare", "ALTER TYPE %T RENAME TO %T_old", "DROP TYPE %T_old"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			typ := fmt.Sprintf("stale_e_%d_%d", tp.port, i)
+			q := "SELECT $1::" + typ + "::text"
+			a := tp.connect(t, pgx.QueryExecModeCacheStatement)
+			for _, step := range tc.run {
+				var err error
+				switch step {
+				case "prepare":
+					var got string
+					if err = a.QueryRow(ctx, q, "x").Scan(&got); err == nil && got != "x" {
+						t.Fatalf("%s = %q", q, got)
+					}
+				case "fail":
+					_, err = a.Exec(ctx, "SELECT 1/0")
+					if err == nil {
+						t.Fatal("1/0 did not fail")
+					}
+					err = nil
+				default:
+					_, err = a.Exec(ctx, strings.ReplaceAll(step, "%T", typ), pgx.QueryExecModeSimpleProtocol)
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", step, err)
+				}
+			}
+			a.Close(ctx)
+			b := tp.connect(t, pgx.QueryExecModeCacheStatement)
+			if _, err := b.Exec(ctx, "CREATE TYPE "+typ+" AS ENUM ('x', 'y')"); err != nil {
+				t.Fatal(err)
+			}
+			defer b.Exec(ctx, "DROP TYPE "+typ)
+			for range 2 {
+				var got string
+				if err := b.QueryRow(ctx, q, "y").Scan(&got); err != nil || got != "y" {
+					t.Fatalf("the next client's %s: %q, %v", q, got, err)
+				}
+			}
+		})
 	}
 }

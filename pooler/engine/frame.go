@@ -118,6 +118,7 @@ type Client struct {
 	// qseq counts the client's simple Queries and Executes (for
 	// DEALLOCATE ALL).
 	qseq uint64
+
 	// heldEffs and heldReplace are the verdict on the client's next
 	// message while it waits with it (Hold; held): an admission that
 	// answered the message (Reply) never waits.
