@@ -219,3 +219,45 @@ func TestStaleSharedStatements(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftStatementsUnseen: statements whose clients all left are closed
+// before the server serves its next client, so that a client counting
+// pg_prepared_statements (with the extended protocol, as drivers do) sees
+// only the statements held by clients still connected. Pool of 1.
+func TestLeftStatementsUnseen(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 1})
+	ctx := testCtx(t, 60*time.Second)
+	const count = "SELECT count(*) FROM pg_prepared_statements WHERE name != ''"
+	counted := func(c *pgx.Conn) int {
+		var n int
+		if err := c.QueryRow(ctx, count, pgx.QueryExecModeExec).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	use := func(c *pgx.Conn, q string) {
+		var n int
+		if err := c.QueryRow(ctx, q, 1).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stay := tp.connect(t, pgx.QueryExecModeCacheStatement)
+	use(stay, "SELECT $1::int + 1")
+	for i := range 3 {
+		a := tp.connect(t, pgx.QueryExecModeCacheStatement)
+		use(a, "SELECT $1::int + 2")
+		use(a, fmt.Sprintf("SELECT $1::int + %d", 10+i))
+		if n := counted(a); n != 3 {
+			t.Fatalf("a client with two statements sees %d, want 3 with the other client's", n)
+		}
+		a.Close(ctx)
+	}
+	b := tp.connect(t, pgx.QueryExecModeCacheStatement)
+	if n := counted(b); n != 1 {
+		t.Errorf("the next client sees %d statements, want 1 (held by the client still connected)", n)
+	}
+	use(stay, "SELECT $1::int + 1") // still there, or prepared again
+	_, sp, _, _ := tp.poolStats()
+	t.Logf("server parses: %d", sp)
+}

@@ -280,6 +280,7 @@ type stmtLRU struct {
 type lruNode struct {
 	name       string
 	seq        uint64 // the server's query sequence number when added
+	epoch      uint64 // the schema epoch when it was added
 	prev, next *lruNode
 }
 
@@ -296,7 +297,7 @@ func (l *stmtLRU) touch(name string) bool {
 	return true
 }
 
-func (l *stmtLRU) add(name string, seq uint64) {
+func (l *stmtLRU) add(name string, seq, epoch uint64) {
 	if l.m == nil {
 		l.m = make(map[string]*lruNode)
 	}
@@ -305,7 +306,7 @@ func (l *stmtLRU) add(name string, seq uint64) {
 		l.pushFront(n)
 		return
 	}
-	n := &lruNode{name: name, seq: seq}
+	n := &lruNode{name: name, seq: seq, epoch: epoch}
 	l.m[name] = n
 	l.pushFront(n)
 }

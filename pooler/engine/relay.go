@@ -32,6 +32,7 @@ func (c *Client) State() RelState { return c.st }
 // keeps it until it leaves.
 func (c *Client) Attached(session bool) {
 	c.st = RelState{TxStatus: 'I', HeldForSession: session}
+	c.fresh = true
 }
 
 // ready records a ReadyForQuery with the given status from the server.
@@ -114,6 +115,7 @@ type VanishPlan struct {
 func (c *Client) Vanish(attached bool, srv *Server) VanishPlan {
 	act := OnVanish(attached, c.st)
 	pl := VanishPlan{Action: act}
+	c.DropStatements()
 	switch act {
 	case VanishNothing:
 	case VanishReset:

@@ -154,10 +154,8 @@ func TestRolledBackStatementsDoomed(t *testing.T) {
 // epoch when it runs (the client's own later statements get new
 // server-side names) and again when its transaction ends (other clients
 // that prepared meanwhile saw the catalog as before it); the next client's
-// Parse of the same text is not answered from the cache. The statement a
-// client prepared before keeps its name and stays on the server, as its
-// plan stays with it on PostgreSQL (which fails it with 0A000 if its
-// result type changed).
+// Parse of the same text is not answered from the cache, and the server
+// dooms what it parsed in earlier epochs before it serves that client.
 func TestSchemaEpoch(t *testing.T) {
 	r := newStaleRig(t)
 	a := r.client()
@@ -179,15 +177,76 @@ func TestSchemaEpoch(t *testing.T) {
 	if r.limits.Epoch.Load() == e1 {
 		t.Fatal("the end of the transaction with the schema change started no epoch")
 	}
+	r.prepare(a, "other", "SELECT 2", "I") // parsed in the newest epoch: kept
+	keep := a.stmts["other"].srv
+
 	b := r.client()
-	if pl := r.prepare(b, "b", "SELECT $1::e", "I"); pl.Action == PlanDrop {
+	pl := r.prepare(b, "b", "SELECT $1::e", "I")
+	if pl.Action == PlanDrop {
 		t.Fatal("the next client's Parse was answered from the cache")
 	}
 	if srv := b.stmts["b"].srv; srv == old || srv == mid {
 		t.Fatalf("the next client's statement is %s, prepared before the transaction's end", srv)
 	}
-	if pl := r.send(a, 'B', []byte("\x00a\x00\x00\x00\x00\x00\x00\x00")); pl.Inject || pl.NewName != old {
-		t.Fatalf("Bind of the client's old statement: inject %v, name %q; want %q as it is", pl.Inject, pl.NewName, old)
+	slices.Sort(pl.Closes)
+	want := []string{old, mid}
+	slices.Sort(want)
+	if !slices.Equal(pl.Closes, want) {
+		t.Fatalf("closed %q before the next client's first message, want the earlier epochs' %q", pl.Closes, want)
+	}
+	if !r.s.lru.touch(keep) {
+		t.Fatal("a statement parsed in the current epoch was doomed")
+	}
+	// The client that prepared before keeps its statement under its
+	// name: used again, it is parsed again there, as on a server that
+	// never had it.
+	if pl := r.send(a, 'B', []byte("\x00a\x00\x00\x00\x00\x00\x00\x00")); !pl.Inject || pl.InjName != old {
+		t.Fatalf("Bind of the client's old statement: inject %v %q; want a Parse of %q", pl.Inject, pl.InjName, old)
+	}
+}
+
+// TestUnheldStatementsDoomed: a server statement that no client holds any
+// more (its clients closed it or left) is doomed before the server serves
+// its next client, and does not show in that client's
+// pg_prepared_statements; one another client still holds stays shared.
+func TestUnheldStatementsDoomed(t *testing.T) {
+	r := newStaleRig(t)
+	a, b := r.client(), r.client()
+	r.prepare(a, "a", "SELECT 1", "I")
+	r.prepare(b, "b", "SELECT 2", "I")
+	r.prepare(b, "b1", "SELECT 1", "I")
+	one, two := a.stmts["a"].srv, b.stmts["b"].srv
+	if r.limits.Held(one) != 2 || r.limits.Held(two) != 1 {
+		t.Fatalf("held %d and %d, want 2 and 1", r.limits.Held(one), r.limits.Held(two))
+	}
+	a.Vanish(false, nil)
+	a.Vanish(false, nil) // twice: counted once
+	if r.limits.Held(one) != 1 {
+		t.Fatalf("after a left, %s held by %d", one, r.limits.Held(one))
+	}
+	c := r.client()
+	if pl := r.send(c, 'S', nil); len(pl.Closes) != 0 {
+		t.Fatalf("closed %q, every statement is held", pl.Closes)
+	}
+	r.answer(c, 'Z', "I")
+	// b closes one statement (the pooler answers the Close) and leaves
+	// the other by DEALLOCATE.
+	r.send(b, 'C', []byte("Sb\x00"))
+	r.s.PopSynth()
+	r.send(b, 'Q', []byte("DEALLOCATE b1\x00"))
+	r.answer(b, 'C', "DEALLOCATE")
+	r.answer(b, 'Z', "I")
+	if r.limits.Held(one) != 0 || r.limits.Held(two) != 0 {
+		t.Fatal("statements still held")
+	}
+	d := r.client()
+	pl := r.send(d, 'P', parseBody("", "SELECT 3"))
+	if !slices.Equal(pl.Closes, []string{two}) {
+		// one was deallocated on the server by the client's DEALLOCATE.
+		t.Fatalf("closed %q before the next client's first message, want %q", pl.Closes, []string{two})
+	}
+	if r.s.Statements() != 0 {
+		t.Fatalf("the server's cache still holds %d", r.s.Statements())
 	}
 }
 
@@ -196,7 +255,7 @@ func TestSchemaEpoch(t *testing.T) {
 func TestDoomedCloseSkipped(t *testing.T) {
 	r := newStaleRig(t)
 	c := r.client()
-	r.s.lru.add("x", 0)
+	r.s.lru.add("x", 0, 0)
 	r.s.doom("x")
 	r.s.skipping = true
 	pl := r.send(c, 'B', []byte("\x00\x00\x00\x00\x00\x00\x00\x00"))
@@ -213,7 +272,7 @@ func TestDoomedCloseSkipped(t *testing.T) {
 		t.Fatalf("doomed %q after its Close was sent ahead of the Sync", r.s.doomed)
 	}
 	// No Close ahead of a simple Query.
-	r.s.lru.add("y", 0)
+	r.s.lru.add("y", 0, 0)
 	r.s.doom("y")
 	if pl := r.send(c, 'Q', []byte("SELECT 1\x00")); len(pl.Closes) != 0 {
 		t.Fatalf("closes %q ahead of a simple Query", pl.Closes)

@@ -75,12 +75,15 @@ type Server struct {
 	// txSchema says that a schema change (schemaChangeTag) ran in the
 	// server's current transaction: its end starts a new epoch again.
 	txSchema bool
+	// epoch and refGen are the schema epoch and the generation of the
+	// statement counts when the server last served a client (serve).
+	epoch, refGen uint64
 }
 
 // addStmt records that the server holds (or is about to hold) statement
-// name, added at query sequence number seq.
-func (s *Server) addStmt(name string, seq uint64) {
-	s.lru.add(name, seq)
+// name, added at query sequence number seq in schema epoch epoch.
+func (s *Server) addStmt(name string, seq, epoch uint64) {
+	s.lru.add(name, seq, epoch)
 	s.txNew = append(s.txNew, name)
 }
 
@@ -210,7 +213,7 @@ func (c *Client) backend(s *Server, typ byte, body []byte) (forward bool) {
 			s.lru.removeBefore(e.seq)
 			for name, st := range c.stmts {
 				if st.seq < e.cseq {
-					delete(c.stmts, name)
+					c.dropStmt(name)
 				}
 			}
 		} else if tag, _, _ := CString(body); schemaChangeTag(tag) {
@@ -277,7 +280,7 @@ func (c *Client) ensureNamed(s *Server, st *stmt, pl *Plan, ctr *Counters) {
 	}
 	pl.CloseName = c.makeRoom(s, ctr)
 	pl.Inject, pl.InjName, pl.InjRest = true, st.srv, st.rest
-	s.addStmt(st.srv, s.qseq)
+	s.addStmt(st.srv, s.qseq, c.Limits.Epoch.Load())
 	s.q.push(pend{kind: pkInjParse, name: st.srv})
 	ctr.ServerParses++
 }
@@ -322,7 +325,7 @@ func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan, ctr *Counters)
 	}
 	c.ensureNamed(s, st, pl, ctr)
 	s.lru.remove(st.srv)
-	delete(c.stmts, name)
+	c.dropStmt(name)
 	return true, st.srv
 }
 
@@ -337,6 +340,10 @@ func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan, ctr *Counters)
 // message would have done is undone at once and no response is expected
 // for it.
 func (c *Client) frontend(s *Server, typ byte, body []byte, n int, ctr *Counters) Plan {
+	if c.fresh {
+		c.fresh = false
+		s.serve(c.Limits)
+	}
 	var pl Plan
 	mark := len(s.q.buf)
 	switch typ {
@@ -418,7 +425,7 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 		}
 		srv := serverStmtName(serverStmtBase(rest, ctx), c.Limits.Epoch.Load())
 		st := &stmt{srv: srv, rest: append([]byte(nil), rest...), seq: c.qseq, effs: effs}
-		c.stmts[cname] = st
+		c.putStmt(cname, st)
 		pl.Action = PlanRename
 		pl.NewName, pl.Tail, pl.Skip = st.srv, st.rest, len(body)
 		if s.lru.touch(st.srv) {
@@ -428,7 +435,7 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 			return
 		}
 		pl.CloseName = c.makeRoom(s, ctr)
-		s.addStmt(st.srv, s.qseq)
+		s.addStmt(st.srv, s.qseq, c.Limits.Epoch.Load())
 		s.q.push(pend{kind: pkParse, name: st.srv, cname: cname})
 		ctr.ServerParses++
 	case 'B':
@@ -477,7 +484,7 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 					// The client's statement only: others may share the
 					// server's statement, which stays cached.
 					st := c.stmts[string(name)]
-					delete(c.stmts, string(name))
+					c.dropStmt(string(name))
 					s.pushSynth(msgCloseComplete)
 					s.q.buf[len(s.q.buf)-1].cname, s.q.buf[len(s.q.buf)-1].undo = string(name), st
 					pl.Action = PlanDrop
@@ -529,7 +536,7 @@ func (c *Client) entryFailed(s *Server, e *pend) {
 		}
 		s.lru.remove(e.name)
 		if st := c.stmts[e.cname]; st != nil && st.srv == e.name {
-			delete(c.stmts, e.cname)
+			c.dropStmt(e.cname)
 		}
 	case pkInjParse:
 		if e.name == "" {
@@ -544,7 +551,7 @@ func (c *Client) entryFailed(s *Server, e *pend) {
 		case e.doomed:
 			s.doomed = append(s.doomed, e.name) // still there
 		case e.name != "\x00unnamed":
-			s.lru.add(e.name, 0) // still there
+			s.lru.add(e.name, 0, s.epoch) // still there
 		}
 	}
 }
@@ -560,15 +567,12 @@ func (c *Client) entryDropped(s *Server, e *pend) {
 		// have skipped: the client's statement is as before.
 		switch {
 		case e.undo != nil:
-			if c.stmts == nil {
-				c.stmts = make(map[string]*stmt)
-			}
 			if _, ok := c.stmts[e.cname]; !ok {
-				c.stmts[e.cname] = e.undo
+				c.putStmt(e.cname, e.undo)
 			}
 		case e.cname != "":
 			if st := c.stmts[e.cname]; st != nil && st.srv == e.name {
-				delete(c.stmts, e.cname)
+				c.dropStmt(e.cname)
 			}
 		}
 	case pkQuery:
