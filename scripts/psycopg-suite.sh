@@ -106,7 +106,7 @@ run_pytest() {
   [ "${#sel[@]}" -gt 0 ] || read -r -a sel <<<"$(echo $FILES)"
   # -p no:randomly: keep psycopg's order; the proxy marker: pproxy is
   # not in Debian (those tests need a TCP proxy of their own).
-  (cd "$CHECKOUT" && PSYCOPG_TEST_DSN="$dsn" timeout 40m "$PY" -m pytest -o cache_dir="$WORK/pytest-cache" -p no:randomly \
+  (cd "$CHECKOUT" && PSYCOPG_TEST_DSN="$dsn" COLUMNS=250 timeout 40m "$PY" -m pytest -o cache_dir="$WORK/pytest-cache" -p no:randomly \
     -m 'not proxy' --junitxml="$xml" -q -o junit_family=xunit1 $PYTEST_ARGS "${sel[@]}") >"$log" 2>&1 || true
 }
 PYTEST_ARGS=${PYTEST_ARGS:-}
@@ -197,8 +197,8 @@ for target in $TARGETS; do
     status=1
     echo "   unexpected failures:"
     while read -r id; do
-      msg=$(grep -m1 -F -- "FAILED $id" "$LOGS/$target.rerun.log" "$LOGS/$target.log" 2>/dev/null | head -1 | sed 's/^[^ ]* FAILED [^ ]* - //; s/^.*FAILED [^ ]* - //' | cut -c1-160 || true)
-      [ -n "$msg" ] || msg=$(grep -m1 -F -- "ERROR $id" "$LOGS/$target.rerun.log" "$LOGS/$target.log" 2>/dev/null | head -1 | sed 's/^.* - //' | cut -c1-160 || true)
+      msg=$(grep -h -m1 -F -- "FAILED $id" "$LOGS/$target.rerun.log" "$LOGS/$target.log" 2>/dev/null | head -1 | sed 's/^[^ ]* FAILED [^ ]* - //; s/^.*FAILED [^ ]* - //' | cut -c1-160 || true)
+      [ -n "$msg" ] || msg=$(grep -h -m1 -F -- "ERROR $id" "$LOGS/$target.rerun.log" "$LOGS/$target.log" 2>/dev/null | head -1 | sed 's/^.* - //' | cut -c1-160 || true)
       echo "     $id${msg:+  -- $msg}"
     done <"$WORK/$target.unexpected"
   fi
