@@ -280,7 +280,6 @@ type stmtLRU struct {
 type lruNode struct {
 	name       string
 	seq        uint64 // the server's query sequence number when added
-	epoch      uint64 // the schema epoch when it was added
 	prev, next *lruNode
 }
 
@@ -297,7 +296,7 @@ func (l *stmtLRU) touch(name string) bool {
 	return true
 }
 
-func (l *stmtLRU) add(name string, seq, epoch uint64) {
+func (l *stmtLRU) add(name string, seq uint64) {
 	if l.m == nil {
 		l.m = make(map[string]*lruNode)
 	}
@@ -306,7 +305,7 @@ func (l *stmtLRU) add(name string, seq, epoch uint64) {
 		l.pushFront(n)
 		return
 	}
-	n := &lruNode{name: name, seq: seq, epoch: epoch}
+	n := &lruNode{name: name, seq: seq}
 	l.m[name] = n
 	l.pushFront(n)
 }

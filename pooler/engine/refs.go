@@ -11,17 +11,16 @@ import (
 // prepared on the same server gets the server's statement (prepared.go).
 // A statement that no client holds any more is of no use to anyone but
 // shows in the next client's pg_prepared_statements (drivers' own tests
-// count it there), and one parsed in an earlier schema epoch may be
-// planned against objects that changed. So before a server serves a
-// client (the first message after it is attached), it dooms the
-// statements of its cache that no client holds and those parsed in an
-// earlier epoch (Server.serve): they are closed ahead of that message or,
+// count it there). So before a server serves a client (the first message
+// after it is attached), it dooms the statements of its cache that no
+// client holds (Server.serve): they are closed ahead of that message or,
 // when it is a simple Query, ahead of the client's next extended-protocol
-// message (a simple Query sent first still sees them in
-// pg_prepared_statements). A client that holds a statement parsed before
-// the epoch gets it parsed again under its name when it uses it, as on
-// any server that lacks it. Statements that other clients hold now stay
-// and are seen: sharing them is what saves the Parse.
+// message (a simple Query sent first still sees them). Statements that
+// other clients hold now stay and are seen: sharing them is what saves
+// the Parse. A held statement from before a schema change stays too: its
+// holder gets from it what PostgreSQL gives (0A000 when its result type
+// changed) rather than a plan made again behind its back, and no one else
+// is given it (names carry the schema epoch).
 
 // stmtRefs counts, per server-side statement name, the clients that hold
 // a statement under it (Client.stmts). Its lock is a leaf, held for a
@@ -96,18 +95,18 @@ func (c *Client) DropStatements() {
 // serve is called with the first message a client sends through a server
 // newly attached to it: see the top of this file.
 func (s *Server) serve(l *Limits) {
-	epoch, gen := l.Epoch.Load(), l.Refs.gen.Load()
-	if s.epoch == epoch && s.refGen == gen {
+	gen := l.Refs.gen.Load()
+	if s.refGen == gen {
 		return
 	}
 	l.Refs.mu.Lock()
 	for n := s.lru.head; n != nil; {
 		next := n.next
-		if n.epoch < epoch || l.Refs.n[n.name] == 0 {
+		if l.Refs.n[n.name] == 0 {
 			s.doom(n.name)
 		}
 		n = next
 	}
 	l.Refs.mu.Unlock()
-	s.epoch, s.refGen = epoch, gen
+	s.refGen = gen
 }

@@ -75,15 +75,15 @@ type Server struct {
 	// txSchema says that a schema change (schemaChangeTag) ran in the
 	// server's current transaction: its end starts a new epoch again.
 	txSchema bool
-	// epoch and refGen are the schema epoch and the generation of the
-	// statement counts when the server last served a client (serve).
-	epoch, refGen uint64
+	// refGen is the generation of the statement counts when the server
+	// last served a client (serve).
+	refGen uint64
 }
 
 // addStmt records that the server holds (or is about to hold) statement
-// name, added at query sequence number seq in schema epoch epoch.
-func (s *Server) addStmt(name string, seq, epoch uint64) {
-	s.lru.add(name, seq, epoch)
+// name, added at query sequence number seq.
+func (s *Server) addStmt(name string, seq uint64) {
+	s.lru.add(name, seq)
 	s.txNew = append(s.txNew, name)
 }
 
@@ -280,7 +280,7 @@ func (c *Client) ensureNamed(s *Server, st *stmt, pl *Plan, ctr *Counters) {
 	}
 	pl.CloseName = c.makeRoom(s, ctr)
 	pl.Inject, pl.InjName, pl.InjRest = true, st.srv, st.rest
-	s.addStmt(st.srv, s.qseq, c.Limits.Epoch.Load())
+	s.addStmt(st.srv, s.qseq)
 	s.q.push(pend{kind: pkInjParse, name: st.srv})
 	ctr.ServerParses++
 }
@@ -435,7 +435,7 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 			return
 		}
 		pl.CloseName = c.makeRoom(s, ctr)
-		s.addStmt(st.srv, s.qseq, c.Limits.Epoch.Load())
+		s.addStmt(st.srv, s.qseq)
 		s.q.push(pend{kind: pkParse, name: st.srv, cname: cname})
 		ctr.ServerParses++
 	case 'B':
@@ -551,7 +551,7 @@ func (c *Client) entryFailed(s *Server, e *pend) {
 		case e.doomed:
 			s.doomed = append(s.doomed, e.name) // still there
 		case e.name != "\x00unnamed":
-			s.lru.add(e.name, 0, s.epoch) // still there
+			s.lru.add(e.name, 0) // still there
 		}
 	}
 }
