@@ -124,7 +124,8 @@ func TestVanishLoginCost(t *testing.T) {
 	tp := startProxy(t, srv, Config{PoolSize: 1})
 	ctx := testCtx(t, 120*time.Second)
 	const n = 20
-	run := func(commit bool) float64 {
+	run := func(commit bool) (logins float64, each time.Duration) {
+		start := time.Now()
 		before := tp.Snapshot().ServersOpened
 		for range n {
 			c := tp.connect(t, pgx.QueryExecModeSimpleProtocol)
@@ -140,11 +141,12 @@ func TestVanishLoginCost(t *testing.T) {
 			}
 			c.Close(ctx)
 		}
-		return float64(tp.Snapshot().ServersOpened-before) / n
+		return float64(tp.Snapshot().ServersOpened-before) / n, time.Since(start) / n
 	}
-	left := run(false)
-	committed := run(true)
-	t.Logf("server logins per client: %.2f leaving inside a transaction, %.2f committing first (%d clients each)", left, committed, n)
+	left, leftEach := run(false)
+	committed, committedEach := run(true)
+	t.Logf("server logins per client: %.2f leaving inside a transaction (%v a client), %.2f committing first (%v a client); %d clients each",
+		left, leftEach.Round(10*time.Microsecond), committed, committedEach.Round(10*time.Microsecond), n)
 	if left != 1 {
 		t.Errorf("%.2f logins per client that left inside a transaction, want 1 (each server closed)", left)
 	}
