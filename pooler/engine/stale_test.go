@@ -240,30 +240,46 @@ func TestUnheldStatementsDoomed(t *testing.T) {
 	}
 }
 
-// TestDoomedCloseSkipped: a doomed statement's Close that the server skips
-// (after an error, up to the Sync) is doomed again.
+// TestDoomedCloseSkipped: no doomed statement is closed while the server
+// skips messages after an error (the Close would get no answer, not even
+// ahead of the Sync); the first message after the Sync closes it. A Close
+// planned before the error reached the pooler, and skipped, is doomed
+// again.
 func TestDoomedCloseSkipped(t *testing.T) {
 	r := newStaleRig(t)
 	c := r.client()
 	r.s.lru.add("x", 0)
 	r.s.doom("x")
 	r.s.skipping = true
-	pl := r.send(c, 'B', []byte("\x00\x00\x00\x00\x00\x00\x00\x00"))
+	if pl := r.send(c, 'B', []byte("\x00\x00\x00\x00\x00\x00\x00\x00")); len(pl.Closes) != 0 {
+		t.Fatalf("closes %q while the server skips", pl.Closes)
+	}
+	if pl := r.send(c, 'S', nil); len(pl.Closes) != 0 {
+		t.Fatalf("closes %q ahead of the Sync that ends the skipping", pl.Closes)
+	}
+	r.answer(c, 'Z', "I")
+	// A bad Parse, then a Describe with the Close ahead of it: the
+	// error comes back for the Parse and the Close is skipped.
+	pl := r.send(c, 'P', parseBody("", "SELEC 1"))
 	if !slices.Equal(pl.Closes, []string{"x"}) {
-		t.Fatalf("closes %q", pl.Closes)
+		t.Fatalf("after the Sync: closes %q, want x", pl.Closes)
 	}
-	if !slices.Equal(r.s.doomed, []string{"x"}) {
-		t.Fatalf("after a skipped Close, doomed %q, want x again", r.s.doomed)
-	}
-	if pl = r.send(c, 'S', nil); !slices.Equal(pl.Closes, []string{"x"}) {
-		t.Fatalf("at the Sync: closes %q, want x", pl.Closes)
-	}
-	if len(r.s.doomed) != 0 {
-		t.Fatalf("doomed %q after its Close was sent ahead of the Sync", r.s.doomed)
-	}
-	// No Close ahead of a simple Query.
 	r.s.lru.add("y", 0)
 	r.s.doom("y")
+	if pl = r.send(c, 'D', []byte("S\x00")); !slices.Equal(pl.Closes, []string{"y"}) {
+		t.Fatalf("closes %q, want y", pl.Closes)
+	}
+	r.answer(c, '3', "") // x closed
+	r.answer(c, 'E', "") // the Parse failed: y's Close and the Describe are skipped
+	if !slices.Equal(r.s.doomed, []string{"y"}) {
+		t.Fatalf("after a skipped Close, doomed %q, want y again", r.s.doomed)
+	}
+	r.send(c, 'S', nil)
+	r.answer(c, 'Z', "I")
+	if r.s.Pending() != 0 {
+		t.Fatalf("%d answers still owed", r.s.Pending())
+	}
+	// No Close ahead of a simple Query.
 	if pl := r.send(c, 'Q', []byte("SELECT 1\x00")); len(pl.Closes) != 0 {
 		t.Fatalf("closes %q ahead of a simple Query", pl.Closes)
 	}

@@ -351,8 +351,9 @@ func (c *Client) frontend(s *Server, typ byte, body []byte, n int, ctr *Counters
 		// Closed ahead of an extended-protocol message only: after a
 		// Close that failed, the server skips every message up to a
 		// Sync, which a simple Query does not bring (and none may come
-		// between the messages of a COPY).
-		if len(s.doomed) > 0 {
+		// between the messages of a COPY). Not while the server skips
+		// (a Sync among them would bring no CloseComplete).
+		if len(s.doomed) > 0 && !s.skipping {
 			s.takeDoomed(&pl)
 		}
 	}
