@@ -139,8 +139,8 @@ type Config struct {
 	ClientLoginTimeout time.Duration
 	// IdleTransactionTimeout closes a client that has been idle inside a
 	// transaction this long, with FATAL "idle transaction timeout"; its
-	// server is rolled back and goes back to the pool (PgBouncer's
-	// idle_transaction_timeout; 0: never).
+	// server is closed, as every server whose client left inside a
+	// transaction (PgBouncer's idle_transaction_timeout; 0: never).
 	IdleTransactionTimeout time.Duration
 	// ClientIdleTimeout closes a client that has sent nothing this long
 	// outside a transaction (PgBouncer's client_idle_timeout; 0: never).

@@ -333,8 +333,8 @@ func TestLongQueryWhileWaitersTimeOut(t *testing.T) {
 
 // TestIdleTransactionTimeout: a client idle inside a transaction longer
 // than idle_transaction_timeout is closed with FATAL "idle transaction
-// timeout"; its transaction is rolled back and its server serves the next
-// client at once (pool of 1). A client busy in a long query is not idle,
+// timeout"; its server is closed (its transaction ends with it) and the
+// next client gets a server at once (pool of 1). A client busy in a long query is not idle,
 // and one idle between transactions is not touched by this timeout. With
 // client_idle_timeout, a client idle outside a transaction is closed.
 func TestIdleTransactionTimeout(t *testing.T) {

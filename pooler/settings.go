@@ -527,7 +527,7 @@ var settingTable = []*Setting{
 		Usage: "after a few failed logins in a row from one address or for one user, hold back each failure's answer, doubling up to this long (0: never)",
 		ptr:   durField(func(c *Config) *time.Duration { return &c.LoginFailureBackoff })},
 	{Name: "idle_transaction_timeout", Kind: KindDuration, Default: time.Duration(0), zeroOK: true, Change: Live, INI: "idle_transaction_timeout",
-		Usage: "close a client idle inside a transaction this long (its server is rolled back and freed; 0: never)",
+		Usage: "close a client idle inside a transaction this long (its server is closed; 0: never)",
 		ptr:   durField(func(c *Config) *time.Duration { return &c.IdleTransactionTimeout })},
 	{Name: "client_idle_timeout", Kind: KindDuration, Default: time.Duration(0), zeroOK: true, Change: Live, INI: "client_idle_timeout",
 		Usage: "close a client that sent nothing outside a transaction this long (0: never)",

@@ -47,6 +47,12 @@ func (c *clientConn) frontendBody(n int, whole bool) (body []byte, consumed bool
 // copyMessage: a failed write is errWrite, anything else is the client's.
 func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, consumed bool, pl *engine.Plan) error {
 	buf := &c.hdr
+	for _, name := range pl.Closes {
+		w.Write(engine.PutHeader(buf[:0], 'C', 1+len(name)+1))
+		w.WriteByte('S')
+		w.WriteString(name)
+		w.WriteByte(0)
+	}
 	if pl.CloseName != "" {
 		if pl.CloseName == "\x00unnamed" {
 			w.Write(engine.PutHeader(buf[:0], 'C', 2))

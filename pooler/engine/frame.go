@@ -118,6 +118,10 @@ type Client struct {
 	// qseq counts the client's simple Queries and Executes (for
 	// DEALLOCATE ALL).
 	qseq uint64
+	// fresh is set when a server is attached and cleared by the first
+	// message planned on it (Server.serve).
+	fresh bool
+
 	// heldEffs and heldReplace are the verdict on the client's next
 	// message while it waits with it (Hold; held): an admission that
 	// answered the message (Reply) never waits.
@@ -148,6 +152,9 @@ type Limits struct {
 	// Epoch is the schema epoch server-side statement names carry
 	// (prepared.go).
 	Epoch atomic.Uint64
+	// Refs counts the clients that hold each server-side statement
+	// (refs.go).
+	Refs stmtRefs
 }
 
 // ErrInvalidType is the violation of a message type a client may not send.

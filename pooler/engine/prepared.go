@@ -31,9 +31,20 @@ import (
 // prepare the statement again. So that this Parse reaches a server rather
 // than finding the stale statement under the same name, names also carry
 // the proxy's schema epoch (Limits.Epoch), which a schema change sent
-// through the pooler (ALTER, DROP) and a 0A000 from any server advance.
-// A statement the client already has keeps its name (and its stale
-// plan, as without the pooler); the stale ones age out of the LRU.
+// through the pooler (ALTER, DROP) advances when it runs and again when
+// its transaction ends (other clients may prepare meanwhile against the
+// catalog as it was), and so does a stale-plan error from any server
+// (0A000, or XX000 "cache lookup failed"). A statement the client already
+// has keeps its name (and its stale plan, as without the pooler); the
+// stale ones age out of the LRU.
+//
+// A rollback goes further: a statement parsed in a transaction that rolls
+// back (in whole, to a savepoint, or by an error) may be planned against
+// a type or table that the rollback took away, under the name every later
+// client of the epoch would use. The server dooms the statements first
+// parsed on it in such a transaction (Server.ready): they leave its cache
+// and are closed ahead of its next extended-protocol message. A server
+// whose client left inside a transaction is closed (OnVanish).
 //
 // The unnamed statement is handled the same way without renaming: the
 // client's latest unnamed Parse is remembered and re-sent when the client
@@ -140,11 +151,25 @@ func schemaChangeTag(tag []byte) bool {
 
 // isStalePlan reports whether an ErrorResponse body is PostgreSQL's
 // "cached plan must not change result type" (SQLSTATE 0A000 from the plan
-// cache).
+// cache), or its internal error for a statement whose plan names an
+// object that no longer exists ("cache lookup failed for type N",
+// XX000), as a statement prepared before a change made around the pooler
+// gets.
 func isStalePlan(body []byte) bool {
 	code, msg := errorField(body, 'C'), errorField(body, 'M')
-	return string(code) == "0A000" && bytes.HasPrefix(msg, []byte("cached plan must not change result type"))
+	switch string(code) {
+	case "0A000":
+		return bytes.HasPrefix(msg, []byte("cached plan must not change result type"))
+	case "XX000":
+		return bytes.HasPrefix(msg, []byte("cache lookup failed for "))
+	}
+	return false
 }
+
+// isRollbackTag reports whether a CommandComplete tag is that of a
+// ROLLBACK or ROLLBACK TO SAVEPOINT (also a COMMIT of a failed
+// transaction, which PostgreSQL answers with ROLLBACK).
+func isRollbackTag(tag []byte) bool { return bytes.Equal(tag, []byte("ROLLBACK")) }
 
 // errorField returns field f of an ErrorResponse or NoticeResponse body.
 func errorField(body []byte, f byte) []byte {
@@ -197,6 +222,9 @@ type pend struct {
 	// undo is the client's statement a pkSynth CloseComplete closed
 	// (restored if the server skips the Close).
 	undo *stmt
+	// doomed marks a pkInjClose of a doomed statement (Server.doom):
+	// skipped, it is doomed again.
+	doomed bool
 }
 
 // pendQueue is a FIFO of pending entries that reuses its storage.

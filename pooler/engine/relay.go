@@ -32,6 +32,7 @@ func (c *Client) State() RelState { return c.st }
 // keeps it until it leaves.
 func (c *Client) Attached(session bool) {
 	c.st = RelState{TxStatus: 'I', HeldForSession: session}
+	c.fresh = true
 }
 
 // ready records a ReadyForQuery with the given status from the server.
@@ -101,8 +102,7 @@ func (c *Client) mustVerify(status byte, gone bool) bool {
 func (c *Client) mustClean() bool { return c.policyOn && c.Session.Dirty() }
 
 // VanishPlan is what becomes of the attached server when its client
-// leaves: the action, and for VanishReset and VanishRollback the queries
-// to send before the server is released at their last ReadyForQuery.
+// leaves: the action, and for VanishReset the queries to send before the server is released at their last ReadyForQuery.
 type VanishPlan struct {
 	Action  VanishAction
 	Queries []string
@@ -115,13 +115,11 @@ type VanishPlan struct {
 func (c *Client) Vanish(attached bool, srv *Server) VanishPlan {
 	act := OnVanish(attached, c.st)
 	pl := VanishPlan{Action: act}
+	c.DropStatements()
 	switch act {
 	case VanishNothing:
-	case VanishReset, VanishRollback:
+	case VanishReset:
 		c.st.Pinned = false // the server is cleaned at its release
-		if act == VanishRollback {
-			pl.Queries = append(pl.Queries, "ROLLBACK")
-		}
 		if c.st.HeldForSession {
 			pl.Queries = append(pl.Queries, "DISCARD ALL")
 		}

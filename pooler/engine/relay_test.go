@@ -62,7 +62,8 @@ func TestClientVanish(t *testing.T) {
 		{"no server", false, false, nil, nil, false, VanishNothing, nil},
 		{"between transactions", true, false, []byte{'Q'}, []byte{'I'}, false, VanishReset, []string{""}},
 		{"session mode, between transactions", true, true, []byte{'Q'}, []byte{'I'}, false, VanishReset, []string{"DISCARD ALL"}},
-		{"inside a transaction", true, false, []byte{'Q'}, []byte{'T'}, false, VanishRollback, []string{"ROLLBACK"}},
+		{"inside a transaction", true, false, []byte{'Q'}, []byte{'T'}, false, VanishClose, nil},
+		{"inside a failed transaction", true, false, []byte{'Q'}, []byte{'E'}, false, VanishClose, nil},
 		{"session mode, inside a transaction", true, true, []byte{'Q'}, []byte{'T'}, false, VanishClose, nil},
 		{"query running", true, false, []byte{'Q'}, nil, false, VanishCancelClose, nil},
 		{"extended query without Sync", true, false, []byte{'P', 'B'}, nil, false, VanishClose, nil},
@@ -93,7 +94,7 @@ func TestClientVanish(t *testing.T) {
 				t.Errorf("server expects %d answers, want %d", srv.Pending(), len(tt.queries))
 			}
 			switch pl.Action {
-			case VanishReset, VanishRollback:
+			case VanishReset:
 				if c.release(0) != Keep {
 					t.Errorf("releasable before the planned queries were answered")
 				}

@@ -46,13 +46,11 @@ const (
 	// VanishReset: idle between transactions; send the reset (DISCARD ALL
 	// in session mode, nothing in transaction mode) and release.
 	VanishReset
-	// VanishRollback: idle inside a transaction; ROLLBACK, then release.
-	VanishRollback
 	// VanishCancelClose: a query is running; cancel it and close the
 	// server, since PostgreSQL would otherwise run it to the end.
 	VanishCancelClose
 	// VanishClose: an unfinished extended query, a broken stream, or a
-	// session-mode client that left inside a transaction; close.
+	// client that left inside a transaction (status T or E); close.
 	VanishClose
 )
 
@@ -70,15 +68,17 @@ func OnVanish(attached bool, s RelState) VanishAction {
 		return VanishClose
 	case s.TxStatus == 'I':
 		return VanishReset
-	case s.HeldForSession:
-		// Session and record mode: the client had a server of its own
-		// and left inside a transaction. Without the pooler its backend
-		// would end with it; so does this server, and the next client
-		// gets another (with another process ID, which clients such as
-		// pgxpool check).
-		return VanishClose
 	default:
-		return VanishRollback
+		// The client left inside a transaction. Without the pooler its
+		// backend would end with it, and so does this server, in every
+		// mode: a ROLLBACK would not undo what the transaction did to
+		// the session outside it (protocol statements prepared against
+		// types or tables it created or dropped, which the rollback
+		// leaves planned against objects that no longer exist, and which
+		// other clients share), and in session mode the next client gets
+		// another backend (with another process ID, which clients such
+		// as pgxpool check). The cost is a server login per such client.
+		return VanishClose
 	}
 }
 

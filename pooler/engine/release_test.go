@@ -74,8 +74,10 @@ func TestOnVanish(t *testing.T) {
 	}{
 		{"no server", false, RelState{}, VanishNothing},
 		{"idle", true, RelState{TxStatus: 'I'}, VanishReset},
-		{"idle in transaction", true, RelState{TxStatus: 'T'}, VanishRollback},
-		{"failed transaction", true, RelState{TxStatus: 'E'}, VanishRollback},
+		{"idle in transaction", true, RelState{TxStatus: 'T'}, VanishClose},
+		{"failed transaction", true, RelState{TxStatus: 'E'}, VanishClose},
+		{"pinned, in a transaction", true, RelState{TxStatus: 'T', Pinned: true}, VanishClose},
+		{"pinned, idle", true, RelState{TxStatus: 'I', Pinned: true}, VanishReset},
 		{"session mode, in a transaction", true, RelState{TxStatus: 'T', HeldForSession: true}, VanishClose},
 		{"session mode, idle", true, RelState{TxStatus: 'I', HeldForSession: true}, VanishReset},
 		{"query running", true, RelState{TxStatus: 'I', PendingSyncs: 1}, VanishCancelClose},

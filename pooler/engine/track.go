@@ -18,8 +18,11 @@ const (
 
 // Plan is what the driver sends to the server for one client message.
 type Plan struct {
+	// Closes are statements the server must not use again (doomed): a
+	// Close for each is sent first.
+	Closes []string
 	// CloseName, when set, is a statement evicted from the server's
-	// cache: a Close is sent first.
+	// cache: a Close is sent first (after Closes).
 	CloseName string
 	// Inject is set for a Parse the pooler sends before the message
 	// (InjName, InjRest).
@@ -59,6 +62,83 @@ type Server struct {
 	// Sync has been sent since: the server skips every message up to the
 	// next Sync.
 	skipping bool
+	// doomed are statements the server holds that must not be used
+	// again: they are closed before the server's next extended-protocol
+	// message (Plan.Closes) and are not in lru meanwhile.
+	doomed []string
+	// txNew are the statements added to lru since the server's last
+	// ReadyForQuery with status I, and txUndone says that something of
+	// that transaction was rolled back since (a ROLLBACK, ROLLBACK TO or
+	// an error): see Server.ready.
+	txNew    []string
+	txUndone bool
+	// txSchema says that a schema change (schemaChangeTag) ran in the
+	// server's current transaction: its end starts a new epoch again.
+	txSchema bool
+	// refGen is the generation of the statement counts when the server
+	// last served a client (serve).
+	refGen uint64
+}
+
+// addStmt records that the server holds (or is about to hold) statement
+// name, added at query sequence number seq.
+func (s *Server) addStmt(name string, seq uint64) {
+	s.lru.add(name, seq)
+	s.txNew = append(s.txNew, name)
+}
+
+// doom takes statement name off the server's cache and has it closed
+// before the server's next extended-protocol message.
+func (s *Server) doom(name string) {
+	if s.lru.m[name] == nil {
+		return
+	}
+	s.lru.remove(name)
+	s.doomed = append(s.doomed, name)
+}
+
+// ready takes a ReadyForQuery with status: at the end of a transaction
+// (status I) in which something was rolled back, the statements first
+// prepared on the server in it are doomed. Parse analysis resolved them
+// against the catalog as the transaction saw it, and PostgreSQL keeps
+// protocol statements across a rollback: one planned against a type or
+// table the transaction created is left pointing at an object that no
+// longer exists ("cache lookup failed for type N" for every client that
+// would share it). A ROLLBACK TO SAVEPOINT undoes part of a transaction
+// only; which statements depended on what it undid is not known, so all
+// of the transaction's new ones go.
+//
+// A schema change in the transaction started a new epoch when it ran, so
+// that the client's own later statements were not taken for older ones;
+// other clients preparing meanwhile still saw the catalog as before it,
+// so its end (commit or rollback) starts another.
+func (s *Server) ready(status byte, l *Limits) {
+	if status != 'I' {
+		return
+	}
+	if s.txUndone {
+		for _, name := range s.txNew {
+			s.doom(name)
+		}
+	}
+	if s.txSchema {
+		l.advanceEpoch()
+	}
+	clear(s.txNew)
+	s.txNew, s.txUndone, s.txSchema = s.txNew[:0], false, false
+}
+
+// takeDoomed plans the Close of every doomed statement (their answers are
+// swallowed) and forgets them.
+func (s *Server) takeDoomed(pl *Plan) {
+	if len(s.doomed) == 0 {
+		return
+	}
+	for _, name := range s.doomed {
+		s.q.push(pend{kind: pkInjClose, name: name, doomed: true})
+	}
+	pl.Closes = append(pl.Closes, s.doomed...)
+	s.doomed = nil
 }
 
 // Counters are what tracking counts for the driver (Client.Send adds
@@ -115,16 +195,25 @@ func (s *Server) PopSynth() []byte {
 // (small CommandComplete messages), else nil.
 func (c *Client) backend(s *Server, typ byte, body []byte) (forward bool) {
 	forward = true
+	switch {
+	case typ == 'E':
+		s.txUndone = true
+	case typ == 'Z' && len(body) == 1:
+		s.ready(body[0], c.Limits)
+	}
 	e := s.q.front()
 	if e == nil {
 		return true
 	}
 	if (e.kind == pkQuery || e.kind == pkExecute) && typ == 'C' && body != nil {
+		if tag, _, _ := CString(body); isRollbackTag(tag) {
+			s.txUndone = true
+		}
 		if isDeallocateAllTag(body) {
 			s.lru.removeBefore(e.seq)
 			for name, st := range c.stmts {
 				if st.seq < e.cseq {
-					delete(c.stmts, name)
+					c.dropStmt(name)
 				}
 			}
 		} else if tag, _, _ := CString(body); schemaChangeTag(tag) {
@@ -135,6 +224,7 @@ func (c *Client) backend(s *Server, typ byte, body []byte) (forward bool) {
 				c.Session.tempDrops--
 			} else {
 				c.Limits.advanceEpoch()
+				s.txSchema = true
 			}
 		}
 	}
@@ -190,7 +280,7 @@ func (c *Client) ensureNamed(s *Server, st *stmt, pl *Plan, ctr *Counters) {
 	}
 	pl.CloseName = c.makeRoom(s, ctr)
 	pl.Inject, pl.InjName, pl.InjRest = true, st.srv, st.rest
-	s.lru.add(st.srv, s.qseq)
+	s.addStmt(st.srv, s.qseq)
 	s.q.push(pend{kind: pkInjParse, name: st.srv})
 	ctr.ServerParses++
 }
@@ -235,7 +325,7 @@ func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan, ctr *Counters)
 	}
 	c.ensureNamed(s, st, pl, ctr)
 	s.lru.remove(st.srv)
-	delete(c.stmts, name)
+	c.dropStmt(name)
 	return true, st.srv
 }
 
@@ -250,11 +340,28 @@ func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan, ctr *Counters)
 // message would have done is undone at once and no response is expected
 // for it.
 func (c *Client) frontend(s *Server, typ byte, body []byte, n int, ctr *Counters) Plan {
-	if !s.skipping || typ == 'S' {
-		return c.planFrontend(s, typ, body, n, ctr)
+	if c.fresh {
+		c.fresh = false
+		s.serve(c.Limits)
 	}
+	var pl Plan
 	mark := len(s.q.buf)
-	pl := c.planFrontend(s, typ, body, n, ctr)
+	switch typ {
+	case 'P', 'B', 'D', 'E', 'C', 'S', 'H':
+		// Closed ahead of an extended-protocol message only: after a
+		// Close that failed, the server skips every message up to a
+		// Sync, which a simple Query does not bring (and none may come
+		// between the messages of a COPY). Not while the server skips
+		// (a Sync among them would bring no CloseComplete).
+		if len(s.doomed) > 0 && !s.skipping {
+			s.takeDoomed(&pl)
+		}
+	}
+	if !s.skipping || typ == 'S' {
+		c.planFrontend(s, typ, body, n, ctr, &pl)
+		return pl
+	}
+	c.planFrontend(s, typ, body, n, ctr, &pl)
 	for i := mark; i < len(s.q.buf); i++ {
 		c.entryDropped(s, &s.q.buf[i])
 	}
@@ -263,9 +370,9 @@ func (c *Client) frontend(s *Server, typ byte, body []byte, n int, ctr *Counters
 	return pl
 }
 
-// planFrontend is Frontend for a server that is not skipping.
-func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Counters) Plan {
-	var pl Plan
+// planFrontend is Frontend for a server that is not skipping; it fills
+// pl.
+func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Counters, pl *Plan) {
 	switch typ {
 	case 'P':
 		if r := c.rejectParse; r != nil {
@@ -273,19 +380,19 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 			s.pushSynth(r)
 			c.skipTillSync = true
 			pl.Action = PlanDrop
-			return pl
+			return
 		}
 		effs := c.parseEffs
 		c.parseEffs = nil
 		name, rest, ok := CString(body)
 		if !ok {
 			s.q.push(pend{kind: pkParse, name: "\x00invalid"})
-			return pl
+			return
 		}
 		ctr.ClientParses++
 		if len(name) == 0 {
 			if text, after, ok := CString(rest); ok {
-				if st, srv := c.sqlDeallocate(s, text, &pl, ctr); st {
+				if st, srv := c.sqlDeallocate(s, text, pl, ctr); st {
 					// The unnamed statement deallocates one of the
 					// client's protocol statements: sent as its server
 					// name.
@@ -299,7 +406,7 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 			s.unnamedOwner, s.unnamedGen = c, c.unnamedGen
 			s.q.push(pend{kind: pkParse, seq: c.unnamedGen})
 			ctr.ServerParses++
-			return pl
+			return
 		}
 		if c.stmts == nil {
 			c.stmts = make(map[string]*stmt)
@@ -309,7 +416,7 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 			s.pushSynth(ErrorResponse("ERROR", "42P05", fmt.Sprintf("prepared statement %q already exists", name), ""))
 			c.skipTillSync = true
 			pl.Action = PlanDrop
-			return pl
+			return
 		}
 		ctx := c.stmtContext()
 		if readsPortal(rest) {
@@ -319,17 +426,17 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 		}
 		srv := serverStmtName(serverStmtBase(rest, ctx), c.Limits.Epoch.Load())
 		st := &stmt{srv: srv, rest: append([]byte(nil), rest...), seq: c.qseq, effs: effs}
-		c.stmts[cname] = st
+		c.putStmt(cname, st)
 		pl.Action = PlanRename
 		pl.NewName, pl.Tail, pl.Skip = st.srv, st.rest, len(body)
 		if s.lru.touch(st.srv) {
 			s.pushSynth(msgParseComplete)
 			s.q.buf[len(s.q.buf)-1].name, s.q.buf[len(s.q.buf)-1].cname = st.srv, cname
 			pl.Action = PlanDrop
-			return pl
+			return
 		}
 		pl.CloseName = c.makeRoom(s, ctr)
-		s.lru.add(st.srv, s.qseq)
+		s.addStmt(st.srv, s.qseq)
 		s.q.push(pend{kind: pkParse, name: st.srv, cname: cname})
 		ctr.ServerParses++
 	case 'B':
@@ -342,10 +449,10 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 		if ok {
 			var effs []StateEffect
 			if len(name) == 0 {
-				c.ensureUnnamed(s, &pl, ctr)
+				c.ensureUnnamed(s, pl, ctr)
 				effs = c.unnamedEffs
 			} else if st := c.stmts[string(name)]; st != nil {
-				c.ensureNamed(s, st, &pl, ctr)
+				c.ensureNamed(s, st, pl, ctr)
 				pl.Action = PlanRename
 				pl.NewName, pl.Head, pl.Skip = st.srv, portal, len(portal)+1+len(name)+1
 				effs = st.effs
@@ -356,13 +463,13 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 	case 'D':
 		if len(body) < 2 || body[0] != 'S' {
 			s.q.push(pend{kind: pkDescribeP})
-			return pl
+			return
 		}
 		if name, _, ok := CString(body[1:]); ok {
 			if len(name) == 0 {
-				c.ensureUnnamed(s, &pl, ctr)
+				c.ensureUnnamed(s, pl, ctr)
 			} else if st := c.stmts[string(name)]; st != nil {
-				c.ensureNamed(s, st, &pl, ctr)
+				c.ensureNamed(s, st, pl, ctr)
 				pl.Action = PlanRename
 				pl.NewName, pl.Head, pl.Skip = st.srv, body[:1], len(body)
 			}
@@ -378,11 +485,11 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 					// The client's statement only: others may share the
 					// server's statement, which stays cached.
 					st := c.stmts[string(name)]
-					delete(c.stmts, string(name))
+					c.dropStmt(string(name))
 					s.pushSynth(msgCloseComplete)
 					s.q.buf[len(s.q.buf)-1].cname, s.q.buf[len(s.q.buf)-1].undo = string(name), st
 					pl.Action = PlanDrop
-					return pl
+					return
 				}
 			}
 		}
@@ -404,7 +511,7 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 		c.unnamed, c.unnamedEffs = nil, nil
 		s.unnamedOwner = nil
 		if len(body) == n && n > 0 {
-			if st, srv := c.sqlDeallocate(s, body[:n-1], &pl, ctr); st {
+			if st, srv := c.sqlDeallocate(s, body[:n-1], pl, ctr); st {
 				pl.Action, pl.Replace = PlanReplace, "DEALLOCATE "+srv
 			}
 		}
@@ -412,7 +519,6 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 	case 'F':
 		s.q.push(pend{kind: pkQuery})
 	}
-	return pl
 }
 
 // entryFailed undoes the bookkeeping of a Parse or Close that failed on
@@ -431,7 +537,7 @@ func (c *Client) entryFailed(s *Server, e *pend) {
 		}
 		s.lru.remove(e.name)
 		if st := c.stmts[e.cname]; st != nil && st.srv == e.name {
-			delete(c.stmts, e.cname)
+			c.dropStmt(e.cname)
 		}
 	case pkInjParse:
 		if e.name == "" {
@@ -442,7 +548,10 @@ func (c *Client) entryFailed(s *Server, e *pend) {
 		}
 		s.lru.remove(e.name)
 	case pkInjClose:
-		if e.name != "\x00unnamed" {
+		switch {
+		case e.doomed:
+			s.doomed = append(s.doomed, e.name) // still there
+		case e.name != "\x00unnamed":
 			s.lru.add(e.name, 0) // still there
 		}
 	}
@@ -459,15 +568,12 @@ func (c *Client) entryDropped(s *Server, e *pend) {
 		// have skipped: the client's statement is as before.
 		switch {
 		case e.undo != nil:
-			if c.stmts == nil {
-				c.stmts = make(map[string]*stmt)
-			}
 			if _, ok := c.stmts[e.cname]; !ok {
-				c.stmts[e.cname] = e.undo
+				c.putStmt(e.cname, e.undo)
 			}
 		case e.cname != "":
 			if st := c.stmts[e.cname]; st != nil && st.srv == e.name {
-				delete(c.stmts, e.cname)
+				c.dropStmt(e.cname)
 			}
 		}
 	case pkQuery:
