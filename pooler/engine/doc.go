@@ -1,5 +1,7 @@
 // Package engine holds the pooler's per-client protocol engine, with no
-// I/O: it owns no socket, goroutine, timer or lock. A client's owner (an
+// I/O: it owns no socket, goroutine or timer, and one lock only, a leaf
+// around the counts of the clients that hold each shared server-side
+// statement (refs.go). A client's owner (an
 // event loop of package pooler, or its login goroutine) feeds its engine
 // the events of the client and of the server attached to it and carries
 // out the step each one answers (events.go):
@@ -28,8 +30,15 @@
 // cleans, reads back and restores it). Where a client is (Place) and the
 // moves allowed between places (Move) are here too.
 //
+// A statement's effects may include a call of code it does not name
+// (ReachPending, with the statement's text): the engine resolves it when
+// the statement runs, with the Reacher the driver gives it (SetReacher),
+// which matches the text against what the driver read of the catalog
+// (package pooler, reach.go). A prepared statement is thereby matched at
+// every run.
+//
 // Not here: running the classifier and counting and logging the hazards
-// it finds (package pooler, state.go), and the servers' reported
+// it finds (package pooler, state.go), reading the catalog, and the servers' reported
 // parameters (varcache, server.go); TrackedParams names the parameters
 // it keeps.
 package engine
