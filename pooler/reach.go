@@ -2,6 +2,7 @@ package pooler
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -76,11 +77,14 @@ type reachSnap struct {
 func (rs *reachSnap) empty() bool { return len(rs.words) == 0 && len(rs.ops) == 0 }
 
 // reachFor returns the reach of database db if it is known and fresh.
+// It takes no lock: every statement of every client asks.
 func (rc *routineCache) reachFor(db string, now time.Time) (*reachSnap, bool) {
-	rc.mu.RLock()
-	defer rc.mu.RUnlock()
-	rs := rc.reach[db]
-	if rs == nil || rs.gen != rc.gen || now.Sub(rs.at) > routineTTL {
+	m := rc.reach.Load()
+	if m == nil {
+		return nil, false
+	}
+	rs := (*m)[db]
+	if rs == nil || rs.gen != rc.gen.Load() || now.Sub(rs.at) > routineTTL {
 		return rs, false
 	}
 	return rs, true
@@ -90,10 +94,12 @@ func (rc *routineCache) reachFor(db string, now time.Time) (*reachSnap, bool) {
 func (rc *routineCache) putReach(db string, rs *reachSnap) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if rc.reach == nil {
-		rc.reach = make(map[string]*reachSnap)
+	next := make(map[string]*reachSnap)
+	if m := rc.reach.Load(); m != nil {
+		maps.Copy(next, *m)
 	}
-	rc.reach[db] = rs
+	next[db] = rs
+	rc.reach.Store(&next)
 }
 
 // parseReach decodes the answer to reachQuery.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
@@ -113,10 +114,12 @@ type routineEntry struct {
 // advanced by every routine change the pooler sees; an entry of an older
 // generation is stale.
 type routineCache struct {
-	mu    sync.RWMutex
-	gen   uint64
-	m     map[string]map[string]routineEntry
-	reach map[string]*reachSnap // per database (reach.go)
+	mu  sync.RWMutex
+	gen atomic.Uint64 // advanced under mu
+	m   map[string]map[string]routineEntry
+	// reach is what statements reach per database (reach.go): a map
+	// replaced whole under mu, read without it on every statement.
+	reach atomic.Pointer[map[string]*reachSnap]
 }
 
 // get returns the verdict on routine name of database db, if one is
@@ -125,7 +128,7 @@ func (rc *routineCache) get(db, name string, now time.Time) (routineVerdict, boo
 	rc.mu.RLock()
 	defer rc.mu.RUnlock()
 	e, ok := rc.m[db][name]
-	if !ok || e.gen != rc.gen || now.Sub(e.at) > routineTTL {
+	if !ok || e.gen != rc.gen.Load() || now.Sub(e.at) > routineTTL {
 		return routineVerdict{}, false
 	}
 	return e.routineVerdict, true
@@ -159,7 +162,7 @@ func (rc *routineCache) put(db string, verdicts map[string]routineVerdict, gen u
 // invalidate forgets every verdict (a routine or schema changed).
 func (rc *routineCache) invalidate() {
 	rc.mu.Lock()
-	rc.gen++
+	rc.gen.Add(1)
 	rc.mu.Unlock()
 }
 
@@ -274,9 +277,7 @@ type routinePart struct {
 // by a client of database db.
 func newStateRead(p *Proxy, db string, roots []string) *stateRead {
 	an, _ := p.cfg.Classifier.(RoutineAnalyzer)
-	p.routines.mu.RLock()
-	gen := p.routines.gen
-	p.routines.mu.RUnlock()
+	gen := p.routines.gen.Load()
 	rd := &stateRead{p: p, db: db, an: an, now: time.Now(), gen: gen, nodes: make(map[string]*routineNode)}
 	for _, n := range roots {
 		switch {
