@@ -144,39 +144,12 @@ func TestReachedState(t *testing.T) {
 					if mode == 0 {
 						mode = pgx.QueryExecModeSimpleProtocol
 					}
-					for round := range 2 {
+					for range 2 { // before the pooler read the catalog, and after
 						a := qp.connApp(t, "", mode)
 						exec(t, a, run)
-						if policy == pooler.PolicyPreserve && tc.pins {
-							b := qp.conn(t)
-							ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
-							var got string
-							err := b.QueryRow(ctx, tc.probe).Scan(&got)
-							cancel()
-							if err == nil {
-								t.Fatalf("round %d: B was served while A's state pins the only server: %s = %q", round, tc.probe, got)
-							}
-							b.Close(context.Background())
-						} else {
-							b := qp.conn(t)
-							answered(t, b, tc.probe, tc.clean)
-							b.Close(context.Background())
-						}
-						want := tc.clean
-						if policy == pooler.PolicyPreserve {
-							want = tc.kept
-						}
-						answered(t, a, tc.probe, want)
-						a.Close(context.Background())
-						c := qp.conn(t)
-						answered(t, c, tc.probe, tc.clean)
-						c.Close(context.Background())
+						isolated(t, qp, a, policy, tc.pins, tc.probe, tc.clean, tc.kept)
 					}
-					hz := 0
-					for _, h := range qp.Hazards() {
-						hz += int(h.Count)
-					}
-					if hz == 0 && !tc.unnamed {
+					if hazardsCounted(qp) == 0 && !tc.unnamed {
 						t.Errorf("no hazard counted for %s", run)
 					}
 					if qp.Snapshot().ReachReads == 0 {

@@ -113,35 +113,8 @@ func TestRoutineState(t *testing.T) {
 					} else {
 						exec(t, a, call)
 					}
-					if policy == pooler.PolicyPreserve && tc.pins {
-						// B waits for the one server, which A holds.
-						b := qp.conn(t)
-						ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
-						var got string
-						err := b.QueryRow(ctx, tc.probe).Scan(&got)
-						cancel()
-						if err == nil {
-							t.Fatalf("B was served while A's state pins the only server: %s = %q", tc.probe, got)
-						}
-						b.Close(context.Background())
-					} else {
-						b := qp.conn(t)
-						answered(t, b, tc.probe, tc.clean)
-						b.Close(context.Background())
-					}
-					want := tc.clean
-					if policy == pooler.PolicyPreserve {
-						want = tc.kept
-					}
-					answered(t, a, tc.probe, want)
-					a.Close(context.Background())
-					c := qp.conn(t)
-					answered(t, c, tc.probe, tc.clean)
-					c.Close(context.Background())
-					hz := 0
-					for _, h := range qp.Hazards() {
-						hz += int(h.Count)
-					}
+					isolated(t, qp, a, policy, tc.pins, tc.probe, tc.clean, tc.kept)
+					hz := hazardsCounted(qp)
 					if hz == 0 && !tc.unnamed {
 						t.Errorf("no hazard counted for %s", call)
 					}
@@ -408,4 +381,44 @@ func TestLargeRoutineDefinitions(t *testing.T) {
 			qp.settled(t)
 		})
 	}
+}
+
+// isolated checks, after client a made state that probe reads, that
+// another client of the only server never sees it: under preserve with
+// state that pins (pins) it is not served at all, otherwise it reads
+// clean; that a reads kept under preserve and clean otherwise; and that
+// after a leaves the next client reads clean.
+func isolated(t *testing.T, qp *quietProxy, a *pgx.Conn, policy pooler.Policy, pins bool, probe, clean, kept string) {
+	t.Helper()
+	b := qp.conn(t)
+	if policy == pooler.PolicyPreserve && pins {
+		ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+		var got string
+		err := b.QueryRow(ctx, probe).Scan(&got)
+		cancel()
+		if err == nil {
+			t.Fatalf("B was served while A's state pins the only server: %s = %q", probe, got)
+		}
+	} else {
+		answered(t, b, probe, clean)
+	}
+	b.Close(context.Background())
+	want := clean
+	if policy == pooler.PolicyPreserve {
+		want = kept
+	}
+	answered(t, a, probe, want)
+	a.Close(context.Background())
+	c := qp.conn(t)
+	answered(t, c, probe, clean)
+	c.Close(context.Background())
+}
+
+// hazardsCounted sums the proxy's hazard counts.
+func hazardsCounted(qp *quietProxy) int {
+	hz := 0
+	for _, h := range qp.Hazards() {
+		hz += int(h.Count)
+	}
+	return hz
 }
