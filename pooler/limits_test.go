@@ -167,6 +167,39 @@ func TestMalformedStartup(t *testing.T) {
 			t.Fatalf("answer %q, %v; want the connection closed", b, err)
 		}
 	})
+	// A client that goes away while it connects is closed without a
+	// word, as PostgreSQL does: a half-sent startup packet, or nothing
+	// after the answer to its SSLRequest.
+	for _, early := range []struct {
+		name string
+		sent []byte
+		// answer is what the pooler says before the client leaves.
+		answer string
+	}{
+		{"a half-sent startup packet", startup(3<<16, "user\x00postgres\x00\x00")[:10], ""},
+		{"a half-sent length", be32(8)[:2], ""},
+		{"nothing after the SSLRequest's answer", be32(8, 80877103), "N"},
+	} {
+		t.Run(early.name+" closes without a word", func(t *testing.T) {
+			conn := rawConn(t, tp)
+			conn.Write(early.sent)
+			if early.answer != "" {
+				b := make([]byte, len(early.answer))
+				if _, err := io.ReadFull(conn, b); err != nil || string(b) != early.answer {
+					t.Fatalf("answer %q, %v; want %q", b, err, early.answer)
+				}
+			}
+			tc, ok := conn.(interface{ CloseWrite() error })
+			if !ok {
+				t.Fatalf("%T cannot half-close", conn)
+			}
+			tc.CloseWrite()
+			b, err := io.ReadAll(conn)
+			if err != nil || len(b) != 0 {
+				t.Fatalf("answer %q, %v; want the connection closed", b, err)
+			}
+		})
+	}
 	t.Run("SSLRequest and GSSENCRequest get N", func(t *testing.T) {
 		conn := rawConn(t, tp)
 		for _, code := range []uint32{80877103, 80877104} {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -123,7 +124,11 @@ func (c *clientConn) readStartupPacket() (*startupPacket, error) {
 			}
 			tc := tls.Server(c.conn, cfg)
 			if err := tc.Handshake(); err != nil {
-				c.proxy.log.Info("client TLS handshake failed", "addr", c.conn.RemoteAddr().String(), "err", err)
+				level := slog.LevelInfo
+				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+					level = slog.LevelDebug // the client went away, as clients may
+				}
+				c.proxy.log.Log(c.proxy.ctx, level, "client TLS handshake failed", "addr", c.conn.RemoteAddr().String(), "err", err)
 				return nil, err
 			}
 			c.conn, c.rio, c.tls = tc, tc, true
