@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// The ways of issue 39 in the soak: code that a statement does not name
-// sets the client's soak.owner or its role. The state-diff oracle that
+// The soak's ways to make session state through code a statement does not
+// name: each sets the client's soak.owner or its role. The state-diff oracle that
 // checks the result is check (soak_ops_test.go).
 
 // soakReachSetup creates, once per TestSoak, the objects through which a
