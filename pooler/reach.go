@@ -2,7 +2,6 @@ package pooler
 
 import (
 	"encoding/json"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -79,27 +78,14 @@ func (rs *reachSnap) empty() bool { return len(rs.words) == 0 && len(rs.ops) == 
 // reachFor returns the reach of database db if it is known and fresh.
 // It takes no lock: every statement of every client asks.
 func (rc *routineCache) reachFor(db string, now time.Time) (*reachSnap, bool) {
-	m := rc.reach.Load()
-	if m == nil {
-		return nil, false
+	var rs *reachSnap
+	if k := rc.known(db); k != nil {
+		rs = k.reach
 	}
-	rs := (*m)[db]
 	if rs == nil || rs.gen != rc.gen.Load() || now.Sub(rs.at) > routineTTL {
 		return rs, false
 	}
 	return rs, true
-}
-
-// putReach keeps the reach of database db, read in generation gen.
-func (rc *routineCache) putReach(db string, rs *reachSnap) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	next := make(map[string]*reachSnap)
-	if m := rc.reach.Load(); m != nil {
-		maps.Copy(next, *m)
-	}
-	next[db] = rs
-	rc.reach.Store(&next)
 }
 
 // parseReach decodes the answer to reachQuery.

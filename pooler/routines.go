@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -110,24 +111,41 @@ type routineEntry struct {
 	at  time.Time
 }
 
-// routineCache keeps the verdicts, per database and routine name. gen is
-// advanced by every routine change the pooler sees; an entry of an older
-// generation is stale.
+// routineCache keeps what the pooler learned per database: the verdicts
+// per routine name and what statements reach (reach.go). Every statement
+// reads it, so it is read without a lock: each database's knowledge is
+// immutable, and store replaces it (and the map of them) whole under mu,
+// which only writers take. gen is advanced by every routine change the
+// pooler sees; an entry or a reach of an older generation is stale.
 type routineCache struct {
-	mu  sync.RWMutex
-	gen atomic.Uint64 // advanced under mu
-	m   map[string]map[string]routineEntry
-	// reach is what statements reach per database (reach.go): a map
-	// replaced whole under mu, read without it on every statement.
-	reach atomic.Pointer[map[string]*reachSnap]
+	mu  sync.Mutex
+	gen atomic.Uint64
+	dbs atomic.Pointer[map[string]*dbKnown]
+}
+
+// dbKnown is what the pooler learned of one database; never changed once
+// stored.
+type dbKnown struct {
+	verdicts map[string]routineEntry
+	reach    *reachSnap
+}
+
+// known returns what the pooler learned of database db (nil: nothing).
+func (rc *routineCache) known(db string) *dbKnown {
+	if m := rc.dbs.Load(); m != nil {
+		return (*m)[db]
+	}
+	return nil
 }
 
 // get returns the verdict on routine name of database db, if one is
 // known.
 func (rc *routineCache) get(db, name string, now time.Time) (routineVerdict, bool) {
-	rc.mu.RLock()
-	defer rc.mu.RUnlock()
-	e, ok := rc.m[db][name]
+	k := rc.known(db)
+	if k == nil {
+		return routineVerdict{}, false
+	}
+	e, ok := k.verdicts[name]
 	if !ok || e.gen != rc.gen.Load() || now.Sub(e.at) > routineTTL {
 		return routineVerdict{}, false
 	}
@@ -141,30 +159,33 @@ func (rc *routineCache) clean(db, name string, now time.Time) bool {
 	return ok && v.clean
 }
 
-// put keeps verdicts read in generation gen.
-func (rc *routineCache) put(db string, verdicts map[string]routineVerdict, gen uint64, now time.Time) {
+// store keeps, for database db, verdicts read in generation gen (may be
+// empty) and the reach rs (nil: the one kept stays).
+func (rc *routineCache) store(db string, verdicts map[string]routineVerdict, rs *reachSnap, gen uint64, now time.Time) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if rc.m == nil {
-		rc.m = make(map[string]map[string]routineEntry)
+	next := make(map[string]*dbKnown)
+	if m := rc.dbs.Load(); m != nil {
+		maps.Copy(next, *m)
 	}
-	m := rc.m[db]
-	if m == nil {
-		m = make(map[string]routineEntry)
-		rc.m[db] = m
+	k := &dbKnown{verdicts: make(map[string]routineEntry), reach: rs}
+	if old := next[db]; old != nil {
+		maps.Copy(k.verdicts, old.verdicts)
+		if rs == nil {
+			k.reach = old.reach
+		}
 	}
 	for n, v := range verdicts {
 		// A verdict read before a routine change is stale at once.
-		m[n] = routineEntry{routineVerdict: v, gen: gen, at: now}
+		k.verdicts[n] = routineEntry{routineVerdict: v, gen: gen, at: now}
 	}
+	next[db] = k
+	rc.dbs.Store(&next)
 }
 
-// invalidate forgets every verdict (a routine or schema changed).
-func (rc *routineCache) invalidate() {
-	rc.mu.Lock()
-	rc.gen.Add(1)
-	rc.mu.Unlock()
-}
+// invalidate forgets every verdict and reach (a routine, a schema or an
+// object that runs code changed).
+func (rc *routineCache) invalidate() { rc.gen.Add(1) }
 
 // knownClean returns the client's test for the classifier's pre-filter
 // (KnownClassifier): whether a routine name, in any case, is known to
@@ -407,7 +428,7 @@ func (rd *stateRead) answer(row []string, err error) {
 			rd.snap, err = parseReach(row, rd.gen, rd.now)
 		}
 		if err == nil {
-			rd.p.routines.putReach(rd.db, rd.snap)
+			rd.p.routines.store(rd.db, nil, rd.snap, rd.gen, rd.now)
 		} else {
 			rd.snap = nil
 			rd.p.log.Warn("could not read what statements reach in the catalog; the calls count as opaque", "database", rd.db, "err", err)
@@ -510,7 +531,7 @@ func (rd *stateRead) learn() {
 		params = append(params, v.params...)
 	}
 	if len(verdicts) > 0 {
-		rd.p.routines.put(rd.db, verdicts, rd.gen, time.Now())
+		rd.p.routines.store(rd.db, verdicts, nil, rd.gen, time.Now())
 	}
 	slices.Sort(params)
 	for _, n := range slices.Compact(params) {

@@ -54,14 +54,6 @@ func (r *stmtRefs) unref(name string) {
 	r.mu.Unlock()
 }
 
-// Held reports how many clients hold a statement under server-side name
-// name (for tests).
-func (l *Limits) Held(name string) int {
-	l.Refs.mu.Lock()
-	defer l.Refs.mu.Unlock()
-	return l.Refs.n[name]
-}
-
 // putStmt gives the client statement st under its name cname.
 func (c *Client) putStmt(cname string, st *stmt) {
 	if c.stmts == nil {

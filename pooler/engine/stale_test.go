@@ -284,3 +284,11 @@ func TestDoomedCloseSkipped(t *testing.T) {
 		t.Fatalf("closes %q ahead of a simple Query", pl.Closes)
 	}
 }
+
+// Held reports how many clients hold a statement under server-side name
+// name.
+func (l *Limits) Held(name string) int {
+	l.Refs.mu.Lock()
+	defer l.Refs.mu.Unlock()
+	return l.Refs.n[name]
+}
