@@ -214,36 +214,29 @@ func (rs *reachSnap) reached(text string, fn func(routine string)) {
 
 // reachCalls adds to effs, the effects of the client's statement text
 // (of a Query, or of a Parse when parse is set), what the statement
-// reaches without naming it. A prepared statement runs later, maybe many
-// times, and each run must be matched against the reach as it is then:
-// it gets a ReachPending call with its text, which the engine resolves
-// when the statement runs (Reach). A query runs now: it gets a StateCall
-// for every routine it reaches, or the ReachPending call when the reach
-// is not known now (the read after its transaction matches it). It
-// returns effs itself when nothing is added (effs may be the classifier's
-// cached slice: it is never changed).
+// reaches without naming it. A query runs now: it gets a StateCall for
+// every routine it reaches that may change state (Reach). A prepared
+// statement runs later, maybe many times, and each run must be matched
+// against the reach as it is then: it gets a ReachPending call with its
+// text, which the engine resolves when the statement runs (Reach again);
+// so does a query when the reach is not known now (the read after its
+// transaction matches it). It returns effs itself when nothing is added
+// (effs may be the classifier's cached slice: it is never changed).
 func (c *clientConn) reachCalls(text string, effs []StateEffect, parse bool) []StateEffect {
-	rs, fresh := c.proxy.routines.reachFor(c.pool.key.database, time.Now())
-	if parse || !fresh {
-		name := reachAll
-		if len(text) <= maxPendingText && (parse || c.eng.Session.Calls() < maxPending) {
-			name = reachPending + text
-		}
-		return append(effs[:len(effs):len(effs)], StateEffect{Kind: StateCall, Name: name})
-	}
-	if rs.empty() {
-		return effs
-	}
 	out := effs[:len(effs):len(effs)]
-	rs.reached(text, func(r string) {
-		for _, e := range out[len(effs):] {
-			if e.Name == r {
-				return
+	if !parse {
+		if routines, known := c.Reach(text); known {
+			for _, r := range routines {
+				out = append(out, StateEffect{Kind: StateCall, Name: r})
 			}
+			return out
 		}
-		out = append(out, StateEffect{Kind: StateCall, Name: r})
-	})
-	return out
+	}
+	name := reachAll
+	if len(text) <= maxPendingText && (parse || c.eng.Session.Calls() < maxPending) {
+		name = reachPending + text
+	}
+	return append(out, StateEffect{Kind: StateCall, Name: name})
 }
 
 // maxSQLPrepared is how many SQL-level PREPARE texts a client keeps for
@@ -314,7 +307,7 @@ func (c *clientConn) Reach(text string) (routines []string, known bool) {
 		return nil, true
 	}
 	rs.reached(text, func(r string) {
-		if slices.Contains(routines, r) || r != engine.OpaqueDOBlock && (p.trust.trusted(r) || p.routines.clean(db, r, now)) {
+		if slices.Contains(routines, r) || r != engine.OpaqueDOBlock && p.changesNothing(db, r, now) {
 			return
 		}
 		routines = append(routines, r)

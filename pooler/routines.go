@@ -187,16 +187,21 @@ func (rc *routineCache) store(db string, verdicts map[string]routineVerdict, rs 
 // object that runs code changed).
 func (rc *routineCache) invalidate() { rc.gen.Add(1) }
 
+// changesNothing reports whether a call of routine name (lower-case, as
+// written) by a client of database db is known to change no session
+// state: the operator trusts it, or the pooler learned so.
+func (p *Proxy) changesNothing(db, name string, now time.Time) bool {
+	return p.trust.trusted(name) || p.routines.clean(db, name, now)
+}
+
 // knownClean returns the client's test for the classifier's pre-filter
 // (KnownClassifier): whether a routine name, in any case, is known to
 // change nothing in the client's database.
 func (c *clientConn) knownClean() func(name string) bool {
 	if c.knownFn == nil {
-		rc, db := &c.proxy.routines, c.pool.key.database
-		trust := &c.proxy.trust
+		p, db := c.proxy, c.pool.key.database
 		c.knownFn = func(name string) bool {
-			name = strings.ToLower(name)
-			return trust.trusted(name) || rc.clean(db, name, time.Now())
+			return p.changesNothing(db, strings.ToLower(name), time.Now())
 		}
 	}
 	return c.knownFn
@@ -217,7 +222,7 @@ func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 			p.routines.invalidate()
 			c.routineChanged.Store(true)
 		case e.Kind == StateCall && e.Name != engine.DOBlock && e.Name != engine.OpaqueDOBlock &&
-			(p.trust.trusted(e.Name) || p.routines.clean(db, e.Name, now)):
+			p.changesNothing(db, e.Name, now):
 			if out == nil {
 				out = append(make([]StateEffect, 0, len(effs)), effs[:i]...)
 			}
@@ -351,7 +356,7 @@ func (rd *stateRead) resolve() {
 	}
 	before := len(rd.roots)
 	add := func(r string) {
-		if slices.Contains(rd.roots, r) || rd.p.trust.trusted(r) || rd.p.routines.clean(rd.db, r, rd.now) {
+		if slices.Contains(rd.roots, r) || rd.p.changesNothing(rd.db, r, rd.now) {
 			return // known to change nothing
 		}
 		rd.roots = append(rd.roots, r)

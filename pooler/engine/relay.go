@@ -102,7 +102,8 @@ func (c *Client) mustVerify(status byte, gone bool) bool {
 func (c *Client) mustClean() bool { return c.policyOn && c.Session.Dirty() }
 
 // VanishPlan is what becomes of the attached server when its client
-// leaves: the action, and for VanishReset the queries to send before the server is released at their last ReadyForQuery.
+// leaves: the action, and for VanishReset the queries to send before the
+// server is released at their last ReadyForQuery.
 type VanishPlan struct {
 	Action  VanishAction
 	Queries []string
