@@ -322,6 +322,7 @@ func newStateRead(p *Proxy, db string, roots []string) *stateRead {
 		rd.counted = true
 		p.stats.verifications.Add(1)
 	}
+	rd.askRoots(rd.roots)
 	snap, fresh := p.routines.reachFor(db, rd.now)
 	if fresh {
 		rd.snap = snap
@@ -331,7 +332,6 @@ func newStateRead(p *Proxy, db string, roots []string) *stateRead {
 		// against it, and the definitions learned are too.
 		rd.readReach = true
 	}
-	rd.askRoots(rd.roots)
 	return rd
 }
 
@@ -341,9 +341,7 @@ func (rd *stateRead) askRoots(names []string) {
 		return
 	}
 	for _, n := range names {
-		if n != engine.DOBlock && n != engine.OpaqueDOBlock {
-			rd.ask(n)
-		}
+		rd.ask(n)
 	}
 }
 

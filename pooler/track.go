@@ -47,22 +47,21 @@ func (c *clientConn) frontendBody(n int, whole bool) (body []byte, consumed bool
 // copyMessage: a failed write is errWrite, anything else is the client's.
 func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, consumed bool, pl *engine.Plan) error {
 	buf := &c.hdr
-	for _, name := range pl.Closes {
+	closeStmt := func(name string) {
 		w.Write(engine.PutHeader(buf[:0], 'C', 1+len(name)+1))
 		w.WriteByte('S')
 		w.WriteString(name)
 		w.WriteByte(0)
 	}
-	if pl.CloseName != "" {
-		if pl.CloseName == "\x00unnamed" {
-			w.Write(engine.PutHeader(buf[:0], 'C', 2))
-			w.Write([]byte{'S', 0})
-		} else {
-			w.Write(engine.PutHeader(buf[:0], 'C', 1+len(pl.CloseName)+1))
-			w.WriteByte('S')
-			w.WriteString(pl.CloseName)
-			w.WriteByte(0)
-		}
+	for _, name := range pl.Closes {
+		closeStmt(name)
+	}
+	switch pl.CloseName {
+	case "":
+	case "\x00unnamed":
+		closeStmt("")
+	default:
+		closeStmt(pl.CloseName)
 	}
 	if pl.Inject {
 		w.Write(engine.PutHeader(buf[:0], 'P', len(pl.InjName)+1+len(pl.InjRest)))

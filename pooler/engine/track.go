@@ -357,11 +357,11 @@ func (c *Client) frontend(s *Server, typ byte, body []byte, n int, ctr *Counters
 			s.takeDoomed(&pl)
 		}
 	}
-	if !s.skipping || typ == 'S' {
-		c.planFrontend(s, typ, body, n, ctr, &pl)
+	skipped := s.skipping && typ != 'S'
+	c.planFrontend(s, typ, body, n, ctr, &pl)
+	if !skipped {
 		return pl
 	}
-	c.planFrontend(s, typ, body, n, ctr, &pl)
 	for i := mark; i < len(s.q.buf); i++ {
 		c.entryDropped(s, &s.q.buf[i])
 	}
