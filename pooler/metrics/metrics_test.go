@@ -34,20 +34,13 @@ func (classifier) Classify(sql string) ([]pooler.StateEffect, string) {
 	return nil, ""
 }
 
-// TestMetricsScrape runs a proxy with a metrics listener, makes some
-// traffic, holds a transaction open, and scrapes /metrics with net/http,
-// parsing the text format.
-func TestMetricsScrape(t *testing.T) {
-	srv := pgtest.Shared(t)
-	p, err := pooler.New(pooler.Config{
-		Listen:         "127.0.0.1:0",
-		Upstream:       srv.SocketURL(pgtest.SuperUser),
-		PoolSize:       3,
-		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Classifier:     classifier{},
-		MetricsListen:  "127.0.0.1:0",
-		MetricsHandler: Handler,
-	})
+// serveWithMetrics starts a proxy of cfg on a loopback port with a
+// metrics listener and serves it; stop shuts it down and waits for it.
+func serveWithMetrics(t *testing.T, cfg pooler.Config) (p *pooler.Proxy, stop func()) {
+	t.Helper()
+	cfg.Listen, cfg.MetricsListen, cfg.MetricsHandler = "127.0.0.1:0", "127.0.0.1:0", Handler
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	p, err := pooler.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,13 +49,28 @@ func TestMetricsScrape(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- p.Serve(context.Background()) }()
-	defer func() {
+	return p, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		p.Shutdown(ctx)
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestMetricsScrape runs a proxy with a metrics listener, makes some
+// traffic, holds a transaction open, and scrapes /metrics with net/http,
+// parsing the text format.
+func TestMetricsScrape(t *testing.T) {
+	srv := pgtest.Shared(t)
+	p, stop := serveWithMetrics(t, pooler.Config{
+		Upstream:   srv.SocketURL(pgtest.SuperUser),
+		PoolSize:   3,
+		Classifier: classifier{},
+	})
+	defer func() {
+		stop()
 		if _, err := http.Get(fmt.Sprintf("http://%s/metrics", p.MetricsAddr())); err == nil {
 			t.Error("the metrics server still answers after Shutdown")
 		}
@@ -264,31 +272,12 @@ func TestMetricsCapture(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := tc.open(t)
 			defer w.Close()
-			p, err := pooler.New(pooler.Config{
-				Listen:         "127.0.0.1:0",
-				Upstream:       srv.SocketURL(pgtest.SuperUser),
-				PoolSize:       2,
-				Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
-				Capture:        w,
-				MetricsListen:  "127.0.0.1:0",
-				MetricsHandler: Handler,
+			p, stop := serveWithMetrics(t, pooler.Config{
+				Upstream: srv.SocketURL(pgtest.SuperUser),
+				PoolSize: 2,
+				Capture:  w,
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.Listen(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- p.Serve(context.Background()) }()
-			defer func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				p.Shutdown(ctx)
-				if err := <-done; err != nil {
-					t.Error(err)
-				}
-			}()
+			defer stop()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			url := fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", pgtest.SuperUser, p.Addr(), pgtest.Database)
