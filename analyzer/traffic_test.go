@@ -163,10 +163,11 @@ func TestAnalyzeCapturesErrors(t *testing.T) {
 	}
 }
 
-// TestAnalyzeRotatedCapture records a session whose SET and later
-// transactions fall in different parts of a rotated capture, and gives the
-// parts to analyze in reverse order.
-func TestAnalyzeRotatedCapture(t *testing.T) {
+// recordRotated records, in parts of at most 600 bytes, a session of a
+// SET and then 20 SELECTs, and returns the capture's path and writer
+// (closed).
+func recordRotated(t *testing.T) (string, *capture.Writer) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "cap.jsonl")
 	w, err := capture.Create(path, capture.Header{Mode: "record"}, capture.Options{MaxBytes: 600})
 	if err != nil {
@@ -186,6 +187,14 @@ func TestAnalyzeRotatedCapture(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return path, w
+}
+
+// TestAnalyzeRotatedCapture records a session whose SET and later
+// transactions fall in different parts of a rotated capture, and gives the
+// parts to analyze in reverse order.
+func TestAnalyzeRotatedCapture(t *testing.T) {
+	path, _ := recordRotated(t)
 	var parts []string
 	for n := 1; ; n++ {
 		p := capture.PartPath(path, n)
@@ -217,25 +226,7 @@ func TestAnalyzeRotatedCapture(t *testing.T) {
 func TestAnalyzeBrokenPart(t *testing.T) {
 	for _, strict := range []bool{false, true} {
 		t.Run(fmt.Sprintf("strict=%v", strict), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "cap.jsonl")
-			w, err := capture.Create(path, capture.Header{Mode: "record"}, capture.Options{MaxBytes: 600})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := w.StartSession(capture.SessionInfo{ApplicationName: "billing"})
-			query := func(sql string) {
-				body := append([]byte(sql), 0)
-				s.Frontend('Q', body, len(body))
-				s.Backend('Z', []byte{'I'})
-			}
-			query("SET search_path = app")
-			for range 20 {
-				query("SELECT * FROM invoices")
-			}
-			s.End("client closed")
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
+			_, w := recordRotated(t)
 			parts := w.Files()
 			if len(parts) < 3 {
 				t.Fatalf("%d parts", len(parts))
