@@ -38,19 +38,17 @@ var clientWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 
 type clientConn struct {
 	proxy *Proxy
 	conn  net.Conn
-	// hdr is writePlan's scratch space for message headers (client
-	// goroutine only: a local array would escape to the heap).
-	hdr [headerLen + 2]byte
 	// waiter is the client's place in its pool's wait queue (reused).
 	waiter waiter
 	// rio reads and writes conn for the buffers (rawio.go; the tls.Conn
 	// of a client that uses TLS).
 	rio io.ReadWriter
 	// tkind and tsince are the timeout that runs for the client and
-	// since when: its last message, or the change of its state that
-	// started that timeout (its loop's: evLoop.touch, timedOut).
+	// since when (monotonic nanoseconds since statsEpoch): its last
+	// message, or the change of its state that started that timeout (its
+	// loop's: evLoop.touch, timedOut).
 	tkind  engine.TimeoutKind
-	tsince time.Time
+	tsince int64
 	// kill is the FATAL a client closed by the pooler gets (a timeout):
 	// set before its socket's read side is shut, sent by vanish.
 	kill atomic.Pointer[[]byte]
@@ -81,8 +79,6 @@ type clientConn struct {
 	//
 	// server is the attached server, or nil.
 	server *serverConn
-	// st is the protocol state of the attached server.
-	st engine.RelState
 	// place is where the client is (engine.Place), changed only by
 	// move.
 	place engine.Place
@@ -91,11 +87,9 @@ type clientConn struct {
 	gone bool
 	// vanished is gone for the relay's hot path: it drops server output.
 	vanished atomic.Bool
-	// params are the client's tracked parameters (varcache): what it asked
-	// for at startup, updated by every ParameterStatus it was sent; sig is
-	// paramsSig(params).
-	params map[string]string
-	sig    uint64
+	// params are the client's tracked parameters (varcache), a set shared
+	// with the clients that have the same values (params.go).
+	params *paramSet
 
 	// rec records the session when the proxy captures (nil otherwise);
 	// endReason is what its session end says.
@@ -105,9 +99,6 @@ type clientConn struct {
 	// measurement builds only (capturetoggle.go).
 	recOff atomic.Bool
 
-	// knownFn is the client's test of routines known to change nothing
-	// (knownClean), made once.
-	knownFn func(name string) bool
 	// sqlPrepared are the texts of the client's SQL-level PREPAREs, by
 	// name, for what their EXECUTEs reach (reach.go).
 	sqlPrepared map[string]string
@@ -116,10 +107,6 @@ type clientConn struct {
 	// until that transaction ends may be the old definitions, so it is
 	// forgotten again when it does (settle).
 	routineChanged atomic.Bool
-	// startupSets are startup parameters beyond the tracked ones, set on
-	// every server the client gets (see login's carry).
-	startupSets []engine.Setting
-
 	// eng is the client's protocol engine (package engine): it is fed
 	// the events of the client and of its server and decides what
 	// follows them.
@@ -350,7 +337,7 @@ func (c *clientConn) detached() bool {
 func (c *clientConn) attachAtLogin() (*serverConn, error) {
 	p := c.proxy
 	c.move(engine.Waiting)
-	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.waitLimit()), c.params, &c.waiter)
+	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.waitLimit()), c.params.m, &c.waiter)
 	if err != nil {
 		return nil, err
 	}

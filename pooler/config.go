@@ -87,6 +87,9 @@ func (m TLSMode) requires() bool {
 // Config.MaxMessageSize says otherwise.
 const DefaultMaxMessageSize = 64 << 20
 
+// DefaultMaxPendingOutput is Config.MaxPendingOutput's default.
+const DefaultMaxPendingOutput = 256 << 10
+
 // Config is what a Proxy needs. Zero durations and sizes take the
 // defaults documented on each field.
 type Config struct {
@@ -212,6 +215,14 @@ type Config struct {
 	InsecureTrust bool
 	// MaxMessageSize is the largest client message (default 64 MiB).
 	MaxMessageSize int
+	// MaxPendingOutput bounds what a socket may hold back unwritten
+	// before the pooler stops relaying into it (it stops reading the other
+	// side) until it drains (default DefaultMaxPendingOutput).
+	MaxPendingOutput int
+	// MaxOwedAnswers bounds the answers a server may owe a tracked client
+	// before the client's next message waits for them (default
+	// engine.DefaultMaxOwed).
+	MaxOwedAnswers int
 	// MaxPreparedStatements bounds the protocol-level prepared statements
 	// the pooler keeps per server connection in transaction mode (default
 	// 200). A negative value turns the rewriting of prepared statements

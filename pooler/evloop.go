@@ -42,6 +42,9 @@ import (
 type evLoop struct {
 	p   *Proxy
 	sys loopSys // the system's poller (evloop_sys.go, evloop_nosys.go)
+	// outMax bounds what a socket may hold back unwritten before the loop
+	// stops relaying into it until it drains (max_pending_output).
+	outMax int
 
 	mu    sync.Mutex
 	inbox []loopMsg
@@ -133,10 +136,6 @@ type clientView struct {
 	srv    *serverConn // the attached server (tests)
 }
 
-// loopOut bounds what a socket may hold back unwritten before the loop
-// stops relaying into it until it drains.
-const loopOut = 256 << 10
-
 // startLoops starts n loops.
 func (p *Proxy) startLoops(n int) error {
 	var loops []*evLoop
@@ -164,7 +163,7 @@ func (p *Proxy) stopLoops() {
 }
 
 func newLoop(p *Proxy) (*evLoop, error) {
-	l := &evLoop{p: p, awake: true, own: make(map[*clientConn]int32)}
+	l := &evLoop{p: p, awake: true, own: make(map[*clientConn]int32), outMax: p.cfg.MaxPendingOutput}
 	if err := l.sys.init(); err != nil {
 		return nil, err
 	}
@@ -280,7 +279,7 @@ func (l *evLoop) event(fd int32, events uint32) {
 			l.serverReadable(s)
 			// s may have gone back to its pool, and on to another
 			// loop: it is looked at only while still c's.
-			if c != nil && l.owns(c) && c.server == s && c.eng.Holding() && !c.lwait && !c.eng.Saturated(&s.eng) && s.raw.pending() <= loopOut {
+			if c != nil && l.owns(c) && c.server == s && c.eng.Holding() && !c.lwait && !c.eng.Saturated(&s.eng) && s.raw.pending() <= l.outMax {
 				// The client's next message waited for answers
 				// owed (frontend): they came.
 				l.clientReadable(c)

@@ -3,7 +3,6 @@ package pooler
 import (
 	"bufio"
 	"errors"
-	"maps"
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
@@ -176,7 +175,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 		batched = true
 		if !ok {
 			c.lbig = nil
-			if more := (*moreToCome)(nil); errors.As(err, &more) {
+			if more := streamed(err); more != nil {
 				c.lleft, c.ldrop = more.left, more.drop
 			}
 			continue
@@ -211,7 +210,7 @@ func (l *evLoop) frontend(c *clientConn) bool {
 		}
 		if written != s {
 			l.flushWritten(c, &written)
-			if rio := s.raw; rio.pending() > loopOut {
+			if rio := s.raw; rio.pending() > l.outMax {
 				// The server does not keep up: go on when it drains
 				// (serverWritable).
 				c.eng.Hold(m.adm)
@@ -221,10 +220,9 @@ func (l *evLoop) frontend(c *clientConn) bool {
 		}
 		err = c.forward(s, &m)
 		c.lbig = nil
-		var more *moreToCome
-		switch {
+		switch more := streamed(err); {
 		case err == nil:
-		case errors.As(err, &more):
+		case more != nil:
 			// Streamed: the rest goes to s (or is dropped) as it comes.
 			c.lleft, c.ldrop = more.left, more.drop
 		case errors.Is(err, errWrite):
@@ -295,7 +293,7 @@ func (l *evLoop) streamClient(c *clientConn, written **serverConn) bool {
 	}
 	if *written != s {
 		l.flushWritten(c, written)
-		if rio := s.raw; rio.pending() > loopOut {
+		if rio := s.raw; rio.pending() > l.outMax {
 			return false
 		}
 		*written = s
@@ -402,7 +400,7 @@ func (l *evLoop) pauseAside(c *clientConn) {
 func (l *evLoop) loginAside(c *clientConn, granted bool) {
 	c.lwait = true
 	p, pl := l.p, c.pool
-	params := maps.Clone(c.params)
+	params := c.params.m
 	go func() {
 		var s *serverConn
 		var err error
@@ -531,7 +529,7 @@ func (l *evLoop) armOut(c *clientConn) {
 func (l *evLoop) clientWritable(c *clientConn) {
 	rio := c.raw
 	left, _ := rio.flushPend()
-	small := rio.pending() <= loopOut
+	small := rio.pending() <= l.outMax
 	if !left && c.lout {
 		c.lout = false
 		l.modify(rio, l.own[c], false)

@@ -102,7 +102,7 @@ func (r *rawIO) flushBlocking() {
 		return
 	}
 	if len(r.pend) > 0 {
-		r.write(r.pend, r.writeFn)
+		r.write(r.pend)
 		r.pend = nil
 	}
 }

@@ -67,7 +67,7 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 			if s.r.Buffered() == 0 {
 				return smNext
 			}
-			if c.raw.pending() > loopOut {
+			if c.raw.pending() > l.outMax {
 				s.lblocked = true
 				return smNext
 			}
@@ -95,7 +95,7 @@ func (l *evLoop) backend(c *clientConn, s *serverConn) smResult {
 		if s.r.Buffered() < total {
 			return smNext
 		}
-		if c.raw.pending() > loopOut {
+		if c.raw.pending() > l.outMax {
 			s.lblocked = true
 			return smNext
 		}
@@ -317,7 +317,7 @@ var errServerGone = errors.New("server connection lost")
 func (l *evLoop) serverWritable(s *serverConn) {
 	rio := s.raw
 	left, _ := rio.flushPend()
-	small := rio.pending() <= loopOut
+	small := rio.pending() <= l.outMax
 	if !left && s.lout {
 		s.lout = false
 		l.modify(rio, s.lfd, false)

@@ -18,6 +18,18 @@ type loopSys struct {
 	file   *os.File
 	rc     syscall.RawConn
 	events []syscall.EpollEvent
+	// poll is pollOnce bound once (a closure made at each wait would be
+	// allocated each time); n and werr are what it found.
+	poll func(fd uintptr) bool
+	n    int
+	werr error
+}
+
+// pollOnce takes the ready events without waiting: false (nothing ready)
+// makes rc.Read wait on the runtime's poller and call it again.
+func (y *loopSys) pollOnce(fd uintptr) bool {
+	y.n, y.werr = epollPoll(int(fd), y.events)
+	return y.n > 0 || y.werr != nil && y.werr != syscall.EINTR
 }
 
 // bridgeOnly: every connection is bridged (newRawIO); here only those
@@ -61,6 +73,7 @@ func (y *loopSys) init() error {
 		return err
 	}
 	*y = loopSys{ep: ep, efd: int(efd), file: f, rc: rc, events: make([]syscall.EpollEvent, 256)}
+	y.poll = y.pollOnce
 	return nil
 }
 
@@ -79,14 +92,10 @@ func (l *evLoop) wake() {
 // handles the sockets' events.
 func (l *evLoop) wait() error {
 	y := &l.sys
-	var n int
-	var werr error
-	err := y.rc.Read(func(fd uintptr) bool {
-		n, werr = epollPoll(int(fd), y.events)
-		return n > 0 || werr != nil && werr != syscall.EINTR
-	})
+	y.n, y.werr = 0, nil
+	err := y.rc.Read(y.poll)
 	if err == nil {
-		err = werr
+		err = y.werr
 	}
 	if err != nil {
 		return err
@@ -95,7 +104,7 @@ func (l *evLoop) wait() error {
 	l.awake = true
 	l.mu.Unlock()
 	l.now = time.Now()
-	for _, ev := range y.events[:n] {
+	for _, ev := range y.events[:y.n] {
 		fd := ev.Fd
 		if int(fd) == y.efd {
 			var b [8]byte

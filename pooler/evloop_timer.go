@@ -42,10 +42,10 @@ func (l *evLoop) touch(c *clientConn, active bool) {
 	}
 	kind := c.timeout()
 	if active || kind != c.tkind {
-		c.tkind, c.tsince = kind, l.now
+		c.tkind, c.tsince = kind, int64(l.now.Sub(statsEpoch))
 	}
 	if limit, _ := live.timeoutOf(kind); limit > 0 {
-		l.armAt(c.tsince.Add(limit))
+		l.armAt(statsEpoch.Add(time.Duration(c.tsince) + limit))
 	}
 }
 
@@ -62,13 +62,13 @@ func (l *evLoop) timeouts() {
 	for c := range l.own {
 		kind := c.timeout()
 		if kind != c.tkind {
-			c.tkind, c.tsince = kind, now
+			c.tkind, c.tsince = kind, int64(now.Sub(statsEpoch))
 		}
 		limit, name := live.timeoutOf(kind)
 		if limit <= 0 {
 			continue
 		}
-		if d := c.tsince.Add(limit); now.Before(d) {
+		if d := statsEpoch.Add(time.Duration(c.tsince) + limit); now.Before(d) {
 			if next.IsZero() || d.Before(next) {
 				next = d
 			}

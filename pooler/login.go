@@ -244,7 +244,8 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	if c.database == "" {
 		c.database = c.user
 	}
-	c.params = make(map[string]string)
+	tracked := make(map[string]string)
+	var startup []engine.Setting
 	// carry: the client's other startup parameters are set on every
 	// server it gets. In session and record mode it has a server of its
 	// own, which gets them at attach (DISCARD ALL resets them when the
@@ -258,9 +259,9 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		switch {
 		case k == "user" || k == "database" || strings.HasPrefix(k, "_pq_.") || ignoredStartupParams[k]:
 		case engine.IsTracked(k):
-			c.params[canonicalParam(k)] = v
+			tracked[canonicalParam(k)] = v
 		case carry && validParamName(k):
-			c.startupSets = append(c.startupSets, engine.Setting{Name: k, Value: v})
+			startup = append(startup, engine.Setting{Name: k, Value: v})
 		case carry && k == "options":
 			// PGOPTIONS / options=-c name=value: the same settings.
 			sets, err := parseStartupOptions(v)
@@ -270,9 +271,9 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 			}
 			for _, st := range sets {
 				if engine.IsTracked(st.Name) {
-					c.params[canonicalParam(st.Name)] = st.Value
+					tracked[canonicalParam(st.Name)] = st.Value
 				} else {
-					c.startupSets = append(c.startupSets, st)
+					startup = append(startup, st)
 				}
 			}
 		case p.cfg.Mode == ModeTransaction:
@@ -283,8 +284,9 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 			return false
 		}
 	}
-	c.appName = c.params["application_name"]
-	c.eng.Startup = c.startupSets
+	c.appName = tracked["application_name"]
+	c.params = &paramSet{m: tracked, sig: paramsSig(tracked)}
+	c.eng.Startup = startup
 	if len(out) > 0 {
 		if err := c.send(out); err != nil {
 			return false
@@ -358,20 +360,20 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 	}
 	sort.Strings(names)
 	for _, k := range engine.TrackedParams {
-		if _, ok := c.params[k]; !ok {
+		if _, ok := tracked[k]; !ok {
 			if v, ok := defaults[k]; ok {
-				c.params[k] = v
+				tracked[k] = v
 			}
 		}
 	}
 	for _, k := range names {
 		v := defaults[k]
-		if cv, ok := c.params[k]; ok {
+		if cv, ok := tracked[k]; ok {
 			v = cv
 		}
 		out = encode(out, &pgproto3.ParameterStatus{Name: k, Value: v})
 	}
-	c.sig = paramsSig(c.params)
+	c.params = p.params.intern(tracked)
 	var pid uint32
 	if p.cfg.Mode != ModeTransaction {
 		// One server per client: it is attached now, so that the client

@@ -116,14 +116,24 @@ func rssKB() int64 {
 }
 
 // TestLongPipeline: a batch of far more statements than the answers a
-// server may owe a client (engine.MaxOwed) goes through: the client's
+// server may owe a client (max_owed_answers, engine.DefaultMaxOwed) goes through: the client's
 // messages wait for answers as it reads them, and none is lost or
 // reordered. pgx writes the batch while it reads.
 func TestLongPipeline(t *testing.T) {
 	srv := pgtest.Shared(t)
-	for _, relay := range []Relay{RelayLoop, RelayBridged} {
-		t.Run(string(relay), func(t *testing.T) {
-			tp := startProxy(t, srv, Config{Relay: relay, PoolSize: 2})
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{string(RelayLoop), Config{Relay: RelayLoop}},
+		{string(RelayBridged), Config{Relay: RelayBridged}},
+		// The smallest bounds the settings take.
+		{"smallest", Config{Relay: RelayLoop, MaxOwedAnswers: 4096, MaxPendingOutput: 16 << 10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.PoolSize = 2
+			tp := startProxy(t, srv, cfg)
 			ctx := testCtx(t, 120*time.Second)
 			c := tp.connect(t, pgx.QueryExecModeCacheStatement)
 			const n = 30000

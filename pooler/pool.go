@@ -20,6 +20,9 @@ type pool struct {
 	key      poolKey
 	password string
 	size     int
+	// knownClean is the classifier's pre-filter test for the pool's
+	// database (Proxy.knownClean), made once for its clients.
+	knownClean func(name string) bool
 	// clients counts the logged-in clients of the pool and lastUsed is
 	// when the last one left (under Proxy.mu; forgetPools).
 	clients  int
@@ -148,6 +151,7 @@ func (q *waitQueue) remove(w *waiter) {
 // newPool makes the pool of key; p.mu is held.
 func newPool(p *Proxy, key poolKey, password string) *pool {
 	pl := &pool{proxy: p, key: key, password: password, size: p.poolSize(key.database)}
+	pl.knownClean = p.knownClean(key.database)
 	if p.dbCaps == nil {
 		p.dbCaps, p.userCaps = map[string]*connCap{}, map[string]*connCap{}
 	}

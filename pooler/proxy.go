@@ -45,6 +45,8 @@ type Proxy struct {
 	keys    map[cancelKey]*clientConn
 
 	hazards hazards
+	// params are the clients' tracked parameter sets (params.go).
+	params paramSets
 	// routines are the verdicts on the routines clients call (routines.go).
 	routines routineCache
 	// trust is Config.TrustedRoutines, parsed.
@@ -148,7 +150,7 @@ func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{
 		trust:      trust,
 		cfg:        c,
-		limits:     engine.Limits{MaxMessage: c.MaxMessageSize, MaxPrepared: c.MaxPreparedStatements},
+		limits:     engine.Limits{MaxMessage: c.MaxMessageSize, MaxPrepared: c.MaxPreparedStatements, MaxOwed: c.MaxOwedAnswers},
 		upstream:   up,
 		auth:       newAuthenticator(c.AuthType, c.Users),
 		log:        c.Logger,

@@ -49,10 +49,10 @@ type rawIO struct {
 	rbuf, wbuf []byte
 	rn, wn     int
 	rerr, werr error
-	// The read and write steps, bound once: a method value made at each
-	// call would be allocated each time.
-	readFn, writeFn     func(fd uintptr) bool
-	readNBFn, writeNBFn func(fd uintptr) bool
+	// The blocking read and write steps for the runtime's poller, bound
+	// once: a method value made at each call would be allocated each time.
+	// (nb mode calls readNB and writeNB itself: rawCall.)
+	readFn, writeFn func(fd uintptr) bool
 	// br moves the bytes of a socket the loop cannot watch itself
 	// (bridge.go); fd is then the bridge's token while nb.
 	br *bridge
@@ -78,7 +78,6 @@ func newRawIO(nc net.Conn, bridged bool) *rawIO {
 	}
 	r := &rawIO{rc: rc, nc: nc, fd: -1, laddr: nc.LocalAddr(), raddr: nc.RemoteAddr()}
 	r.readFn, r.writeFn = r.doRead, r.doWrite
-	r.readNBFn, r.writeNBFn = r.readNB, r.writeNB
 	return r
 }
 
@@ -99,7 +98,7 @@ func (r *rawIO) Read(b []byte) (int, error) {
 	r.rbuf, r.rn, r.rerr = b, 0, nil
 	var err error
 	if r.nb {
-		err = r.rawCall(r.readNBFn)
+		err = r.rawCall(false)
 	} else {
 		err = r.rc.Read(r.readFn)
 	}
@@ -141,19 +140,19 @@ func (r *rawIO) Write(b []byte) (int, error) {
 			r.pend = append(r.pend, b...)
 			return len(b), nil
 		}
-		if _, err := r.write(r.pend, r.writeFn); err != nil {
+		if _, err := r.write(r.pend); err != nil {
 			return 0, err
 		}
 		r.pend = nil
 	}
 	if !r.nb {
-		return r.write(b, r.writeFn)
+		return r.write(b)
 	}
 	w := b
 	if k := int(shortWrites.Load()); k > 0 && len(w) > k {
 		w = w[:k] // tests: as if the socket took only k bytes
 	}
-	n, err := r.write(w, r.writeNBFn)
+	n, err := r.write(w)
 	if err != nil {
 		return n, err
 	}
@@ -163,13 +162,15 @@ func (r *rawIO) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-func (r *rawIO) write(b []byte, fn func(uintptr) bool) (int, error) {
+// write writes b: in nb mode as far as the socket takes it, otherwise
+// waiting for the socket on the runtime's poller.
+func (r *rawIO) write(b []byte) (int, error) {
 	r.wbuf, r.wn, r.werr = b, 0, nil
 	var err error
 	if r.nb {
-		err = r.rawCall(fn)
+		err = r.rawCall(true)
 	} else {
-		err = r.rc.Write(fn)
+		err = r.rc.Write(r.writeFn)
 	}
 	n := r.wn
 	r.wbuf = nil
@@ -218,7 +219,7 @@ func (r *rawIO) flushPend() (bool, error) {
 	if len(r.pend) == 0 {
 		return false, nil
 	}
-	n, err := r.write(r.pend, r.writeNBFn)
+	n, err := r.write(r.pend)
 	if err != nil {
 		r.pend = nil
 		return false, err
@@ -249,15 +250,19 @@ func (r *rawIO) doWrite(fd uintptr) bool {
 	return true
 }
 
-// rawCall runs fn on the raw descriptor (nb mode), unless the connection
-// was closed.
-func (r *rawIO) rawCall(fn func(uintptr) bool) error {
+// rawCall runs writeNB (write) or readNB on the raw descriptor (nb
+// mode), unless the connection was closed.
+func (r *rawIO) rawCall(write bool) error {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.closed {
 		return net.ErrClosed
 	}
-	fn(uintptr(r.fd))
+	if write {
+		r.writeNB(uintptr(r.fd))
+	} else {
+		r.readNB(uintptr(r.fd))
+	}
 	return nil
 }
 

@@ -194,17 +194,13 @@ func (p *Proxy) changesNothing(db, name string, now time.Time) bool {
 	return p.trust.trusted(name) || p.routines.clean(db, name, now)
 }
 
-// knownClean returns the client's test for the classifier's pre-filter
+// knownClean returns the test for the classifier's pre-filter
 // (KnownClassifier): whether a routine name, in any case, is known to
-// change nothing in the client's database.
-func (c *clientConn) knownClean() func(name string) bool {
-	if c.knownFn == nil {
-		p, db := c.proxy, c.pool.key.database
-		c.knownFn = func(name string) bool {
-			return p.changesNothing(db, strings.ToLower(name), time.Now())
-		}
+// change nothing in database db.
+func (p *Proxy) knownClean(db string) func(name string) bool {
+	return func(name string) bool {
+		return p.changesNothing(db, strings.ToLower(name), time.Now())
 	}
-	return c.knownFn
 }
 
 // knownCalls drops from effs the calls of routines known to change

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"net"
 	"path/filepath"
@@ -21,29 +20,6 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
-// paramsSig is a hash of the tracked parameters in m, so that attach can
-// tell with one comparison whether a server already has a client's
-// settings.
-func paramsSig(m map[string]string) uint64 {
-	h := fnv.New64a()
-	for _, k := range engine.TrackedParams {
-		h.Write([]byte(m[k]))
-		h.Write([]byte{0})
-	}
-	return h.Sum64()
-}
-
-// canonicalParam returns the tracked parameter's spelling as the server
-// reports it, or "" for an untracked name.
-func canonicalParam(name string) string {
-	for _, p := range engine.TrackedParams {
-		if strings.EqualFold(p, name) {
-			return p
-		}
-	}
-	return ""
-}
-
 // noteParam keeps a ParameterStatus (body) the server s sent while
 // attached to c: the server's parameters, and c's when it is tracked.
 func (s *serverConn) noteParam(c *clientConn, body []byte) {
@@ -53,9 +29,8 @@ func (s *serverConn) noteParam(c *clientConn, body []byte) {
 	}
 	s.params[name] = value
 	if engine.IsTracked(name) {
-		c.params[name] = value
 		s.sig = paramsSig(s.params)
-		c.sig = paramsSig(c.params)
+		c.params = c.proxy.params.with(c.params, name, value)
 	}
 }
 

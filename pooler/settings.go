@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 // The proxy's settings table: one entry per setting, which drives the
@@ -575,6 +577,12 @@ var settingTable = []*Setting{
 	{Name: "max_message_size", Kind: KindInt, Default: DefaultMaxMessageSize, Min: 1024, INI: "max_packet_size",
 		Usage: "largest client message in bytes",
 		ptr:   intField(func(c *Config) *int { return &c.MaxMessageSize })},
+	{Name: "max_pending_output", Kind: KindInt, Default: DefaultMaxPendingOutput, Min: 16 << 10,
+		Usage: "bytes a client's or server's socket may hold back unwritten before the pooler stops reading the other side for it",
+		ptr:   intField(func(c *Config) *int { return &c.MaxPendingOutput })},
+	{Name: "max_owed_answers", Kind: KindInt, Default: engine.DefaultMaxOwed, Min: 4096,
+		Usage: "answers a server may owe a client before the client's next message waits for them (PostgreSQL may hold back about 1,640 unsent)",
+		ptr:   intField(func(c *Config) *int { return &c.MaxOwedAnswers })},
 	{Name: "max_prepared_statements", Kind: KindInt, Default: 200, INI: "max_prepared_statements",
 		Usage: "protocol prepared statements kept per server connection in transaction mode (0 turns their support off)",
 		// The Config keeps 0 for "the default" and a negative number

@@ -205,7 +205,7 @@ func (c *clientConn) classifyText(text []byte, parse bool) ([]StateEffect, strin
 	var effs []StateEffect
 	var fp string
 	if kc, ok := cls.(KnownClassifier); ok {
-		effs, fp = kc.ClassifyKnown(unsafe.String(&text[0], len(text)), c.knownClean())
+		effs, fp = kc.ClassifyKnown(unsafe.String(&text[0], len(text)), c.pool.knownClean)
 	} else {
 		effs, fp = cls.Classify(unsafe.String(&text[0], len(text)))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
@@ -108,6 +109,18 @@ type moreToCome struct {
 	drop bool
 }
 
+// streamed returns the moreToCome err is, or nil (err nil included).
+func streamed(err error) *moreToCome {
+	if err == nil {
+		return nil
+	}
+	var more *moreToCome
+	if errors.As(err, &more) {
+		return more
+	}
+	return nil
+}
+
 func (e *moreToCome) Error() string {
 	return fmt.Sprintf("%d bytes of the message still to come", e.left)
 }
@@ -188,8 +201,8 @@ func (c *clientConn) setUp(s *serverConn) (*serverConn, error) {
 // then the tracked parameters it lacks. restored says that the query
 // restores settings.
 func (c *clientConn) setupSQL(s *serverConn) (q string, restored bool) {
-	sets := append(c.startupSets[:len(c.startupSets):len(c.startupSets)], c.eng.Session.Settings...)
-	if len(sets) == 0 && s.sig == c.sig {
+	sets := append(c.eng.Startup[:len(c.eng.Startup):len(c.eng.Startup)], c.eng.Session.Settings...)
+	if len(sets) == 0 && s.sig == c.params.sig {
 		return "", false
 	}
 	var b strings.Builder
@@ -197,7 +210,7 @@ func (c *clientConn) setupSQL(s *serverConn) (q string, restored bool) {
 		b.WriteString(engine.RestoreSQL(sets))
 		b.WriteByte(';')
 	}
-	s.paramsSQL(&b, c.params, sets)
+	s.paramsSQL(&b, c.params.m, sets)
 	return b.String(), len(sets) > 0
 }
 
@@ -214,18 +227,19 @@ func (c *clientConn) setUpDone(s *serverConn, restored bool) {
 		if p.cfg.Mode == ModeTransaction {
 			// Startup parameters too: the server goes back to the pool
 			// after the transaction.
-			for _, st := range c.startupSets {
+			for _, st := range c.eng.Startup {
 				engine.SetAdd(&c.eng.Session.Touched, st.Name)
 			}
 		}
 	}
-	if c.sig != s.sig {
+	if c.params.sig != s.sig {
+		m := maps.Clone(c.params.m)
 		for _, k := range engine.TrackedParams {
 			if v, ok := s.params[k]; ok {
-				c.params[k] = v
+				m[k] = v
 			}
 		}
-		c.sig = paramsSig(c.params)
+		c.params = p.params.intern(m)
 	}
 	c.server = s
 	c.move(engine.Attached)

@@ -46,9 +46,8 @@ func (c *clientConn) frontendBody(n int, whole bool) (body []byte, consumed bool
 // consumed into body) to the server as planned. Errors follow
 // copyMessage: a failed write is errWrite, anything else is the client's.
 func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, consumed bool, pl *engine.Plan) error {
-	buf := &c.hdr
 	closeStmt := func(name string) {
-		w.Write(engine.PutHeader(buf[:0], 'C', 1+len(name)+1))
+		w.Write(engine.PutHeader(w.AvailableBuffer(), 'C', 1+len(name)+1))
 		w.WriteByte('S')
 		w.WriteString(name)
 		w.WriteByte(0)
@@ -64,7 +63,7 @@ func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, co
 		closeStmt(pl.CloseName)
 	}
 	if pl.Inject {
-		w.Write(engine.PutHeader(buf[:0], 'P', len(pl.InjName)+1+len(pl.InjRest)))
+		w.Write(engine.PutHeader(w.AvailableBuffer(), 'P', len(pl.InjName)+1+len(pl.InjRest)))
 		w.WriteString(pl.InjName)
 		w.WriteByte(0)
 		w.Write(pl.InjRest)
@@ -93,7 +92,7 @@ func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, co
 		default: // 'D'
 			newLen = len(pl.Head) + len(pl.NewName) + 1
 		}
-		w.Write(engine.PutHeader(buf[:0], typ, newLen))
+		w.Write(engine.PutHeader(w.AvailableBuffer(), typ, newLen))
 		if len(pl.Head) > 0 || typ == 'B' {
 			w.Write(pl.Head)
 		}
@@ -121,7 +120,7 @@ func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, co
 		}
 	default:
 		if consumed {
-			w.Write(engine.PutHeader(buf[:0], typ, n))
+			w.Write(engine.PutHeader(w.AvailableBuffer(), typ, n))
 			w.Write(body)
 		} else if err := copyMessage(w, c.r, headerLen+n); err != nil {
 			return err

@@ -58,6 +58,8 @@
 //	auth_dbname: authdb              # the databases entry the lookup runs in (default: the client's)
 //	insecure_trust: false
 //	max_message_size: 67108864
+//	max_pending_output: 262144     # bytes a socket holds back unwritten before the pooler stops reading for it
+//	max_owed_answers: 16384        # answers a server may owe a client before its next message waits
 //	max_prepared_statements: 200   # 0 turns prepared-statement support off
 //	log_level: info                # debug, info, warn or error
 //	log_format: text               # text or json

@@ -118,8 +118,9 @@ func (c *Client) applyPin(effs []StateEffect) (pinned, changed bool) {
 	return pinned, changed
 }
 
-// MaxOwed is how many answers a server may owe a tracked client before
-// the client's next message waits for them: each costs the tracking an
+// DefaultMaxOwed is how many answers a server may owe a tracked client
+// before the client's next message waits for them (Limits.MaxOwed): each
+// costs the tracking an
 // entry, and a client that sends without reading would otherwise make the
 // pooler keep one for every message the sockets' buffers hold. It must
 // stay well above what PostgreSQL holds back unsent: it flushes its
@@ -127,12 +128,19 @@ func (c *Client) applyPin(effs []StateEffect) (pinned, changed bool) {
 // answer takes at least 5 bytes, so up to about 1,640 answers may wait
 // for more input. Below that bound a pipeline without Sync would wait for
 // answers that never leave the server (tried with 64: pgx batches hung).
-const MaxOwed = 16384
+const DefaultMaxOwed = 16384
 
 // Saturated reports whether the client's next message must wait until
-// the server srv answered some of what it owes (MaxOwed).
+// the server srv answered some of what it owes (Limits.MaxOwed).
 func (c *Client) Saturated(srv *Server) bool {
-	return c.tracked && srv.q.len() >= MaxOwed
+	if !c.tracked {
+		return false
+	}
+	max := DefaultMaxOwed
+	if c.Limits != nil && c.Limits.MaxOwed > 0 {
+		max = c.Limits.MaxOwed
+	}
+	return srv.q.len() >= max
 }
 
 // ServerMsg is one server message as the driver shows it to the engine:

@@ -156,6 +156,34 @@ func TestServerOwesAnswers(t *testing.T) {
 	}
 }
 
+// TestSaturated: a tracked client's next message waits once its server
+// owes Limits.MaxOwed answers (DefaultMaxOwed when unset); an untracked
+// client never waits.
+func TestSaturated(t *testing.T) {
+	for _, tc := range []struct {
+		max, owed int
+		tracked   bool
+		want      bool
+	}{
+		{max: 3, owed: 2, tracked: true, want: false},
+		{max: 3, owed: 3, tracked: true, want: true},
+		{max: 3, owed: 30, tracked: false, want: false},
+		{max: 0, owed: DefaultMaxOwed - 1, tracked: true, want: false},
+		{max: 0, owed: DefaultMaxOwed, tracked: true, want: true},
+	} {
+		var c Client
+		var srv Server
+		c.Limits = &Limits{MaxOwed: tc.max}
+		c.SetPolicy(PolicyPreserve, false, tc.tracked)
+		for range tc.owed {
+			srv.ExpectQuery()
+		}
+		if got := c.Saturated(&srv); got != tc.want {
+			t.Errorf("MaxOwed %d, %d owed, tracked %v: Saturated %v, want %v", tc.max, tc.owed, tc.tracked, got, tc.want)
+		}
+	}
+}
+
 // TestAdmit: the policy's step for a statement by what it does.
 func TestAdmit(t *testing.T) {
 	listen := StateEffect{Kind: StateListen, Name: "ch", Rule: "listen", Fix: "use a session-mode pool"}

@@ -149,6 +149,9 @@ type Limits struct {
 	MaxMessage int
 	// MaxPrepared is how many protocol statements a server keeps.
 	MaxPrepared int
+	// MaxOwed is how many answers a server may owe a tracked client
+	// before its next message waits (Saturated; DefaultMaxOwed when 0).
+	MaxOwed int
 	// Epoch is the schema epoch server-side statement names carry
 	// (prepared.go).
 	Epoch atomic.Uint64
