@@ -32,7 +32,7 @@ func (s *session) startup(ev *capture.Event) {
 		if rules.TrackedParams[lower] {
 			continue
 		}
-		what := fmt.Sprintf("the client sends startup parameter %s=%s", name, clip(v, 60))
+		what := fmt.Sprintf("the client sends startup parameter %s=%s", name, rules.Clip(v, 60))
 		if lower == "options" && t == rules.PgBouncer {
 			// PgBouncer 1.20+ parses options and keeps the -c settings of
 			// the tracked parameters.
@@ -42,7 +42,7 @@ func (s *session) startup(ev *capture.Event) {
 			}
 			what += " with settings PgBouncer does not track (" + strings.Join(untracked, ", ") + ")"
 		}
-		sev, why := startupHandling(t, lower)
+		sev, why := rules.StartupHandling(t, lower)
 		o := s.occurrence(rules.StartupParameter, sev, s.file, ev.Line, ev.T)
 		o.key = "param:" + lower
 		o.msg = what + ": " + why
@@ -80,36 +80,6 @@ func untrackedOptions(v string) []string {
 		}
 	}
 	return out
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-// startupHandling says what target t does with a startup parameter that
-// is not one of the tracked ones (rules/docs/startup-parameter.md).
-func startupHandling(t rules.Target, name string) (rules.Severity, string) {
-	switch t {
-	case rules.PgBouncer, rules.PgBouncerLegacy:
-		if name == "extra_float_digits" {
-			return rules.Warning, "PgBouncer refuses the connection (unsupported startup parameter) unless ignore_startup_parameters lists it, and then drops it (harmless for this one)"
-		}
-		return rules.Error, "PgBouncer refuses the connection (unsupported startup parameter) unless ignore_startup_parameters lists it, and then drops it silently: the client runs with the server's default"
-	case rules.PgDog:
-		return rules.Info, "PgDog treats it like SET and replays it on the server connections the client gets"
-	case rules.RDSProxy:
-		return rules.Warning, "RDS Proxy pins sessions whose startup parameters it does not track: multiplexing is lost for this client"
-	case rules.PgPoolCheck:
-		return rules.Info, "pgpoolcheck (--on-session-state preserve) replays it on each server connection the client gets, like its SETs"
-	}
-	return rules.StartupParameter.Severity, "a transaction-mode pooler may run the client's transactions on server connections opened without it"
 }
 
 // clientActive ends an idle-in-transaction gap when the client speaks.
@@ -164,13 +134,14 @@ func (s *session) useStatement(name string, ev *capture.Event) string {
 		return ""
 	}
 	if ps.tx < s.cur.num {
-		o := s.occurrence(rules.ProtocolPrepare, protocolSeverity(s.a.cfg.target()), ps.file, ps.line, ev.T)
+		sev, what := rules.ProtocolPrepareHandling(s.a.cfg.target())
+		o := s.occurrence(rules.ProtocolPrepare, sev, ps.file, ps.line, ev.T)
 		o.stmt, o.fp = ps.sql, s.a.fingerprint(ps.sql)
 		o.key = o.fp
 		if o.key == "" {
 			o.key = ps.sql
 		}
-		o.msg = fmt.Sprintf("the named protocol-level statement %s (%s) is prepared in one transaction and used in later ones: %s", namePattern(name), driverOf(name), protocolWhat(s.a.cfg.target()))
+		o.msg = fmt.Sprintf("the named protocol-level statement %s (%s) is prepared in one transaction and used in later ones: %s", namePattern(name), driverOf(name), what)
 		s.a.add(o)
 		// Count it once per transaction of use.
 		ps.tx = s.cur.num
@@ -221,32 +192,6 @@ func unnamedWhat(t rules.Target) string {
 		return "pgpoolcheck re-parses the unnamed statement for its client, so the Bind finds it"
 	}
 	return "behind a transaction-mode pooler the Bind may reach another server connection, which has no such statement or someone else's (no pooler setting fixes this)"
-}
-
-func protocolSeverity(t rules.Target) rules.Severity {
-	switch t {
-	case rules.PgBouncer, rules.PgPoolCheck, rules.PgDog:
-		return rules.Info
-	case rules.RDSProxy:
-		return rules.Warning
-	}
-	return rules.ProtocolPrepare.Severity
-}
-
-func protocolWhat(t rules.Target) string {
-	switch t {
-	case rules.PgBouncer:
-		return "PgBouncer 1.21+ with max_prepared_statements set re-prepares it on whichever server connection the client gets (check that setting is on)"
-	case rules.PgPoolCheck:
-		return "pgpoolcheck re-prepares it on whichever server connection the client gets"
-	case rules.PgDog:
-		return "PgDog re-prepares it on whichever server connection the client gets"
-	case rules.RDSProxy:
-		return "RDS Proxy pins the session: multiplexing is lost for this client"
-	case rules.PgBouncerLegacy:
-		return "PgBouncer before 1.21 sends the later Bind to any server connection: \"prepared statement does not exist\", or another client's statement of the same name"
-	}
-	return "a transaction-mode pooler sends the later Bind to any server connection: \"prepared statement does not exist\", or another client's statement of the same name"
 }
 
 // drivers names the client library from a statement-name prefix.
