@@ -1,4 +1,4 @@
-package analyzer
+package traffic
 
 // What analyze finds in the protocol itself rather than in SQL: startup
 // parameters, named and unnamed prepared statements, idle transactions.
@@ -21,7 +21,7 @@ func (s *session) startup(ev *capture.Event) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	t := s.a.cfg.target()
+	t := s.a.cfg.JudgedTarget()
 	for _, name := range names {
 		v := ev.Params[name]
 		lower := strings.ToLower(name)
@@ -121,10 +121,10 @@ func (s *session) useStatement(name string, ev *capture.Event) string {
 	if name == "" {
 		u := s.unnamed
 		if u.ok && u.sql != "" && u.tx < s.cur.num && ev.Kind == capture.Bind {
-			o := s.occurrence(rules.UnnamedStatementReuse, unnamedSeverity(s.a.cfg.target()), u.file, u.line, ev.T)
+			o := s.occurrence(rules.UnnamedStatementReuse, unnamedSeverity(s.a.cfg.JudgedTarget()), u.file, u.line, ev.T)
 			o.stmt, o.fp = u.sql, s.a.fingerprint(u.sql)
 			o.key = o.fp
-			o.msg = "the unnamed statement is parsed, then Sync ends the round trip outside a transaction, and it is bound in the next one: " + unnamedWhat(s.a.cfg.target())
+			o.msg = "the unnamed statement is parsed, then Sync ends the round trip outside a transaction, and it is bound in the next one: " + unnamedWhat(s.a.cfg.JudgedTarget())
 			s.a.add(o)
 		}
 		return u.sql
@@ -134,7 +134,7 @@ func (s *session) useStatement(name string, ev *capture.Event) string {
 		return ""
 	}
 	if ps.tx < s.cur.num {
-		sev, what := rules.ProtocolPrepareHandling(s.a.cfg.target())
+		sev, what := rules.ProtocolPrepareHandling(s.a.cfg.JudgedTarget())
 		o := s.occurrence(rules.ProtocolPrepare, sev, ps.file, ps.line, ev.T)
 		o.stmt, o.fp = ps.sql, s.a.fingerprint(ps.sql)
 		o.key = o.fp
@@ -157,7 +157,7 @@ func (s *session) useStatement(name string, ev *capture.Event) string {
 // any transaction; before 1.21 it fails when it reaches another server
 // connection than the Parse did.
 func (s *session) protocolDeallocate(name string, ps protoStmt, e *stmtRun) {
-	t := s.a.cfg.target()
+	t := s.a.cfg.JudgedTarget()
 	var sev rules.Severity
 	var what string
 	switch t {
