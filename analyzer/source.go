@@ -89,6 +89,10 @@ func (c *Config) target() rules.Target {
 // rules.DefaultTarget when it is empty.
 func (c *Config) JudgedTarget() rules.Target { return c.target() }
 
+// EnabledRules returns the enabled rules: Rules, or every rule when it is
+// nil.
+func (c *Config) EnabledRules() []*rules.Rule { return c.rules() }
+
 // Checks returns the enabled rules that check statements.
 func (c *Config) Checks() []*rules.Rule { return c.checks() }
 

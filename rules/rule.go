@@ -46,6 +46,9 @@ type Rule struct {
 	// Check reports the rule's findings in one group; nil for rules that
 	// are not checks over SQL text.
 	Check func(p *Pass)
+	// Traffic reports the rule's findings in one event of captured
+	// traffic; set for traffic rules, nil for the others.
+	Traffic func(p *TrafficPass)
 	// Funcs lists the lower-case function names the rule looks for. A
 	// statement whose text mentions none of any rule's Funcs is not walked
 	// for calls at all.

@@ -4,9 +4,10 @@
 // over each transaction as scan runs them over a BEGIN … COMMIT block,
 // follows the session state the statements made (one effects.Session per
 // session) into later transactions, and keeps a finding when that state
-// crossed a transaction boundary. It also finds what only traffic shows
-// (startup parameters, protocol-level prepared statements, idle
-// transactions). Findings go into the same analyzer.Report as scan's.
+// crossed a transaction boundary. What only traffic shows (startup
+// parameters, protocol-level prepared statements, idle transactions) it
+// hands to the catalogue's traffic rules as events (rules.TrafficEvent),
+// which judge them. Findings go into the same analyzer.Report as scan's.
 package traffic
 
 import (

@@ -21,7 +21,8 @@ import (
 type trafficAnalysis struct {
 	cfg         *analyzer.Config
 	opt         Options
-	checks      []*rules.Rule
+	checks      []*rules.Rule // the enabled SQL rules
+	traffic     []*rules.Rule // the enabled traffic rules
 	interesting []string
 	sessions    map[sessKey]*session
 	parsed      map[string][]*parsedStmt
@@ -35,6 +36,11 @@ type trafficAnalysis struct {
 func newTrafficAnalysis(c *analyzer.Config, opt Options) *trafficAnalysis {
 	a := &trafficAnalysis{cfg: c, opt: opt, sessions: map[sessKey]*session{}, parsed: map[string][]*parsedStmt{}, groups: map[groupKey]*findingGroup{}}
 	a.checks = c.Checks()
+	for _, r := range c.EnabledRules() {
+		if r.Traffic != nil {
+			a.traffic = append(a.traffic, r)
+		}
+	}
 	a.interesting = rules.InterestingFuncs(a.checks)
 	for _, f := range effects.Funcs {
 		if !contains(a.interesting, f) {
