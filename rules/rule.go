@@ -49,6 +49,9 @@ type Rule struct {
 	// Traffic reports the rule's findings in one event of captured
 	// traffic; set for traffic rules, nil for the others.
 	Traffic func(p *TrafficPass)
+	// APIs are the driver APIs whose calls in application code the rule
+	// reports (CheckCall).
+	APIs []DriverAPI
 	// Funcs lists the lower-case function names the rule looks for. A
 	// statement whose text mentions none of any rule's Funcs is not walked
 	// for calls at all.
