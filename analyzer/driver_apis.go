@@ -26,8 +26,13 @@ import (
 //   - the advisory lock functions of Sequel's virtual rows
 //     (sequelAdvisoryFindings).
 //
-// The findings of driver APIs are the rules' (rules.DriverAPI): apiFindings
-// hands each call to the rules that list its API.
+// The calls that keep listen and advisory-lock state (these two, sqlx's
+// and Npgsql's in code_rust.go and code_csharp.go) are the rules' to
+// report (rules.DriverAPI): apiFindings hands each call to the rules that
+// list its API, which word and judge it. RuntimeParams and named queries
+// are reported as the settings of a connection string are
+// (settingsCheck), judged per target by rules.StartupHandling and
+// rules.ProtocolPrepareHandling.
 
 var (
 	// runtimeParamsIndex is RuntimeParams[ before a key literal.
