@@ -653,7 +653,7 @@ func (b *findingBuilder) callFindings(st *rules.Stmt, self string) {
 				File:      b.name,
 				Message:   "calls " + d.display + "(), whose body " + e.message + where,
 				Fix:       e.fix,
-				Statement: hidePlaceholder(b.statementText(st.Statement)),
+				Statement: HidePlaceholder(b.statementText(st.Statement)),
 				Related:   append([]Related{d.at}, e.related...),
 			}
 			if fp, err := sqlparse.Fingerprint(st.Text); err == nil {

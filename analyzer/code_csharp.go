@@ -6,8 +6,6 @@ import (
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
-	"github.com/pgpoolcheck/pgpoolcheck/rules"
-	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // csharpNotSQLLast are the last names of .NET methods whose first
@@ -51,13 +49,15 @@ func csharpNotSQLCall(name string) bool {
 		strings.HasPrefix(last, "expect")
 }
 
-// subscriptionFindings reports, as listen findings, the calls of a file
-// that receive notifications through the driver's API
-// (extract.Subscriptions: Npgsql's Notification event and Wait). They
-// rely on a LISTEN that subscribed the server connection, whether or not
-// the scan found that LISTEN in a literal.
+// subscriptionFindings reports the calls of a file that receive
+// notifications through the driver's API (extract.Subscriptions: Npgsql's
+// Notification event and Wait; Sequel's listen), through the rules that
+// list their APIs (listen). They rely on a LISTEN that subscribed the
+// server connection, whether or not the scan found that LISTEN in a
+// literal.
 func (c *Config) subscriptionFindings(name string, lang extract.Language, src []byte, lines *sqlparse.LineIndex) []Finding {
-	if !c.enabled(rules.Listen.ID) {
+	apis := c.apiRules()
+	if len(apis) == 0 {
 		return nil
 	}
 	subs := extract.Subscriptions(lang, src)
@@ -66,11 +66,6 @@ func (c *Config) subscriptionFindings(name string, lang extract.Language, src []
 			subs = append(subs, sequelListens(src, lits, comments)...)
 		}
 	}
-	if len(subs) == 0 {
-		return nil
-	}
-	h, note := c.target().Handle(effects.Listen)
-	sev := rules.Adjust(rules.Listen.Severity, h)
 	var fs []Finding
 	seen := map[string]bool{}
 	for _, s := range subs {
@@ -82,32 +77,7 @@ func (c *Config) subscriptionFindings(name string, lang extract.Language, src []
 			}
 			seen[s.Receiver] = true
 		}
-		var what, breaks, text string
-		if s.API == "Sequel.listen" {
-			what, breaks, text = sequelListenText(s.Receiver)
-		} else if strings.HasSuffix(s.API, ".Notification") {
-			what = s.Receiver + ".Notification receives the notifications of the server connection that ran LISTEN, not of the client"
-			breaks = "between transactions that connection serves other clients, so this handler misses the notifications and the next client of the connection receives them"
-			text = s.Receiver + ".Notification += …"
-		} else {
-			method := s.API[strings.LastIndexByte(s.API, '.')+1:]
-			what = s.Receiver + "." + method + "() waits for notifications on the server connection that ran LISTEN"
-			breaks = "outside a transaction this client holds no server connection, so the notifications go to the connection's next client and this wait does not see them"
-			text = s.Receiver + "." + method + "(…)"
-		}
-		start, end := lines.Position(s.Start), lines.Position(s.End)
-		fs = append(fs, Finding{
-			Rule:     rules.Listen.ID,
-			Severity: sev,
-			File:     name,
-			Line:     start.Line, Column: start.Column, EndLine: end.Line, EndColumn: end.Column,
-			Message:     rules.StateMessage(what, breaks, h, note),
-			Fix:         rules.Listen.Fix,
-			Statement:   text,
-			SourceLine:  lines.LineText(start.Line),
-			stmtLine:    start.Line,
-			literalLine: start.Line,
-		})
+		fs = append(fs, c.apiFindings(apis, name, lines, s.Start, s.End, s.API, s.Receiver)...)
 	}
 	return fs
 }

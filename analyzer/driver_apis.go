@@ -9,7 +9,6 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
-	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // Session state that drivers create through their APIs rather than SQL
@@ -23,7 +22,17 @@ import (
 //     connection: protocol-prepare;
 //   - Sequel's Database#listen (DB.listen(:jobs) do … end, or with loop:
 //     true), which runs LISTEN on a connection of its pool and waits there
-//     for notifications: listen (subscriptionFindings).
+//     for notifications: listen (subscriptionFindings);
+//   - the advisory lock functions of Sequel's virtual rows
+//     (sequelAdvisoryFindings).
+//
+// The calls that keep listen and advisory-lock state (these two, sqlx's
+// and Npgsql's in code_rust.go and code_csharp.go) are the rules' to
+// report (rules.DriverAPI): apiFindings hands each call to the rules that
+// list its API, which word and judge it. RuntimeParams and named queries
+// are reported as the settings of a connection string are
+// (settingsCheck), judged per target by rules.StartupHandling and
+// rules.ProtocolPrepareHandling.
 
 var (
 	// runtimeParamsIndex is RuntimeParams[ before a key literal.
@@ -205,14 +214,6 @@ func sequelListens(src []byte, lits []extract.Literal, comments []extract.Commen
 	return out
 }
 
-// sequelListenText says what a Sequel listen does, for its finding.
-func sequelListenText(recv string) (what, breaks, text string) {
-	text = recv + ".listen(…)"
-	what = text + " (Sequel) runs LISTEN on a connection of its pool and waits there for notifications"
-	breaks = "behind a transaction pooler that server connection serves other clients between transactions, so the notifications go to its next client and this block misses them"
-	return what, breaks, text
-}
-
 // sequelVirtualRowCall is a call of an advisory lock function in a Sequel
 // virtual row block: ds.get{pg_advisory_lock(id)}.
 var sequelVirtualRowCall = regexp.MustCompile(`\{\s*(?:\|\w+\|\s*)?(pg_(?:try_)?advisory_(?:lock|lock_shared|unlock|unlock_shared|unlock_all))\s*[({]`)
@@ -220,10 +221,10 @@ var sequelVirtualRowCall = regexp.MustCompile(`\{\s*(?:\|\w+\|\s*)?(pg_(?:try_)?
 // sequelAdvisoryFindings reports the advisory lock functions that a Ruby
 // file using Sequel calls through its virtual row DSL
 // (ds.get{pg_advisory_lock(lock_id)}): Sequel sends them as SQL, and the
-// session-level lock is a finding as it is in SQL text. An unlock alone is
-// info, as in SQL.
+// rule that lists the function as an API of Sequel's reports it.
 func (c *Config) sequelAdvisoryFindings(name string, src []byte, lines *sqlparse.LineIndex) []Finding {
-	if !c.enabled(rules.AdvisoryLockSession.ID) || !bytes.Contains(src, []byte("Sequel")) || !bytes.Contains(src, []byte("advisory_")) {
+	apis := c.apiRules()
+	if len(apis) == 0 || !bytes.Contains(src, []byte("Sequel")) || !bytes.Contains(src, []byte("advisory_")) {
 		return nil
 	}
 	lits, comments, err := extract.Literals(extract.Ruby, src)
@@ -231,33 +232,49 @@ func (c *Config) sequelAdvisoryFindings(name string, src []byte, lines *sqlparse
 		return nil
 	}
 	code := extract.CodeMask(src, lits, comments)
-	h, note := c.target().Handle(effects.AdvisoryLock)
 	var fs []Finding
 	for _, m := range sequelVirtualRowCall.FindAllSubmatchIndex(src, -1) {
 		if !code[m[2]] {
 			continue
 		}
-		fn := string(src[m[2]:m[3]])
-		sev := rules.Adjust(rules.Error, h)
-		what := fn + "(…) in a Sequel virtual row takes a session-level lock that COMMIT does not release"
-		breaks := "it stays with the server connection, so that connection's next client holds it too, and the unlock may run on another connection and fail"
-		if strings.Contains(fn, "unlock") {
-			sev = rules.Info
-			what = fn + "(…) in a Sequel virtual row releases a session-level lock on whichever server connection this statement gets"
-			breaks = "not necessarily the one that took it"
+		fs = append(fs, c.apiFindings(apis, name, lines, m[2], m[3], "Sequel."+string(src[m[2]:m[3]]), "")...)
+	}
+	return fs
+}
+
+// apiRules returns the enabled rules that report calls of driver APIs.
+func (c *Config) apiRules() []*rules.Rule {
+	var out []*rules.Rule
+	for _, r := range c.rules() {
+		if len(r.APIs) > 0 {
+			out = append(out, r)
 		}
-		start, end := lines.Position(m[2]), lines.Position(m[3])
+	}
+	return out
+}
+
+// apiFindings reports a call of a driver API (api, called on receiver
+// recv, at src[start:end]) through the rules that list the API: each
+// finding, its message and severity included, is the rule's.
+func (c *Config) apiFindings(rs []*rules.Rule, name string, lines *sqlparse.LineIndex, start, end int, api, recv string) []Finding {
+	var fs []Finding
+	for _, r := range rs {
+		cf, ok := r.CheckCall(c.target(), api, recv)
+		if !ok {
+			continue
+		}
+		s, e := lines.Position(start), lines.Position(end)
 		fs = append(fs, Finding{
-			Rule:     rules.AdvisoryLockSession.ID,
-			Severity: sev,
+			Rule:     r.ID,
+			Severity: cf.Severity,
 			File:     name,
-			Line:     start.Line, Column: start.Column, EndLine: end.Line, EndColumn: end.Column,
-			Message:     rules.StateMessage(what, breaks, h, note),
-			Fix:         rules.AdvisoryLockSession.Fix,
-			Statement:   "SELECT " + fn + "(…)",
-			SourceLine:  lines.LineText(start.Line),
-			stmtLine:    start.Line,
-			literalLine: start.Line,
+			Line:     s.Line, Column: s.Column, EndLine: e.Line, EndColumn: e.Column,
+			Message:     cf.Message,
+			Fix:         cf.Fix,
+			Statement:   cf.Text,
+			SourceLine:  lines.LineText(s.Line),
+			stmtLine:    s.Line,
+			literalLine: s.Line,
 		})
 	}
 	return fs

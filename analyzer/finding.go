@@ -3,6 +3,7 @@ package analyzer
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
@@ -47,6 +48,23 @@ type Finding struct {
 	// def is the routine whose body the finding is in (scan pre-pass
 	// only).
 	def *routineDef
+}
+
+// TrafficStats is what analyze observed about one finding from captured
+// traffic: a finding stands for every occurrence of the same rule,
+// severity and statement (by fingerprint).
+type TrafficStats struct {
+	// Count is the number of occurrences.
+	Count int `json:"count"`
+	// Sessions is the number of client sessions with an occurrence.
+	Sessions int `json:"sessions"`
+	// FirstSeen and LastSeen are the wall-clock times of the first and
+	// the last occurrence.
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+	// ApplicationNames are the application_name values of the sessions,
+	// sorted ("" when a client sent none).
+	ApplicationNames []string `json:"application_names"`
 }
 
 // Sort orders findings by file, line, column, rule and message, and drops

@@ -137,14 +137,14 @@ func (s *settingsCheck) literal(lit *extract.Literal) {
 				case key == "options":
 					s.options(p, "the connection string's options")
 				case extract.RuntimeParams[key]:
-					s.startup(p, key, fmt.Sprintf("the connection string sends startup parameter %s=%s (drivers that pass unknown parameters on, such as pgx, lib/pq and asyncpg, send it so)", key, clip(p.value, 60)))
+					s.startup(p, key, fmt.Sprintf("the connection string sends startup parameter %s=%s (drivers that pass unknown parameters on, such as pgx, lib/pq and asyncpg, send it so)", key, rules.Clip(p.value, 60)))
 				}
 			case extract.ConnJDBC:
 				s.jdbcParam(p)
 			case extract.ConnNpgsql:
 				switch extract.NpgsqlKey(p.key) {
 				case "searchpath":
-					s.startup(p, "search_path", fmt.Sprintf("%s=%s makes Npgsql send startup parameter search_path=%s", p.key, clip(p.value, 60), clip(p.value, 60)))
+					s.startup(p, "search_path", fmt.Sprintf("%s=%s makes Npgsql send startup parameter search_path=%s", p.key, rules.Clip(p.value, 60), rules.Clip(p.value, 60)))
 				case "options":
 					s.options(p, "the connection string's Options")
 				case "maxautoprepare":
@@ -165,7 +165,7 @@ func (s *settingsCheck) literal(lit *extract.Literal) {
 func (s *settingsCheck) jdbcParam(p param) {
 	switch p.key {
 	case "currentSchema":
-		s.startup(p, "search_path", fmt.Sprintf("currentSchema=%s makes pgjdbc send startup parameter search_path=%s", clip(p.value, 60), clip(p.value, 60)))
+		s.startup(p, "search_path", fmt.Sprintf("currentSchema=%s makes pgjdbc send startup parameter search_path=%s", rules.Clip(p.value, 60), rules.Clip(p.value, 60)))
 	case "options":
 		s.options(p, "pgjdbc's options")
 	case "prepareThreshold":
@@ -197,7 +197,7 @@ func (s *settingsCheck) options(p param, where string) {
 		}
 		q := p
 		q.start, q.end = p.valueAt(o.Start), p.valueAt(o.End)
-		s.startupVia(q, o.Name, fmt.Sprintf("%s set %s=%s (%s), sent in startup parameter options", where, o.Name, clip(o.Value, 60), clip(p.value[o.Start:o.End], 80)), true)
+		s.startupVia(q, o.Name, fmt.Sprintf("%s set %s=%s (%s), sent in startup parameter options", where, o.Name, rules.Clip(o.Value, 60), rules.Clip(p.value[o.Start:o.End], 80)), true)
 	}
 }
 
@@ -210,7 +210,7 @@ func (s *settingsCheck) startup(p param, name, what string) {
 }
 
 func (s *settingsCheck) startupVia(p param, name, what string, viaOptions bool) {
-	sev, why := startupHandling(s.t, name)
+	sev, why := rules.StartupHandling(s.t, name)
 	if viaOptions && s.t == rules.PgBouncerLegacy {
 		sev, why = rules.Error, "PgBouncer before 1.20 does not read options: it refuses the connection (unsupported startup parameter: options) unless ignore_startup_parameters lists options, and then drops every setting in it silently"
 	}
@@ -225,7 +225,8 @@ func (s *settingsCheck) startupVia(p param, name, what string, viaOptions bool) 
 // prepares reports a setting that makes the driver keep named server-side
 // prepared statements.
 func (s *settingsCheck) prepares(p param, what, fix string) {
-	s.report(rules.ProtocolPrepare, protocolSeverity(s.t), p.lit, p.start, p.end, what+": "+protocolWhat(s.t), fix, p.text)
+	sev, why := rules.ProtocolPrepareHandling(s.t)
+	s.report(rules.ProtocolPrepare, sev, p.lit, p.start, p.end, what+": "+why, fix, p.text)
 }
 
 // sessionSet reports a setting that the driver or framework turns into a
@@ -525,6 +526,6 @@ func (s *settingsCheck) rustOptions(src []byte, lits []extract.Literal, offline 
 			continue // kept per client (PgBouncer 1.20+ reads options)
 		}
 		p := param{lit: k, key: name, value: v.Value, start: 0, end: len(k.Value), valueAt: func(i int) int { return i }, text: fmt.Sprintf("(%q, %q)", k.Value, v.Value)}
-		s.startupVia(p, name, fmt.Sprintf("PgConnectOptions::options sets %s=%s, which sqlx sends as -c %s=%s in startup parameter options", name, clip(v.Value, 60), name, clip(v.Value, 60)), true)
+		s.startupVia(p, name, fmt.Sprintf("PgConnectOptions::options sets %s=%s, which sqlx sends as -c %s=%s in startup parameter options", name, rules.Clip(v.Value, 60), name, rules.Clip(v.Value, 60)), true)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
+	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
 
 // laravelSets are the keys of a Laravel pgsql connection (config/database.php)
@@ -125,7 +126,7 @@ func (s *settingsCheck) laravelConfig(src []byte, lits []extract.Literal, commen
 			lit, value = &lits[k], lits[k].Value
 		}
 		p := param{lit: lit, key: key, value: value, start: 0, end: len(lit.Value), valueAt: func(i int) int { return i }, text: fmt.Sprintf("'%s' => '%s'", key, value)}
-		s.sessionSet(p, set.param, fmt.Sprintf("'%s' => '%s' in a pgsql connection makes Laravel run %s on each new connection", key, clip(value, 60), set.stmt),
+		s.sessionSet(p, set.param, fmt.Sprintf("'%s' => '%s' in a pgsql connection makes Laravel run %s on each new connection", key, rules.Clip(value, 60), set.stmt),
 			fmt.Sprintf("set %s per role or database (ALTER ROLE … SET %s = …) and remove '%s' from the connection's configuration", set.param, set.param, key))
 	}
 }
@@ -259,7 +260,7 @@ func (s *settingsCheck) phpPrepares(src []byte, lits []extract.Literal, comments
 				name = lits[li].Value
 				p = param{lit: &lits[li], key: fn, value: name, start: 0, end: len(name), valueAt: func(i int) int { return i }, text: fmt.Sprintf("%s(…, %q, …)", fn, name)}
 			}
-			s.prepares(p, fmt.Sprintf("%s(…, %q, …) makes a named server-side prepared statement that pg_execute runs later, possibly in another transaction", fn, clip(name, 40)),
+			s.prepares(p, fmt.Sprintf("%s(…, %q, …) makes a named server-side prepared statement that pg_execute runs later, possibly in another transaction", fn, rules.Clip(name, 40)),
 				"pass \"\" as the statement name (the unnamed statement, prepared again before each pg_execute), use pg_query_params, or use a pooler that re-prepares per server connection (PgBouncer ≥ 1.21 with max_prepared_statements > 0, pgpoolcheck)")
 		}
 	}
@@ -303,7 +304,7 @@ func (s *settingsCheck) phpPrepares(src []byte, lits []extract.Literal, comments
 		switch {
 		case strings.HasPrefix(l.Value, "pgsql:") && strings.Contains(l.Value, "=") && newPDO(src, l.Start):
 			// new PDO("pgsql:host=…"): a DSN literal.
-			s.prepares(param{lit: l, key: "dsn", value: l.Value, start: 0, end: len("pgsql:"), valueAt: func(i int) int { return i }, text: clip(l.Value, 60)},
+			s.prepares(param{lit: l, key: "dsn", value: l.Value, start: 0, end: len("pgsql:"), valueAt: func(i int) int { return i }, text: rules.Clip(l.Value, 60)},
 				"this pdo_pgsql connection keeps PDO's default, ATTR_EMULATE_PREPARES off, so each PDO::prepare() and PDO::query() runs as a named server-side statement (pdo_stmt_…) prepared on its first execute and used by its later executes, possibly in other transactions", pdoPrepareFix)
 		case laravelDatabaseFile(s.name) && l.Value == "pgsql" && i > 0 && lits[i-1].Value == "driver" && arrowBetween(src, lits[i-1].End, l.Start) &&
 			!laravelPooled(src, code, lits, phpEnclosing(src, code, lits[i-1].Start)):

@@ -1,8 +1,13 @@
-// Package analyzer turns SQL sources into findings: it splits and parses
-// them (through internal/sqlparse), follows transactions, runs the rules of
-// the catalogue, applies ignore directives and maps byte offsets to lines
-// and columns. AnalyzeCaptures does the same for captured traffic, session
-// by session, and keeps what crossed a transaction boundary.
+// Package analyzer is scan's analysis of a source tree: it turns SQL
+// files, the SQL in application code and the connection settings of
+// drivers and frameworks into findings. It splits and parses statements
+// (through internal/sqlparse), follows transactions, runs the rules of the
+// catalogue, applies ignore directives and maps byte offsets to lines and
+// columns.
+//
+// It also declares what every analysis reports (Finding, Report, Summary)
+// and how it is configured (Config): package analyzer/traffic, analyze's
+// analysis of captured traffic, fills the same report.
 package analyzer
 
 import (
@@ -79,6 +84,24 @@ func (c *Config) target() rules.Target {
 	}
 	return c.Target
 }
+
+// JudgedTarget returns the pooler findings are judged against: Target, or
+// rules.DefaultTarget when it is empty.
+func (c *Config) JudgedTarget() rules.Target { return c.target() }
+
+// EnabledRules returns the enabled rules: Rules, or every rule when it is
+// nil.
+func (c *Config) EnabledRules() []*rules.Rule { return c.rules() }
+
+// Checks returns the enabled rules that check statements.
+func (c *Config) Checks() []*rules.Rule { return c.checks() }
+
+// Enabled reports whether the rule with the given id is enabled.
+func (c *Config) Enabled(id string) bool { return c.enabled(id) }
+
+// WorkerCount returns the number of workers: Workers, or GOMAXPROCS when
+// it is 0.
+func (c *Config) WorkerCount() int { return c.workers() }
 
 // Result is the outcome of analyzing one source.
 type Result struct {
@@ -369,6 +392,12 @@ func (b *findingBuilder) statementText(st *sqlparse.Statement) string {
 	} else if st.Body == "" && st.End <= len(b.src) && st.Start <= st.End {
 		text = string(b.src[st.Start:st.End])
 	}
+	return TruncateStatement(text)
+}
+
+// TruncateStatement trims a statement's text for a finding, cutting it
+// (at a character boundary, with "…") when it is very long.
+func TruncateStatement(text string) string {
 	text = strings.TrimSpace(text)
 	if len(text) > maxStatementText {
 		cut := maxStatementText
@@ -397,8 +426,9 @@ func (b *findingBuilder) locate(f *Finding, off int, st *sqlparse.Statement) {
 	f.stmtLine = b.lines.Position(start).Line
 }
 
-// hidePlaceholder shows the run-time parts of dynamic SQL as "…".
-func hidePlaceholder(s string) string {
+// HidePlaceholder shows the run-time parts of dynamic SQL in a finding's
+// message or statement as "…".
+func HidePlaceholder(s string) string {
 	return strings.ReplaceAll(s, sqlparse.DynamicPlaceholder, "…")
 }
 
@@ -409,9 +439,9 @@ func (b *findingBuilder) add(rf rules.Finding) {
 		Severity:  rf.Severity,
 		Security:  rf.Severity == rules.Critical,
 		File:      b.name,
-		Message:   hidePlaceholder(rf.Message),
+		Message:   HidePlaceholder(rf.Message),
 		Fix:       rf.Fix,
-		Statement: hidePlaceholder(b.statementText(st)),
+		Statement: HidePlaceholder(b.statementText(st)),
 		def:       b.inDef,
 	}
 	if fp, err := sqlparse.Fingerprint(st.Text); err == nil {

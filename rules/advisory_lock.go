@@ -15,6 +15,52 @@ var AdvisoryLockSession = &Rule{
 	Fix:      "use pg_advisory_xact_lock / pg_try_advisory_xact_lock inside the transaction that needs the lock: it is released at COMMIT or ROLLBACK",
 	Funcs:    advisoryFuncs,
 	Check:    checkAdvisoryLock,
+	APIs:     advisoryAPIs,
+}
+
+// advisoryAPIs are the driver APIs that take or release a session-level
+// advisory lock.
+var advisoryAPIs = append([]DriverAPI{
+	sqlxAdvisoryLock("acquire"),
+	sqlxAdvisoryLock("try_acquire"),
+	{
+		API: "Migrator.run", Library: "sqlx, Rust", When: "unless the file calls set_locking(false)", Severity: Warning, State: effects.AdvisoryLock,
+		Text:   "{recv}.run(…)",
+		Does:   "runs sqlx migrations under a session-level advisory lock (the migrator locks by default)",
+		Breaks: "the lock and its release may run on different server connections, so the lock stays held and the next migration run waits for it",
+		Fix:    "run migrations directly against PostgreSQL, not through the pooler; behind a transaction pooler turn the lock off with set_locking(false) and make sure only one process migrates at a time",
+	},
+}, sequelAdvisory()...)
+
+// sqlxAdvisoryLock is a method of sqlx's PgAdvisoryLock that takes the
+// lock.
+func sqlxAdvisoryLock(method string) DriverAPI {
+	text := "{recv}." + method + "(…)"
+	return DriverAPI{API: "PgAdvisoryLock." + method, Library: "sqlx, Rust", Severity: Error, State: effects.AdvisoryLock,
+		Text:   text,
+		Does:   "takes a session-level advisory lock (sqlx's PgAdvisoryLock runs pg_advisory_lock)",
+		Breaks: "the guard's release runs as a later statement that may get another server connection, where it fails, and the lock stays with this one, held for its next client"}
+}
+
+// sequelAdvisory are the advisory lock functions called in a Sequel
+// virtual row block (ds.get{pg_advisory_lock(id)}), which Sequel sends as
+// SQL: a lock is a finding as it is in SQL text, an unlock alone is info.
+func sequelAdvisory() []DriverAPI {
+	var out []DriverAPI
+	for _, fn := range advisoryFuncs {
+		a := DriverAPI{API: "Sequel." + fn, Library: "Sequel, Ruby", When: "in a virtual row block", Severity: Error, State: effects.AdvisoryLock,
+			Text:    "SELECT " + fn + "(…)",
+			Subject: fn + "(…) in a Sequel virtual row",
+			Does:    "takes a session-level lock that COMMIT does not release",
+			Breaks:  "it stays with the server connection, so that connection's next client holds it too, and the unlock may run on another connection and fail"}
+		if slices.Contains(advisoryUnlockFuncs, fn) {
+			a.Severity = Info
+			a.Does = "releases a session-level lock on whichever server connection this statement gets"
+			a.Breaks = "not necessarily the one that took it"
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 var advisoryLockFuncs = []string{"pg_advisory_lock", "pg_advisory_lock_shared", "pg_try_advisory_lock", "pg_try_advisory_lock_shared"}

@@ -90,6 +90,9 @@ func TestRegistry(t *testing.T) {
 		} else if r.Check != nil {
 			t.Errorf("%s rule %s has a check", r.Kind, r.ID)
 		}
+		if (r.Kind == rules.TrafficRule) != (r.Traffic != nil) {
+			t.Errorf("%s rule %s: a traffic rule, and only a traffic rule, has a check over traffic events", r.Kind, r.ID)
+		}
 	}
 	docs, _ := filepath.Glob("docs/*")
 	for _, d := range docs {

@@ -11,6 +11,13 @@
 // effects model (package rules/effects, through Stmt.Changes and
 // Stmt.Reads); the rules decide which of it is a hazard behind which
 // pooler (Target), and how severe.
+//
+// A traffic rule's Traffic looks at one event of a client session that
+// analyze rebuilt from a capture (TrafficEvent: a startup parameter, a
+// prepared statement used in a later transaction, an idle transaction). A
+// rule's APIs are the driver calls of application code it reports
+// (DriverAPI, CheckCall). Either way the finding's message, severity and
+// fix are the rule's; the analyzers only say what happened where.
 package rules
 
 import (
@@ -46,6 +53,12 @@ type Rule struct {
 	// Check reports the rule's findings in one group; nil for rules that
 	// are not checks over SQL text.
 	Check func(p *Pass)
+	// Traffic reports the rule's findings in one event of captured
+	// traffic; set for traffic rules, nil for the others.
+	Traffic func(p *TrafficPass)
+	// APIs are the driver APIs whose calls in application code the rule
+	// reports (CheckCall).
+	APIs []DriverAPI
 	// Funcs lists the lower-case function names the rule looks for. A
 	// statement whose text mentions none of any rule's Funcs is not walked
 	// for calls at all.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer/traffic"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/config"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/output"
@@ -44,7 +45,7 @@ func addJudgeFlags(cmd *cobra.Command, f *judgeFlags) {
 	fl.StringSliceVar(&f.disable, "disable", nil, "rule ids to turn off (comma-separated or repeated)")
 	fl.StringVar(&f.config, "config", "", "config file (default: "+config.FileName+" in the working directory or a parent)")
 	fl.BoolVar(&f.noConfig, "no-config", false, "ignore config files")
-	fl.DurationVar(&f.idle, "idle-threshold", analyzer.DefaultIdleThreshold, "report transactions left idle longer than this (idle-in-transaction)")
+	fl.DurationVar(&f.idle, "idle-threshold", traffic.DefaultIdleThreshold, "report transactions left idle longer than this (idle-in-transaction)")
 	fl.BoolVar(&f.strict, "strict", false, "fail on a corrupt line in a capture instead of skipping it with a warning")
 	fl.IntVar(&f.workers, "workers", 0, "captures read in parallel, and parser workers (0: one per CPU)")
 	fl.BoolVar(&f.allowEmpty, "allow-empty", false, "accept a capture directory or pattern that holds no capture (by default that is a usage error, so that a CI gate that checks nothing does not pass)")
@@ -184,7 +185,7 @@ func (j *judgement) analyzeCaptures(e *env, args []string) (*analyzer.Report, er
 	if err != nil {
 		return nil, err
 	}
-	rep, warns, err := j.analyze.AnalyzeCaptures(paths, analyzer.CaptureOptions{IdleThreshold: j.idle, Strict: j.strict})
+	rep, warns, err := traffic.Analyze(j.analyze, paths, traffic.Options{IdleThreshold: j.idle, Strict: j.strict})
 	for _, w := range warns {
 		fmt.Fprintf(e.stderr, "pgpoolcheck: warning: %s\n", w)
 	}

@@ -95,7 +95,7 @@ func buildFleet(t *testing.T, dir string) []fleetCapture {
 		caps = append(caps, fc)
 	}
 
-	srcs, _ := filepath.Glob("../../analyzer/testdata/captures/*.jsonl")
+	srcs, _ := filepath.Glob("../../analyzer/traffic/testdata/captures/*.jsonl")
 	if len(srcs) < 10 {
 		t.Fatalf("%d golden captures", len(srcs))
 	}

@@ -57,6 +57,9 @@ func newExplain(e *env) *cobra.Command {
 			if !strings.HasSuffix(doc, "\n") {
 				doc += "\n"
 			}
+			if apis := r.ExplainAPIs(); apis != "" {
+				doc += "\n" + apis
+			}
 			_, err := fmt.Fprint(e.stdout, doc)
 			return err
 		},

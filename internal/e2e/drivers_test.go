@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer/traffic"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
@@ -225,7 +226,7 @@ func checkPrepared(t *testing.T, path string, sc driverScenario) {
 		t.Errorf("no Parse of a %s… statement in the capture (named statements: %v)", sc.stmt, names)
 	}
 	cfg := &analyzer.Config{Target: pgbouncer, Rules: rules.All()}
-	rep, _, err := cfg.AnalyzeCaptures([]string{path}, analyzer.CaptureOptions{})
+	rep, _, err := traffic.Analyze(cfg, []string{path}, traffic.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer/traffic"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/proxytest"
@@ -113,7 +114,7 @@ func (r *recording) analyze(targets ...rules.Target) map[rules.Target][]string {
 	out := map[rules.Target][]string{}
 	for _, target := range targets {
 		cfg := &analyzer.Config{Target: target, Rules: rules.All()}
-		rep, warns, err := cfg.AnalyzeCaptures([]string{path}, analyzer.CaptureOptions{IdleThreshold: analyzer.DefaultIdleThreshold})
+		rep, warns, err := traffic.Analyze(cfg, []string{path}, traffic.Options{IdleThreshold: traffic.DefaultIdleThreshold})
 		if err != nil {
 			r.t.Fatal(err)
 		}

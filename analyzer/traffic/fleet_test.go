@@ -1,4 +1,4 @@
-package analyzer_test
+package traffic_test
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer/traffic"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 )
 
@@ -75,7 +76,7 @@ func TestAnalyzeFleetSessionsStayApart(t *testing.T) {
 			writeCapture(t, pa, "aaaaaaaaaaaaaaaa", fleetStart, 1, a...)
 			writeCapture(t, pb, tt.idB, fleetStart.Add(tt.offsetB), 1, b...)
 			for _, workers := range []int{1, 2} {
-				rep, warns, err := (&analyzer.Config{Workers: workers}).AnalyzeCaptures([]string{pa, pb}, analyzer.CaptureOptions{})
+				rep, warns, err := traffic.Analyze(&analyzer.Config{Workers: workers}, []string{pa, pb}, traffic.Options{})
 				if err != nil || len(warns) > 0 {
 					t.Fatal(err, warns)
 				}
@@ -93,7 +94,7 @@ func TestAnalyzeFleetSessionsStayApart(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "one.jsonl")
 	writeCapture(t, p, "cccccccccccccccc", fleetStart, 1, append(a[:len(a):len(a)], b[2:]...)...)
-	rep, _, err := (&analyzer.Config{}).AnalyzeCaptures([]string{p}, analyzer.CaptureOptions{})
+	rep, _, err := traffic.Analyze(&analyzer.Config{}, []string{p}, traffic.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,12 +119,12 @@ func TestAnalyzeFleetDuplicateFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	one, _, err := (&analyzer.Config{}).AnalyzeCaptures([]string{orig}, analyzer.CaptureOptions{})
+	one, _, err := traffic.Analyze(&analyzer.Config{}, []string{orig}, traffic.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, paths := range [][]string{{orig, copied}, {copied, orig}} {
-		rep, warns, err := (&analyzer.Config{}).AnalyzeCaptures(paths, analyzer.CaptureOptions{})
+		rep, warns, err := traffic.Analyze(&analyzer.Config{}, paths, traffic.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +174,7 @@ func TestAnalyzeFleetDeterministic(t *testing.T) {
 			writeCapture(t, base, id, start, 1, events...)
 			paths = append(paths, base)
 		}
-		single, _, err := (&analyzer.Config{}).AnalyzeCaptures([]string{src}, analyzer.CaptureOptions{})
+		single, _, err := traffic.Analyze(&analyzer.Config{}, []string{src}, traffic.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +186,7 @@ func TestAnalyzeFleetDeterministic(t *testing.T) {
 		for round := range 3 {
 			order := slices.Clone(paths)
 			rand.New(rand.NewPCG(uint64(workers), uint64(round))).Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-			rep, warns, err := (&analyzer.Config{Workers: workers}).AnalyzeCaptures(order, analyzer.CaptureOptions{})
+			rep, warns, err := traffic.Analyze(&analyzer.Config{Workers: workers}, order, traffic.Options{})
 			if err != nil || len(warns) > 0 {
 				t.Fatal(err, warns)
 			}
@@ -215,7 +216,7 @@ func TestAnalyzeFleetError(t *testing.T) {
 	bad := filepath.Join(dir, "bad.jsonl")
 	writeCapture(t, bad, "bbbbbbbbbbbbbbbb", fleetStart.Add(time.Second), 1, `{"t":1,"s":1,"tx":0,"ev":"session_start"}`, `{not json`)
 	for _, workers := range []int{1, 4} {
-		_, _, err := (&analyzer.Config{Workers: workers}).AnalyzeCaptures([]string{good, bad}, analyzer.CaptureOptions{Strict: true})
+		_, _, err := traffic.Analyze(&analyzer.Config{Workers: workers}, []string{good, bad}, traffic.Options{Strict: true})
 		if err == nil || !strings.Contains(err.Error(), "bad.jsonl:3") {
 			t.Errorf("workers %d: error %v, want bad.jsonl:3", workers, err)
 		}
@@ -248,7 +249,7 @@ func BenchmarkAnalyzeFleet(b *testing.B) {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			cfg := &analyzer.Config{Workers: workers}
 			for b.Loop() {
-				rep, _, err := cfg.AnalyzeCaptures(paths, analyzer.CaptureOptions{})
+				rep, _, err := traffic.Analyze(cfg, paths, traffic.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

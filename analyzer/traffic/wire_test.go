@@ -1,4 +1,4 @@
-package analyzer_test
+package traffic_test
 
 import (
 	"path/filepath"
@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer/traffic"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
@@ -213,7 +214,7 @@ func TestWireConversations(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			rep, warns, err := (&analyzer.Config{Target: tt.target}).AnalyzeCaptures([]string{path}, analyzer.CaptureOptions{})
+			rep, warns, err := traffic.Analyze(&analyzer.Config{Target: tt.target}, []string{path}, traffic.Options{})
 			if err != nil || len(warns) > 0 {
 				t.Fatal(err, warns)
 			}

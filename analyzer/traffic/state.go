@@ -1,4 +1,4 @@
-package analyzer
+package traffic
 
 // The session state analyze follows across transactions: what each
 // statement makes, uses and ends, and when that is a finding.

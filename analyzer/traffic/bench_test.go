@@ -1,4 +1,4 @@
-package analyzer_test
+package traffic_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer/traffic"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 )
 
@@ -54,7 +55,7 @@ func BenchmarkAnalyzeCaptures(b *testing.B) {
 	cfg := &analyzer.Config{}
 	b.ResetTimer()
 	for b.Loop() {
-		rep, _, err := cfg.AnalyzeCaptures([]string{path}, analyzer.CaptureOptions{})
+		rep, _, err := traffic.Analyze(cfg, []string{path}, traffic.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

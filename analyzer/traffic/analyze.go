@@ -1,4 +1,14 @@
-package analyzer
+// Package traffic is analyze's analysis of captured traffic (the files the
+// proxy's capture writes, package capture). It rebuilds each client
+// session transaction by transaction, runs the SQL rules of the catalogue
+// over each transaction as scan runs them over a BEGIN … COMMIT block,
+// follows the session state the statements made (one effects.Session per
+// session) into later transactions, and keeps a finding when that state
+// crossed a transaction boundary. What only traffic shows (startup
+// parameters, protocol-level prepared statements, idle transactions) it
+// hands to the catalogue's traffic rules as events (rules.TrafficEvent),
+// which judge them. Findings go into the same analyzer.Report as scan's.
+package traffic
 
 import (
 	"cmp"
@@ -8,13 +18,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
 
-// CaptureOptions say how to analyze captured traffic.
-type CaptureOptions struct {
+// Options say how to analyze captured traffic.
+type Options struct {
 	// IdleThreshold is how long a client may leave a transaction open
 	// and idle before idle-in-transaction reports it; 0 means
 	// DefaultIdleThreshold.
@@ -28,24 +39,7 @@ type CaptureOptions struct {
 // given.
 const DefaultIdleThreshold = time.Second
 
-// TrafficStats is what analyze observed about one finding from captured
-// traffic: a finding stands for every occurrence of the same rule,
-// severity and statement (by fingerprint).
-type TrafficStats struct {
-	// Count is the number of occurrences.
-	Count int `json:"count"`
-	// Sessions is the number of client sessions with an occurrence.
-	Sessions int `json:"sessions"`
-	// FirstSeen and LastSeen are the wall-clock times of the first and
-	// the last occurrence.
-	FirstSeen time.Time `json:"first_seen"`
-	LastSeen  time.Time `json:"last_seen"`
-	// ApplicationNames are the application_name values of the sessions,
-	// sorted ("" when a client sent none).
-	ApplicationNames []string `json:"application_names"`
-}
-
-// AnalyzeCaptures reads capture files and reports what the clients relied
+// Analyze reads capture files and reports what the clients relied
 // on across transaction boundaries.
 //
 // The files may come from several proxy instances (a fleet): they are
@@ -61,7 +55,7 @@ type TrafficStats struct {
 // captures, and the report does not depend on the order the captures were
 // read in. The warnings say what the reader forgave (a last line cut by a
 // crash, dropped events, a duplicate file).
-func (c *Config) AnalyzeCaptures(paths []string, opt CaptureOptions) (*Report, []string, error) {
+func Analyze(c *analyzer.Config, paths []string, opt Options) (*analyzer.Report, []string, error) {
 	if opt.IdleThreshold <= 0 {
 		opt.IdleThreshold = DefaultIdleThreshold
 	}
@@ -84,7 +78,7 @@ func (c *Config) AnalyzeCaptures(paths []string, opt CaptureOptions) (*Report, [
 		total.merge(r)
 		files += len(caps[i].files)
 	}
-	rep := &Report{Tool: "pgpoolcheck", Target: c.target(), Findings: total.findings()}
+	rep := &analyzer.Report{Tool: "pgpoolcheck", Target: c.JudgedTarget(), Findings: total.findings()}
 	rep.Summary.Files = files
 	rep.Summary.CaptureFiles = files
 	rep.Summary.Captures = len(caps)
@@ -101,7 +95,7 @@ func (c *Config) AnalyzeCaptures(paths []string, opt CaptureOptions) (*Report, [
 			rep.Findings[i].Security = sev == rules.Critical
 		}
 	}
-	rep.Findings = Sort(rep.Findings)
+	rep.Findings = analyzer.Sort(rep.Findings)
 	rep.Summary.Count(rep.Findings)
 	return rep, warns, nil
 }
@@ -187,7 +181,7 @@ type captureResult struct {
 // failure, captures after the failed one are not started; it returns the
 // index of the first capture that failed, or -1. Every capture before that
 // one is analyzed in full, so the outcome does not depend on timing.
-func analyzeParallel(c *Config, opt CaptureOptions, caps []*captureSet, results []*captureResult) int {
+func analyzeParallel(c *analyzer.Config, opt Options, caps []*captureSet, results []*captureResult) int {
 	var mu sync.Mutex
 	failed := -1
 	next := 0
@@ -201,7 +195,7 @@ func analyzeParallel(c *Config, opt CaptureOptions, caps []*captureSet, results 
 		return next - 1
 	}
 	var wg sync.WaitGroup
-	for range min(c.workers(), len(caps)) {
+	for range min(c.WorkerCount(), len(caps)) {
 		wg.Go(func() {
 			a := newTrafficAnalysis(c, opt) // one per worker: its parse cache serves every capture it reads
 			for i := claim(); i >= 0; i = claim() {
@@ -342,7 +336,7 @@ type noteCount struct {
 }
 
 func (a *trafficAnalysis) add(o occurrence) {
-	if !a.cfg.enabled(o.rule) {
+	if !a.cfg.Enabled(o.rule) {
 		return
 	}
 	k := groupKey{o.rule, o.sev, o.key}
@@ -388,8 +382,8 @@ func earlierAt(at time.Time, file string, line int, bAt time.Time, bFile string,
 }
 
 // findings turns the groups into findings, one per group.
-func (a *trafficAnalysis) findings() []Finding {
-	out := []Finding{}
+func (a *trafficAnalysis) findings() []analyzer.Finding {
+	out := []analyzer.Finding{}
 	for _, k := range a.order {
 		g := a.groups[k]
 		o := g.first
@@ -427,7 +421,7 @@ func (a *trafficAnalysis) findings() []Finding {
 			apps = append(apps, app)
 		}
 		slices.Sort(apps)
-		f := Finding{
+		f := analyzer.Finding{
 			Rule:        o.rule,
 			Severity:    o.sev,
 			Security:    o.sev == rules.Critical,
@@ -436,9 +430,9 @@ func (a *trafficAnalysis) findings() []Finding {
 			Column:      1,
 			Message:     msg,
 			Fix:         o.fix,
-			Statement:   truncateStatement(o.stmt),
+			Statement:   analyzer.TruncateStatement(o.stmt),
 			Fingerprint: o.fp,
-			Traffic: &TrafficStats{
+			Traffic: &analyzer.TrafficStats{
 				Count: g.count, Sessions: len(g.sessions) + g.nsess,
 				FirstSeen: g.firstAt.UTC(), LastSeen: g.lastAt.UTC(),
 				ApplicationNames: apps,
@@ -447,18 +441,6 @@ func (a *trafficAnalysis) findings() []Finding {
 		out = append(out, f)
 	}
 	return out
-}
-
-func truncateStatement(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= maxStatementText {
-		return s
-	}
-	cut := maxStatementText
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // parsedStmt is one statement of a query string, with what does not

@@ -1,4 +1,4 @@
-package analyzer_test
+package traffic_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer/traffic"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
@@ -79,7 +80,7 @@ func TestAnalyzeCaptures(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			cfg := &analyzer.Config{Target: tt.target}
-			rep, warns, err := cfg.AnalyzeCaptures([]string{filepath.Join("testdata", "captures", tt.capture+".jsonl")}, analyzer.CaptureOptions{})
+			rep, warns, err := traffic.Analyze(cfg, []string{filepath.Join("testdata", "captures", tt.capture+".jsonl")}, traffic.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +113,7 @@ func TestAnalyzeCaptures(t *testing.T) {
 
 func TestAnalyzeCapturesGrouping(t *testing.T) {
 	cfg := &analyzer.Config{}
-	rep, _, err := cfg.AnalyzeCaptures([]string{"testdata/captures/two_sessions.jsonl"}, analyzer.CaptureOptions{})
+	rep, _, err := traffic.Analyze(cfg, []string{"testdata/captures/two_sessions.jsonl"}, traffic.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,14 +141,14 @@ func TestAnalyzeCapturesGrouping(t *testing.T) {
 
 func TestAnalyzeCapturesIdleThreshold(t *testing.T) {
 	cfg := &analyzer.Config{}
-	rep, _, err := cfg.AnalyzeCaptures([]string{"testdata/captures/idle.jsonl"}, analyzer.CaptureOptions{IdleThreshold: 2 * time.Second})
+	rep, _, err := traffic.Analyze(cfg, []string{"testdata/captures/idle.jsonl"}, traffic.Options{IdleThreshold: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Findings) != 0 {
 		t.Errorf("findings above a 2s threshold: %+v", rep.Findings)
 	}
-	rep, _, _ = cfg.AnalyzeCaptures([]string{"testdata/captures/idle.jsonl"}, analyzer.CaptureOptions{})
+	rep, _, _ = traffic.Analyze(cfg, []string{"testdata/captures/idle.jsonl"}, traffic.Options{})
 	if len(rep.Findings) != 1 || !strings.Contains(rep.Findings[0].Message, "longest 1.501s") || !strings.Contains(rep.Findings[0].Statement, "FOR UPDATE") {
 		t.Errorf("idle finding %+v", rep.Findings)
 	}
@@ -155,10 +156,10 @@ func TestAnalyzeCapturesIdleThreshold(t *testing.T) {
 
 func TestAnalyzeCapturesErrors(t *testing.T) {
 	cfg := &analyzer.Config{}
-	if _, _, err := cfg.AnalyzeCaptures([]string{"testdata/captures/missing.jsonl"}, analyzer.CaptureOptions{}); err == nil {
+	if _, _, err := traffic.Analyze(cfg, []string{"testdata/captures/missing.jsonl"}, traffic.Options{}); err == nil {
 		t.Error("no error for a missing file")
 	}
-	if _, _, err := cfg.AnalyzeCaptures([]string{"traffic_test.go"}, analyzer.CaptureOptions{}); err == nil || !strings.Contains(err.Error(), "not a pgpoolcheck capture") {
+	if _, _, err := traffic.Analyze(cfg, []string{"analyze_test.go"}, traffic.Options{}); err == nil || !strings.Contains(err.Error(), "not a pgpoolcheck capture") {
 		t.Errorf("error %v", err)
 	}
 }
@@ -206,7 +207,7 @@ func TestAnalyzeRotatedCapture(t *testing.T) {
 	if len(parts) < 3 {
 		t.Fatalf("%d parts", len(parts))
 	}
-	rep, warns, err := (&analyzer.Config{}).AnalyzeCaptures(parts, analyzer.CaptureOptions{})
+	rep, warns, err := traffic.Analyze(&analyzer.Config{}, parts, traffic.Options{})
 	if err != nil || len(warns) > 0 {
 		t.Fatal(err, warns)
 	}
@@ -253,7 +254,7 @@ func TestAnalyzeBrokenPart(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			rep, warns, err := (&analyzer.Config{}).AnalyzeCaptures(parts, analyzer.CaptureOptions{Strict: strict})
+			rep, warns, err := traffic.Analyze(&analyzer.Config{}, parts, traffic.Options{Strict: strict})
 			if err != nil {
 				t.Fatalf("analyze stopped at the broken part: %v", err)
 			}

@@ -1,10 +1,11 @@
-package analyzer
+package traffic
 
 import (
 	"cmp"
 	"slices"
 	"time"
 
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
@@ -18,9 +19,10 @@ import (
 // statements created is followed into later transactions, and a rule's
 // finding is kept only when the state crossed a transaction boundary.
 type trafficAnalysis struct {
-	cfg         *Config
-	opt         CaptureOptions
-	checks      []*rules.Rule
+	cfg         *analyzer.Config
+	opt         Options
+	checks      []*rules.Rule // the enabled SQL rules
+	traffic     []*rules.Rule // the enabled traffic rules
 	interesting []string
 	sessions    map[sessKey]*session
 	parsed      map[string][]*parsedStmt
@@ -31,9 +33,14 @@ type trafficAnalysis struct {
 	sessionsSeen int
 }
 
-func newTrafficAnalysis(c *Config, opt CaptureOptions) *trafficAnalysis {
+func newTrafficAnalysis(c *analyzer.Config, opt Options) *trafficAnalysis {
 	a := &trafficAnalysis{cfg: c, opt: opt, sessions: map[sessKey]*session{}, parsed: map[string][]*parsedStmt{}, groups: map[groupKey]*findingGroup{}}
-	a.checks = c.checks()
+	a.checks = c.Checks()
+	for _, r := range c.EnabledRules() {
+		if r.Traffic != nil {
+			a.traffic = append(a.traffic, r)
+		}
+	}
 	a.interesting = rules.InterestingFuncs(a.checks)
 	for _, f := range effects.Funcs {
 		if !contains(a.interesting, f) {
@@ -378,7 +385,7 @@ func (s *session) endTx() {
 		return
 	}
 	var found []rules.Finding
-	pass := rules.NewPass(nil, s.a.cfg.target(), g, func(f rules.Finding) { found = append(found, f) })
+	pass := rules.NewPass(nil, s.a.cfg.JudgedTarget(), g, func(f rules.Finding) { found = append(found, f) })
 	for _, r := range s.a.checks {
 		pass.Rule = r
 		pass.Run()
@@ -413,7 +420,7 @@ func (s *session) endTx() {
 }
 
 func (s *session) fill(o *occurrence, e *stmtRun, f *rules.Finding) {
-	o.msg, o.fix = hidePlaceholder(f.Message), f.Fix
+	o.msg, o.fix = analyzer.HidePlaceholder(f.Message), f.Fix
 	o.stmt, o.fp = e.p.text, e.p.fp
 	o.key = e.p.fp
 	if o.key == "" {

@@ -1,4 +1,4 @@
-package analyzer_test
+package traffic_test
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pgpoolcheck/pgpoolcheck/analyzer"
+	"github.com/pgpoolcheck/pgpoolcheck/analyzer/traffic"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
 
@@ -32,7 +33,7 @@ func FuzzAnalyzeCaptures(f *testing.F) {
 		}
 		for _, target := range []string{"pgbouncer", "generic"} {
 			cfg := &analyzer.Config{Target: rulesTarget(target)}
-			rep, _, err := cfg.AnalyzeCaptures([]string{path}, analyzer.CaptureOptions{})
+			rep, _, err := traffic.Analyze(cfg, []string{path}, traffic.Options{})
 			if err != nil {
 				return
 			}
