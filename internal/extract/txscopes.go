@@ -34,7 +34,11 @@ import (
 //     pg8000, PyGreSQL's pgdb), whose connections begin a transaction at
 //     the first statement and keep it until commit() or rollback(): in a
 //     file that imports such a driver and never turns autocommit on, the
-//     statements of a function between two such calls. In a function that
+//     statements of a function between two such calls, and those of the
+//     module's own code (a script) when it executes SQL. After a call
+//     handed the transaction's connection or cursor, the rest of the
+//     piece is marked HandedOff (the callee's INSERT may have run in it).
+//     In a function that
 //     runs its SQL through a cursor or connection it was given (a
 //     parameter, self included, or what it derives from one), the piece
 //     before the first commit() continues the caller's transaction
@@ -97,7 +101,7 @@ func TransactionSpans(lang Language, name string, src []byte, lits []Literal, co
 		spans = append(spans, callbackTxBlocks(lang, src, code)...)
 	case Python:
 		spans = append(spans, pythonTxBlocks(src, code)...)
-		spans = append(spans, dbapiImplicit(src, code)...)
+		spans = append(spans, dbapiImplicit(src, code, &tx)...)
 	case Ruby, Elixir:
 		for _, m := range txBlock.FindAllSubmatchIndex(src, -1) {
 			if !code[m[0]+indentOf(src[m[0]:])] || !code[bytes.Index(src[m[0]:m[1]], []byte("transaction"))+m[0]] {
