@@ -51,6 +51,8 @@ import (
 //     marked Ungrouped: they tell
 //     sequence-session which statements ran before in the transaction,
 //     and do not group the statements for the other rules.
+//   - A list of statements passed whole to one call in Python
+//     (pylists.go): spans marked Ungrouped, one Tx number per list.
 //   - A method marked @Transactional (Spring, Jakarta), or every method of
 //     a class so marked, and a Python function decorated with
 //     @transaction.atomic.
@@ -102,6 +104,7 @@ func TransactionSpans(lang Language, name string, src []byte, lits []Literal, co
 	case Python:
 		spans = append(spans, pythonTxBlocks(src, code)...)
 		spans = append(spans, dbapiImplicit(src, code, &tx)...)
+		spans = append(spans, pythonStatementLists(src, code, lits, &tx)...)
 	case Ruby, Elixir:
 		for _, m := range txBlock.FindAllSubmatchIndex(src, -1) {
 			if !code[m[0]+indentOf(src[m[0]:])] || !code[bytes.Index(src[m[0]:m[1]], []byte("transaction"))+m[0]] {

@@ -188,3 +188,52 @@ func TestDBAPIInherited(t *testing.T) {
 		})
 	}
 }
+
+// TestPythonStatementLists checks the lists of statements a call is
+// given: the literals that start with "IN" (one of which reads a
+// sequence) must be spans of one list, and those that start with "OUT"
+// in none.
+func TestPythonStatementLists(t *testing.T) {
+	for _, tt := range []struct{ name, src string }{
+		{"list display argument", "run([\"IN INSERT\", \"IN currval(s)\"])\nrun(\"OUT\")\n"},
+		{"keyword argument of dicts", "def f():\n    db.run(x, queries=[{'sql': \"IN INSERT\"}, {'sql': \"IN lastval()\"}])\n"},
+		{"names put in a list display", "def f():\n    a = \"OUT\"\n    g(a)\n    a = \"IN INSERT\"\n    b = (\"IN currval(s)\")\n    run([(a, []), (b, [])])\n"},
+		{"appended in branches", "def f(x):\n    q = []\n    if x:\n        s = \"IN INSERT 1\"\n    else:\n        s = \"IN INSERT 2\"\n    q.append({'sql': s})\n    s = \"IN currval(s)\"\n    q.append({'sql': s})\n    q += [\"IN SELECT\"]\n    run(queries = q)\n"},
+		{"list display then appended", "def f():\n    q = [\"IN INSERT\"]\n    q.append(\"IN currval(s)\")\n    run(q)\n"},
+		{"printed only", "def f():\n    q = [\"OUT INSERT\", \"OUT currval(s)\"]\n    print(q)\n    for s in q:\n        run(s)\n"},
+		{"no sequence read", "run([\"OUT INSERT\", \"OUT SELECT\"])\n"},
+		{"a parameter", "def f(q):\n    q.append(\"OUT currval(s)\")\n    run(q)\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := []byte(tt.src)
+			lits, comments, err := Literals(Python, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spans := TransactionSpans(Python, "a.py", src, lits, comments)
+			tx := -1
+			for _, l := range lits {
+				in, out := strings.HasPrefix(l.Value, "IN"), strings.HasPrefix(l.Value, "OUT")
+				if !in && !out {
+					continue
+				}
+				k := -1
+				for i, s := range spans {
+					if s.Start <= l.Start && l.Start < s.End && s.Ungrouped && s.Tx > 0 {
+						k = i
+					}
+				}
+				switch {
+				case out && k >= 0:
+					t.Errorf("%q in a list (spans %v)", l.Value, spans)
+				case in && k < 0:
+					t.Errorf("%q in no list (spans %v)", l.Value, spans)
+				case in && tx >= 0 && spans[k].Tx != tx:
+					t.Errorf("%q in another list (spans %v)", l.Value, spans)
+				case in:
+					tx = spans[k].Tx
+				}
+			}
+		})
+	}
+}
