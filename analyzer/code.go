@@ -667,14 +667,19 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 		inTx = extract.TransactionSpans(lang, name, src, lits, comments)
 	}
 	// Statements in a span that continues the caller's transaction (a
-	// Python function given its DB-API cursor) are marked so. Ungrouped
+	// Python function given its DB-API cursor), or follows a call that
+	// was handed the transaction's connection, are marked so. Ungrouped
 	// spans group nothing: each statement in one is given the statements
-	// before it in the span (for sequence-session).
+	// before it in the span, or in the spans of its Tx number (for
+	// sequence-session).
 	var callerTx, ungrouped []extract.Span
 	grouping := inTx[:0]
 	for _, s := range inTx {
-		if s.Inherited {
+		if s.Inherited || s.HandedOff {
 			callerTx = append(callerTx, s)
+		}
+		if s.HandedOff {
+			continue // marks statements, groups none
 		}
 		if s.Ungrouped {
 			ungrouped = append(ungrouped, s)
@@ -684,6 +689,12 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 	}
 	inTx = grouping
 	ungroupedStmts := make([][]*rules.Stmt, len(ungrouped))
+	ungroupedFirst := map[int]int{} // a transaction's number: its first ungrouped span
+	for k := len(ungrouped) - 1; k >= 0; k-- {
+		if tx := ungrouped[k].Tx; tx > 0 {
+			ungroupedFirst[tx] = k
+		}
+	}
 	inCallerTx := false // the current literal runs in its caller's transaction
 	txBefore := -1      // the ungrouped span the current literal is in
 	// mark gives a statement of the current literal what the spans
@@ -783,6 +794,9 @@ func (c *Config) AnalyzeCode(name string, src []byte, lang extract.Language) (Re
 		}
 		inCallerTx = spanAt(callerTx, lit.Start) >= 0
 		txBefore = spanAt(ungrouped, lit.Start)
+		if txBefore >= 0 && ungrouped[txBefore].Tx > 0 {
+			txBefore = ungroupedFirst[ungrouped[txBefore].Tx]
+		}
 		if k := spanAt(rolledBack, lit.Start); k >= 0 {
 			if tx := rolledBack[k].Tx; tx > 0 {
 				k = rbTx[tx] // the first span of its transaction

@@ -270,8 +270,9 @@ type Stmt struct {
 	// InCallerTx is set for a statement that runs in a transaction its
 	// code's caller opened (a Python function of a DB-API file that runs
 	// its SQL through a cursor it was given, before any commit of its
-	// own): what the caller ran before the call, an INSERT that advanced a
-	// sequence included, is in the statement's transaction.
+	// own), or after a call its code handed the transaction's connection:
+	// what the caller ran before the call, or the callee, an INSERT that
+	// advanced a sequence included, is in the statement's transaction.
 	InCallerTx bool
 	// TxBefore holds the statements that ran before this one in its
 	// transaction but are not in its group (a guessed DB-API implicit

@@ -52,7 +52,8 @@ func checkSequenceSession(p *Pass) {
 // transaction — in an earlier statement, or an earlier INSERT or COPY
 // that may have called it through a column default, or — for a
 // framework's identity query — in the framework's INSERT, or — for
-// statements in their caller's transaction — in the caller.
+// statements in their caller's transaction, or after a call handed its
+// connection — in the caller or the callee.
 func sequenceAdvancedBefore(g *Group, i int, r effects.Effect) bool {
 	if before := g.Stmts[i].TxBefore; len(before) > 0 {
 		tx := &Group{Stmts: append(slices.Clip(before), g.Stmts[i]), Explicit: true}
@@ -78,7 +79,7 @@ func advancedIn(g *Group, i int, r effects.Effect) bool {
 		return true // the framework's INSERT ran just before, in this transaction
 	}
 	if g.Stmts[i].InCallerTx {
-		return true // the caller's INSERT may have run before, in this transaction
+		return true // the caller's (or a callee's) INSERT may have run before, in this transaction
 	}
 	if !g.Explicit {
 		return false

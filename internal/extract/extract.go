@@ -383,10 +383,11 @@ func (lx *lexer) join() []Literal {
 			if toks[k].kind == tokIdent {
 				add(Literal{Value: Placeholder, Segments: []Segment{{0, toks[k].start}}, Start: toks[k].start, End: toks[k].end})
 				j = k + 1
-				// A call (str_replace('\'', '\\\'', $name)): its argument
-				// list is part of the operand, string arguments included,
-				// and the concatenation may go on after it.
-				if end, ok := lx.callArgs(toks, toks[k].end); ok {
+				// A call (str_replace('\'', '\\\'', $name)) or a subscript
+				// ($m[1], $row['name']): its argument list or index is part
+				// of the operand, string arguments included, and the
+				// concatenation may go on after it.
+				if end, ok := lx.operandTail(toks, toks[k].end); ok {
 					cur.End = end
 					for j < len(toks) && toks[j].start < end {
 						j++
@@ -408,16 +409,34 @@ func (lx *lexer) join() []Literal {
 	return out
 }
 
-// callArgs reports whether an argument list opens at from (after blanks)
-// and returns the offset after its closing parenthesis. Parentheses inside
-// string tokens do not count.
-func (lx *lexer) callArgs(toks []tok, from int) (int, bool) {
+// operandTail reports whether an operand's argument list (after blanks)
+// or subscripts (right after it) open at from, and returns the offset
+// after the last of them: f(x), $m[1], f(x)[0], $a[1][2].
+func (lx *lexer) operandTail(toks []tok, from int) (int, bool) {
+	end, ok := lx.group(toks, from, '(', ')', true)
+	if !ok {
+		end = from
+	}
+	for {
+		next, sub := lx.group(toks, end, '[', ']', false)
+		if !sub {
+			return end, ok
+		}
+		end, ok = next, true
+	}
+}
+
+// group reports whether a group that opens with open at from (after
+// blanks, when blanks is set) closes on the same statement, and returns
+// the offset after its closing byte. Brackets inside string tokens do not
+// count.
+func (lx *lexer) group(toks []tok, from int, open, close byte, blanks bool) (int, bool) {
 	src := lx.src
 	i := from
-	for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+	for blanks && i < len(src) && (src[i] == ' ' || src[i] == '\t') {
 		i++
 	}
-	if i >= len(src) || src[i] != '(' {
+	if i >= len(src) || src[i] != open {
 		return 0, false
 	}
 	// The string tokens from i on, to skip their bytes.
@@ -432,9 +451,9 @@ func (lx *lexer) callArgs(toks []tok, from int) (int, bool) {
 			continue
 		}
 		switch src[k] {
-		case '(':
+		case open:
 			depth++
-		case ')':
+		case close:
 			depth--
 			if depth == 0 {
 				return k + 1, true

@@ -14,6 +14,7 @@ var goCases = []litCase{
 	{name: "dotted operand", src: `q := "SET search_path = " + cfg.Schema`, want: []string{"SET search_path = " + Placeholder}},
 	{name: "call operand", src: `q := "SET a = " + f(x, "y") + "b"`, want: []string{"SET a = " + Placeholder + "b"}},
 	{name: "call operand at the end", src: `q := "SET a = " + f(x); g("b")`, want: []string{"SET a = " + Placeholder, "b"}},
+	{name: "index operand", src: `q := "SELECT currval('" + names[i] + "_seq')"`, want: []string{"SELECT currval('" + Placeholder + "_seq')"}},
 	{name: "comment with quotes", src: "// don't \"SET\" x\nx := \"LISTEN foo\" /* it's `raw` */", want: []string{"LISTEN foo"}, comments: []string{` don't "SET" x`, " it's `raw` "}},
 	{name: "comment markers in string", src: `x := "SELECT 1 -- // /* x */"`, want: []string{"SELECT 1 -- // /* x */"}, comments: []string{}},
 	{name: "log message", src: `log.Printf("could not SET timeout: %v", err)`, want: []string{"could not SET timeout: %v"}},

@@ -14,6 +14,7 @@ var javascriptCases = []litCase{
 	{name: "comment markers in string", src: `x = "SELECT 1 -- // /* */"; y = '/* x */'`, want: []string{"SELECT 1 -- // /* */", "/* x */"}, comments: []string{}},
 	{name: "concatenation", src: "const q = 'SELECT * FROM ' + table\n  + ' WHERE id = $1' +\n  `AND x`;", want: []string{"SELECT * FROM " + Placeholder + " WHERE id = $1AND x"}},
 	{name: "member operand", src: `q = "SET search_path = " + this.schema + ";"`, want: []string{"SET search_path = " + Placeholder + ";"}},
+	{name: "index operand", src: `q = "SELECT currval('" + m[1] + "_seq')"`, want: []string{"SELECT currval('" + Placeholder + "_seq')"}},
 	{name: "increment not concatenation", src: `x = "a"; y++ + "b"`, want: []string{"a", "b"}},
 	{name: "jsx text", src: "const el = <p>Don't do this</p>\nconst q = \"SELECT 1\"", want: []string{"SELECT 1"}},
 	{name: "typescript", src: "const rows: Array<Row> = await db.query<Row>(`SELECT 1`) as Row[];\nfunction f<T>(x: T): string { return 'ok' }", want: []string{"SELECT 1", "ok"}},

@@ -30,6 +30,7 @@ var phpCases = []litCase{
 	{name: "concatenation", src: "<?php\n$q = 'SELECT * FROM ' . $table\n  . \" WHERE id = ?\" .\n  self::ORDER . $this->db->suffix;", want: []string{"SELECT * FROM " + Placeholder + " WHERE id = ?" + Placeholder + Placeholder}},
 	{name: "call operand", src: `<?php $q = "SET a = " . f($x) . "b";`, want: []string{"SET a = " + Placeholder + "b"}},
 	{name: "call operand with string arguments", src: `<?php pg_query($r, 'SELECT CURRVAL(\'' . str_replace('\'', '\\\'', $name) . '\') AS c');`, want: []string{"SELECT CURRVAL('" + Placeholder + "') AS c"}},
+	{name: "subscript operands", src: `<?php $q = "SELECT currval('" . $m[1] . "_seq')" . $row['k'] . $a[1][2] . f($x)[0] . 'x' . $b ['c'];`, want: []string{"SELECT currval('" + Placeholder + "_seq')" + Placeholder + Placeholder + Placeholder + "x" + Placeholder, "c"}},
 	{name: "concatenation assignment", src: `<?php $q = "a"; $q .= "b"; $r = "c" . 1.5 . "d"; f(...$args);`, want: []string{"a", "b", "c", "d"}},
 	{name: "arguments not joined", src: `<?php pg_prepare($conn, "q", "SELECT $1");`, want: []string{"q", "SELECT $1"}},
 	{name: "comments", src: "<?php\n// it's \"SET\"\n# don't 'LISTEN'\n/* \"x\" */ /** @var 'y' */ $s = 'z'; // 'w'", want: []string{"z"}, comments: []string{` it's "SET"`, ` don't 'LISTEN'`, ` "x" `, `* @var 'y' `, ` 'w'`}},

@@ -8,6 +8,7 @@ var pythonCases = []litCase{
 	{name: "raw", src: `p = r'a\nb\'c'`, want: []string{`a\nb\'c`}},
 	{name: "escapes", src: `s = 'SELECT \x41\n\u00e9\'\101\N{DASH}\q'`, want: []string{"SELECT A\né'A\\N{DASH}\\q"}},
 	{name: "bytes", src: `s = b'SELECT \xff\u00e9'`, want: []string{"SELECT \xff\\u00e9"}},
+	{name: "subscript operand", src: `q = "SELECT currval('" + m[1] + "_seq')"`, want: []string{"SELECT currval('" + Placeholder + "_seq')"}},
 	{name: "f-string", src: `q = f"SELECT * FROM {table} WHERE id = {id!r:>{w}} AND x = '{{lit}}'"`, want: []string{"SELECT * FROM " + Placeholder + " WHERE id = " + Placeholder + " AND x = '{lit}'"}},
 	{name: "f-string nested quotes", src: `q = f"SELECT {x["a"]} FROM {t['b']}"`, want: []string{"SELECT " + Placeholder + " FROM " + Placeholder}},
 	{name: "raw f-string", src: `q = rf'SELECT \d {x}'`, want: []string{`SELECT \d ` + Placeholder}},

@@ -44,6 +44,8 @@ func TestTransactionSpans(t *testing.T) {
 		{"python atomic decorator", Python, "a.py", "@transaction.atomic\ndef f(cur):\n    cur.execute(\"IN\")\n\ndef g(cur):\n    cur.execute(\"OUT\")\n"},
 		{"psycopg implicit", Python, "a.py", "import psycopg2\n\ndef f(conn):\n    cur = conn.cursor()\n    cur.execute(\"IN1\")\n    cur.execute(\"IN2\")\n    conn.commit()\n    cur.execute(\"INX\")\n"},
 		{"psycopg autocommit", Python, "a.py", "import psycopg\n\ndef f():\n    conn = psycopg.connect(dsn, autocommit=True)\n    conn.execute(\"OUT\")\n"},
+		{"pgdb script", Python, "a.py", "import pgdb\nc = pgdb.connect(dsn)\ncu = c.cursor()\ncu.execute(\"IN1\")\n\ndef f(x):\n    return x\n\ncu.execute(\"IN2\")\nc.commit()\ncu.execute(\"INX\")\n"},
+		{"psycopg module constants", Python, "a.py", "import psycopg2\nQ = \"OUT\"\n\nclass S:\n    def f(self, conn):\n        conn.commit()\n        conn.cursor().execute(\"IN\")\n"},
 		{"asyncpg", Python, "a.py", "import asyncpg\n\nasync def f(conn):\n    await conn.execute(\"OUT\")\n"},
 		{"ruby transaction block", Ruby, "a.rb", "ActiveRecord::Base.transaction do\n  conn.execute(\"IN1\")\n  conn.select_value(\"IN2\")\nend\nconn.select_value(\"OUT\")\n"},
 		{"elixir transaction", Elixir, "a.ex", "Repo.transaction(fn ->\n  Repo.query!(\"IN\")\nend)\nRepo.query!(\"OUT\")\n"},
@@ -124,7 +126,8 @@ func indexLiteral(src, w string) int {
 
 // TestDBAPIInherited checks which Python functions continue their
 // caller's DB-API transaction: the literal "R" is read in an inherited
-// span (want true), in a span that is not (false), or in none.
+// span, after a call handed the transaction's connection (handed), in
+// another span (own), or in none.
 func TestDBAPIInherited(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -147,6 +150,12 @@ func TestDBAPIInherited(t *testing.T) {
 		{"awaited", "async def f(conn):\n    await conn.execute(\"R\")  # lastval()\n", "none"},
 		{"awaited beside DB-API code", "def g(cu):\n    cu.execute(\"SELECT 1\")\n\nasync def f(conn):\n    await conn.execute(\"R\")  # lastval()\n", "none"},
 		{"psycopg awaited", "import psycopg\nasync def f(conn):\n    await conn.execute(\"R\")  # lastval()\n", "inherited"},
+		{"handed the connection", "def f(conn):\n    conn.commit()\n    helper(conn)\n    conn.execute(\"R\")  # lastval()\n", "handed"},
+		{"handed the cursor by keyword", "import psycopg2\ndef f(db):\n    cu = db.cursor()\n    db.commit()\n    helper(x, cursor=cu)\n    cu.execute(\"R\")  # lastval()\n", "handed"},
+		{"handed before a commit", "def f(conn):\n    helper(conn)\n    conn.commit()\n    conn.execute(\"R\")  # lastval()\n", "own"},
+		{"handed self", "class S:\n    def f(self):\n        self.commit()\n        wx.Button(self)\n        self.execute(\"R\")  # lastval()\n", "own"},
+		{"a def is not a hand-off", "def f(conn):\n    conn.commit()\n    def g(conn):\n        pass\n    conn.execute(\"R\")  # lastval()\n", "own"},
+		{"script, no driver", "cu = db.cursor()\ncu.execute(\"INSERT INTO t DEFAULT VALUES\")\ncu.execute(\"R\")  # currval()\n", "own"},
 		{"psycopg beside django", "import psycopg2\nfrom django.db import connection\ndef f(cursor):\n    cursor.execute(\"R\")  # lastval()\n", "own"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,9 +178,61 @@ func TestDBAPIInherited(t *testing.T) {
 				if spans[k].Inherited {
 					got = "inherited"
 				}
+				if spans[k].HandedOff {
+					got = "handed"
+				}
 			}
 			if got != tt.want {
 				t.Errorf("got %s, want %s (spans %v)", got, tt.want, spans)
+			}
+		})
+	}
+}
+
+// TestPythonStatementLists checks the lists of statements a call is
+// given: the literals that start with "IN" (one of which reads a
+// sequence) must be spans of one list, and those that start with "OUT"
+// in none.
+func TestPythonStatementLists(t *testing.T) {
+	for _, tt := range []struct{ name, src string }{
+		{"list display argument", "run([\"IN INSERT\", \"IN currval(s)\"])\nrun(\"OUT\")\n"},
+		{"keyword argument of dicts", "def f():\n    db.run(x, queries=[{'sql': \"IN INSERT\"}, {'sql': \"IN lastval()\"}])\n"},
+		{"names put in a list display", "def f():\n    a = \"OUT\"\n    g(a)\n    a = \"IN INSERT\"\n    b = (\"IN currval(s)\")\n    run([(a, []), (b, [])])\n"},
+		{"appended in branches", "def f(x):\n    q = []\n    if x:\n        s = \"IN INSERT 1\"\n    else:\n        s = \"IN INSERT 2\"\n    q.append({'sql': s})\n    s = \"IN currval(s)\"\n    q.append({'sql': s})\n    q += [\"IN SELECT\"]\n    run(queries = q)\n"},
+		{"list display then appended", "def f():\n    q = [\"IN INSERT\"]\n    q.append(\"IN currval(s)\")\n    run(q)\n"},
+		{"printed only", "def f():\n    q = [\"OUT INSERT\", \"OUT currval(s)\"]\n    print(q)\n    for s in q:\n        run(s)\n"},
+		{"no sequence read", "run([\"OUT INSERT\", \"OUT SELECT\"])\n"},
+		{"a parameter", "def f(q):\n    q.append(\"OUT currval(s)\")\n    run(q)\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := []byte(tt.src)
+			lits, comments, err := Literals(Python, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spans := TransactionSpans(Python, "a.py", src, lits, comments)
+			tx := -1
+			for _, l := range lits {
+				in, out := strings.HasPrefix(l.Value, "IN"), strings.HasPrefix(l.Value, "OUT")
+				if !in && !out {
+					continue
+				}
+				k := -1
+				for i, s := range spans {
+					if s.Start <= l.Start && l.Start < s.End && s.Ungrouped && s.Tx > 0 {
+						k = i
+					}
+				}
+				switch {
+				case out && k >= 0:
+					t.Errorf("%q in a list (spans %v)", l.Value, spans)
+				case in && k < 0:
+					t.Errorf("%q in no list (spans %v)", l.Value, spans)
+				case in && tx >= 0 && spans[k].Tx != tx:
+					t.Errorf("%q in another list (spans %v)", l.Value, spans)
+				case in:
+					tx = spans[k].Tx
+				}
 			}
 		})
 	}

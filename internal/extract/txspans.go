@@ -27,6 +27,12 @@ type Span struct {
 	// same transaction (rules.Stmt.TxBefore), and whether the caller's
 	// did (Inherited).
 	Ungrouped bool
+	// HandedOff marks the rest of a DB-API transaction after a call that
+	// was handed its connection or cursor: what the callee ran there (an
+	// INSERT that advanced a sequence) is in the transaction of the
+	// span's statements. It groups nothing; it marks statements as
+	// Inherited does.
+	HandedOff bool
 }
 
 // RolledBackSpans returns the source ranges of a file whose statements run
