@@ -56,6 +56,12 @@ type Rule struct {
 	// Traffic reports the rule's findings in one event of captured
 	// traffic; set for traffic rules, nil for the others.
 	Traffic func(p *TrafficPass)
+	// Crossed judges, for analyze, what became of the session state one
+	// of the rule's findings stands for once its transaction ended: the
+	// finding's note, or ok false when the state did not cross a
+	// transaction boundary in a way that matters. Set for the SQL rules
+	// whose state analyze follows across transactions.
+	Crossed func(c Crossing) (note string, ok bool)
 	// APIs are the driver APIs whose calls in application code the rule
 	// reports (CheckCall).
 	APIs []DriverAPI

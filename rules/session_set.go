@@ -16,6 +16,7 @@ var SessionSet = &Rule{
 	Fix:      "use SET LOCAL (or set_config(name, value, true)) inside the transaction that needs it, or a per-role/per-database default (ALTER ROLE … SET)",
 	Funcs:    []string{"set_config"},
 	Check:    checkSessionSet,
+	Crossed:  crossedParam,
 }
 
 // securityParams change which rows or objects a client sees, or which
