@@ -16,7 +16,11 @@
 // analyze rebuilt from a capture (TrafficEvent: a startup parameter, a
 // prepared statement used in a later transaction, an idle transaction). A
 // rule's APIs are the driver calls of application code it reports
-// (DriverAPI, CheckCall). Either way the finding's message, severity and
+// (DriverAPI, CheckCall). A scan rule's Scan looks at one event of the
+// scan itself (ScanEvent: a parse error, an ignore directive, a file that
+// is not UTF-8 or is written for another database). A state rule's
+// Crossed judges what analyze saw of its state once the transaction that
+// made it ended (Crossing). Either way the finding's message, severity and
 // fix are the rule's; the analyzers only say what happened where.
 package rules
 
@@ -62,6 +66,10 @@ type Rule struct {
 	// transaction boundary in a way that matters. Set for the SQL rules
 	// whose state analyze follows across transactions.
 	Crossed func(c Crossing) (note string, ok bool)
+	// Scan judges one event of the scan itself (ScanEvent: a parse
+	// error, an ignore directive, a file that is not UTF-8 or is written
+	// for another database); set for scan rules, nil for the others.
+	Scan func(p *ScanPass)
 	// APIs are the driver APIs whose calls in application code the rule
 	// reports (CheckCall).
 	APIs []DriverAPI
