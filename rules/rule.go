@@ -16,9 +16,11 @@
 // analyze rebuilt from a capture (TrafficEvent: a startup parameter, a
 // prepared statement used in a later transaction, an idle transaction). A
 // rule's APIs are the driver calls of application code it reports
-// (DriverAPI, CheckCall). A scan rule's Scan looks at one event of the
-// scan itself (ScanEvent: a parse error, an ignore directive, a file that
-// is not UTF-8 or is written for another database). A state rule's
+// (DriverAPI, CheckCall), its Settings the connection settings,
+// configuration keys and driver calls that make a driver keep session state
+// (DriverSetting, CheckSetting). A scan rule's Scan looks at one event of
+// the scan itself (ScanEvent: a parse error, an ignore directive, a file
+// that is not UTF-8 or is written for another database). A state rule's
 // Crossed judges what analyze saw of its state once the transaction that
 // made it ended (Crossing). Either way the finding's message, severity and
 // fix are the rule's; the analyzers only say what happened where.
@@ -50,10 +52,14 @@ type Rule struct {
 	// Kind says what the rule looks at: SQL text, captured traffic, or the
 	// scan itself (parse errors, ignore directives).
 	Kind Kind
-	// Settings marks traffic rules that scan reports too, from the
-	// connection strings, configuration files and driver calls of the
-	// source tree.
-	Settings bool
+	// Settings are the driver settings (connection strings,
+	// configuration keys, driver calls) the rule reports in a source
+	// tree (CheckSetting); for a traffic rule, they are what scan reports
+	// of it.
+	Settings []DriverSetting
+	// judgeSetting says what a use of one of Settings means behind a
+	// target.
+	judgeSetting settingJudge
 	// Check reports the rule's findings in one group; nil for rules that
 	// are not checks over SQL text.
 	Check func(p *Pass)

@@ -29,7 +29,7 @@ func newRules(e *env) *cobra.Command {
 				switch r.Kind {
 				case rules.TrafficRule:
 					found = "analyze"
-					if r.Settings {
+					if len(r.Settings) > 0 {
 						found = "scan, analyze"
 					}
 				case rules.ScanRule:
