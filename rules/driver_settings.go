@@ -36,7 +36,7 @@ func judgeStartupSetting(t Target, s *DriverSetting, param, what string) (Severi
 // startupSettings are the settings that send startup parameters.
 var startupSettings = []DriverSetting{
 	{Setting: "connstring.param", Library: "libpq-style connection strings", Text: "postgres://…?PARAM=VALUE",
-		When:    "a server parameter, which drivers such as pgx pass on",
+		When:    "a server parameter the driver passes on",
 		Example: SettingUse{Param: "search_path", Value: "app"},
 		Does:    "the connection string sends startup parameter {param}={value} (drivers that pass unknown parameters on, such as pgx, lib/pq and asyncpg, send it so)"},
 	{Setting: "connstring.options", Library: "libpq-style connection strings", Text: "options=-c PARAM=VALUE", Options: true,

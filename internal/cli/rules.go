@@ -60,6 +60,9 @@ func newExplain(e *env) *cobra.Command {
 			if apis := r.ExplainAPIs(); apis != "" {
 				doc += "\n" + apis
 			}
+			if settings := r.ExplainSettings(); settings != "" {
+				doc += "\n" + settings
+			}
 			_, err := fmt.Fprint(e.stdout, doc)
 			return err
 		},
