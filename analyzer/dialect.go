@@ -2,7 +2,6 @@ package analyzer
 
 import (
 	"bytes"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -182,22 +181,17 @@ var pathNames = map[string]string{
 	"firebird": "Firebird", "cassandra": "Cassandra", "mongodb": "MongoDB", "duckdb": "DuckDB", "bigquery": "BigQuery",
 }
 
-// otherDialectFinding is the one finding of a SQL file written for
-// another database: where its first marker is, and how many of its
-// statements PostgreSQL refuses.
-func (c *Config) otherDialectFinding(name string, lines *sqlparse.LineIndex, f foreignSQL, refused, total int) Finding {
-	start := lines.Position(f.off)
-	msg := fmt.Sprintf("the file is written for %s (%s), not PostgreSQL", f.dialect, f.what)
-	if refused > 0 {
-		msg += fmt.Sprintf(": PostgreSQL refuses %d of its %d statements", refused, total)
-	}
+// otherDialectFinding places other-dialect's note on a SQL file written
+// for another database at its first marker, offset off.
+func otherDialectFinding(name string, lines *sqlparse.LineIndex, off int, sf rules.ScanFinding) Finding {
+	start := lines.Position(off)
 	return Finding{
-		Rule:     rules.OtherDialect.ID,
-		Severity: rules.OtherDialect.Severity,
+		Rule:     sf.Rule.ID,
+		Severity: sf.Severity,
 		File:     name,
 		Line:     start.Line, Column: start.Column, EndLine: start.Line, EndColumn: start.Column + 1,
-		Message:    msg + "; it was not checked",
-		Fix:        rules.OtherDialect.Fix,
+		Message:    sf.Message,
+		Fix:        sf.Fix,
 		SourceLine: lines.LineText(start.Line),
 		stmtLine:   start.Line,
 	}

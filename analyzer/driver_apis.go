@@ -30,9 +30,9 @@ import (
 // and Npgsql's in code_rust.go and code_csharp.go) are the rules' to
 // report (rules.DriverAPI): apiFindings hands each call to the rules that
 // list its API, which word and judge it. RuntimeParams and named queries
-// are reported as the settings of a connection string are
-// (settingsCheck), judged per target by rules.StartupHandling and
-// rules.ProtocolPrepareHandling.
+// are driver settings, reported as the settings of a connection string
+// are: settingsCheck.setting hands each to the rules that list it
+// (rules.DriverSetting), which word and judge it.
 
 var (
 	// runtimeParamsIndex is RuntimeParams[ before a key literal.
@@ -84,7 +84,7 @@ func (s *settingsCheck) goRuntimeParams(src []byte, lits []extract.Literal, comm
 		}
 		p := param{lit: l, key: name, start: 0, end: len(l.Value), valueAt: func(i int) int { return i },
 			text: fmt.Sprintf("RuntimeParams[%q]", l.Value)}
-		s.startup(p, name, fmt.Sprintf("RuntimeParams[%q] is sent by pgx as startup parameter %s", l.Value, name))
+		s.setting(p, "pgx.RuntimeParams", rules.SettingUse{Key: l.Value, Param: name})
 	}
 }
 
@@ -113,8 +113,7 @@ func (s *settingsCheck) nodeNamedQueries(src []byte, lits []extract.Literal, com
 			}
 			p := param{lit: l, key: "name", value: l.Value, start: 0, end: len(l.Value), valueAt: func(i int) int { return i },
 				text: fmt.Sprintf("query({ name: %q, … })", l.Value)}
-			s.prepares(p, fmt.Sprintf("a node-postgres query named %q is prepared as a named statement on the server connection and reused by name", l.Value),
-				"drop the name (node-postgres then uses the unnamed statement), or run PgBouncer 1.21+ with max_prepared_statements")
+			s.setting(p, "node-postgres.name", rules.SettingUse{Value: l.Value})
 		}
 	}
 }

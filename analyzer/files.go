@@ -306,10 +306,10 @@ func lineColumn(data []byte, off int) (line, col int) {
 	return line, utf8.RuneCount(data[start:off]) + 1
 }
 
-// encodingFinding reports a file that is not UTF-8 at its first invalid
-// byte bad. The source line is shown with invalid bytes replaced, so the
-// caret falls under the first of them.
-func encodingFinding(name string, data []byte, bad int) Finding {
+// encodingFindings report a file that is not UTF-8 at its first invalid
+// byte bad, as invalid-encoding words it. The source line is shown with
+// invalid bytes replaced, so the caret falls under the first of them.
+func encodingFindings(name string, data []byte, bad int) []Finding {
 	line, col := lineColumn(data, bad)
 	start := bytes.LastIndexByte(data[:bad], '\n') + 1
 	end := len(data)
@@ -317,16 +317,20 @@ func encodingFinding(name string, data []byte, bad int) Finding {
 		end = bad + i
 	}
 	src := strings.TrimRight(strings.ToValidUTF8(string(data[start:end]), "\uFFFD"), "\r")
-	return Finding{
-		Rule:     rules.InvalidEncoding.ID,
-		Severity: rules.InvalidEncoding.Severity,
-		File:     name,
-		Line:     line, Column: col, EndLine: line, EndColumn: col + 1,
-		Message:    fmt.Sprintf("the file is not UTF-8: byte 0x%02X at byte offset %d is not part of a UTF-8 character; the file was not scanned", data[bad], bad),
-		Fix:        rules.InvalidEncoding.Fix,
-		SourceLine: src,
-		stmtLine:   line,
+	var fs []Finding
+	for _, sf := range rules.InvalidEncoding.CheckScan(&rules.ScanEvent{Kind: rules.NotUTF8, Byte: data[bad], Offset: bad}) {
+		fs = append(fs, Finding{
+			Rule:     sf.Rule.ID,
+			Severity: sf.Severity,
+			File:     name,
+			Line:     line, Column: col, EndLine: line, EndColumn: col + 1,
+			Message:    sf.Message,
+			Fix:        sf.Fix,
+			SourceLine: src,
+			stmtLine:   line,
+		})
 	}
+	return fs
 }
 
 // Scan analyzes the inputs, files in parallel, and returns the report,

@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
@@ -9,56 +8,50 @@ import (
 )
 
 // directive is one "pgpoolcheck:ignore" or "pgpoolcheck:ignore-file"
-// comment.
+// comment: what it says (rules.IgnoreDirective, which bad-ignore and
+// unused-ignore judge) and where.
 type directive struct {
-	file bool
+	rules.IgnoreDirective
 	// line is the line the directive covers: its own line when code stands
 	// before it there, otherwise the line after it.
-	line   int
-	rules  []string // empty for ignore-file without rules: everything
-	pos    sqlparse.Position
-	used   bool
-	source string
+	line int
+	pos  sqlparse.Position
 }
 
 const directivePrefix = "pgpoolcheck:ignore"
 
 // parseDirective reads the text of a comment. It returns ok=false for
-// comments that are not directives, and a problem for malformed ones.
-func parseDirective(text string) (d directive, ok bool, problem string) {
+// comments that are not directives; whether a directive is well formed is
+// bad-ignore's to say.
+func parseDirective(text string) (d directive, ok bool) {
 	text = strings.TrimSpace(text)
 	if !strings.HasPrefix(text, directivePrefix) {
-		return d, false, ""
+		return d, false
 	}
 	rest := text[len(directivePrefix):]
 	switch {
 	case strings.HasPrefix(rest, "-file"):
-		d.file = true
+		d.File = true
 		rest = rest[len("-file"):]
 	case rest == "" || rest[0] == ' ' || rest[0] == '\t':
 	default:
-		return d, false, ""
+		return d, false
 	}
 	fields := strings.Fields(rest)
-	if len(fields) > 0 && (!d.file || looksLikeRuleList(fields[0])) {
+	if len(fields) > 0 && (!d.File || looksLikeRuleList(fields[0])) {
 		for _, id := range strings.Split(fields[0], ",") {
 			if id == "" {
 				continue
 			}
+			d.Rules = append(d.Rules, id)
 			if rules.Lookup(id) == nil {
-				return d, true, fmt.Sprintf("ignore directive names unknown rule %q", id)
+				d.Unknown = append(d.Unknown, id)
 			}
-			d.rules = append(d.rules, id)
 		}
 		fields = fields[1:]
 	}
-	if !d.file && len(d.rules) == 0 {
-		return d, true, "ignore directive names no rule: write -- pgpoolcheck:ignore RULE[,RULE] reason"
-	}
-	if len(fields) == 0 {
-		return d, true, "ignore directive has no reason: say why the finding is safe to ignore after the rule ids"
-	}
-	return d, true, ""
+	d.Reason = strings.Join(fields, " ")
+	return d, true
 }
 
 // looksLikeRuleList tells a rule list from the first word of a reason in
@@ -106,21 +99,22 @@ func commentText(src []byte, c sqlparse.Comment) string {
 
 // applyDirectives removes findings covered by ignore directives and adds
 // bad-ignore and unused-ignore findings. It returns the findings and how
-// many were suppressed.
+// many were suppressed. A directive that bad-ignore reports suppresses
+// nothing, whether the rule is enabled or not.
 func applyDirectives(c *Config, name string, src []byte, lines *sqlparse.LineIndex, comments []comment, fs []Finding) ([]Finding, int) {
 	var ds []*directive
 	var extra []Finding
 	for _, cm := range comments {
-		d, ok, problem := parseDirective(cm.Text)
+		d, ok := parseDirective(cm.Text)
 		if !ok {
 			continue
 		}
 		start := lines.Position(cm.Start)
 		d.pos = start
-		d.source = strings.TrimSpace(string(src[cm.Start:cm.End]))
-		if problem != "" {
+		d.Source = strings.TrimSpace(string(src[cm.Start:cm.End]))
+		if bad := rules.BadIgnore.CheckScan(&rules.ScanEvent{Kind: rules.Directive, Directive: &d.IgnoreDirective}); len(bad) > 0 {
 			if c.enabled(rules.BadIgnore.ID) {
-				extra = append(extra, directiveFinding(name, lines, rules.BadIgnore, d, problem))
+				extra = append(extra, directiveFindings(name, lines, d, bad)...)
 			}
 			continue
 		}
@@ -139,15 +133,16 @@ func applyDirectives(c *Config, name string, src []byte, lines *sqlparse.LineInd
 	suppressed := 0
 	for _, f := range fs {
 		if d := matchDirective(ds, f); d != nil {
-			d.used = true
+			d.Matched++
 			suppressed++
 			continue
 		}
 		kept = append(kept, f)
 	}
-	for _, d := range ds {
-		if !d.used && c.enabled(rules.UnusedIgnore.ID) {
-			extra = append(extra, directiveFinding(name, lines, rules.UnusedIgnore, *d, "ignore directive matched no finding: "+d.source))
+	if c.enabled(rules.UnusedIgnore.ID) {
+		for _, d := range ds {
+			unused := rules.UnusedIgnore.CheckScan(&rules.ScanEvent{Kind: rules.DirectiveUse, Directive: &d.IgnoreDirective})
+			extra = append(extra, directiveFindings(name, lines, *d, unused)...)
 		}
 	}
 	return append(kept, extra...), suppressed
@@ -155,13 +150,13 @@ func applyDirectives(c *Config, name string, src []byte, lines *sqlparse.LineInd
 
 func matchDirective(ds []*directive, f Finding) *directive {
 	for _, d := range ds {
-		if !d.file && f.Line != d.line && f.stmtLine != d.line && f.literalLine != d.line {
+		if !d.File && f.Line != d.line && f.stmtLine != d.line && f.literalLine != d.line {
 			continue
 		}
-		if len(d.rules) == 0 {
+		if len(d.Rules) == 0 {
 			return d
 		}
-		for _, id := range d.rules {
+		for _, id := range d.Rules {
 			if id == f.Rule {
 				return d
 			}
@@ -170,10 +165,16 @@ func matchDirective(ds []*directive, f Finding) *directive {
 	return nil
 }
 
-func directiveFinding(name string, lines *sqlparse.LineIndex, r *rules.Rule, d directive, msg string) Finding {
-	return Finding{
-		Rule: r.ID, Severity: r.Severity, File: name,
-		Line: d.pos.Line, Column: d.pos.Column, EndLine: d.pos.Line, EndColumn: d.pos.Column + len([]rune(d.source)),
-		Message: msg, Fix: r.Fix, SourceLine: lines.LineText(d.pos.Line), stmtLine: d.pos.Line,
+// directiveFindings place the findings a scan rule made of a directive on
+// the directive.
+func directiveFindings(name string, lines *sqlparse.LineIndex, d directive, sfs []rules.ScanFinding) []Finding {
+	var fs []Finding
+	for _, sf := range sfs {
+		fs = append(fs, Finding{
+			Rule: sf.Rule.ID, Severity: sf.Severity, File: name,
+			Line: d.pos.Line, Column: d.pos.Column, EndLine: d.pos.Line, EndColumn: d.pos.Column + len([]rune(d.Source)),
+			Message: sf.Message, Fix: sf.Fix, SourceLine: lines.LineText(d.pos.Line), stmtLine: d.pos.Line,
+		})
 	}
+	return fs
 }

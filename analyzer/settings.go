@@ -6,7 +6,9 @@ package analyzer
 // statements on the server (protocol-prepare), and driver settings and
 // JDBC calls that the driver turns into session-level SETs (session-set).
 // They are found in the string literals of application code and in
-// configuration files (.env, properties, YAML, appsettings.json).
+// configuration files (.env, properties, YAML, appsettings.json). The
+// checks here find each and name it; the rule that lists it
+// (rules.DriverSetting) words it and judges it behind the target.
 
 import (
 	"fmt"
@@ -135,25 +137,24 @@ func (s *settingsCheck) literal(lit *extract.Literal) {
 				key := strings.ToLower(p.key)
 				switch {
 				case key == "options":
-					s.options(p, "the connection string's options")
+					s.options(p, "connstring.options")
 				case extract.RuntimeParams[key]:
-					s.startup(p, key, fmt.Sprintf("the connection string sends startup parameter %s=%s (drivers that pass unknown parameters on, such as pgx, lib/pq and asyncpg, send it so)", key, rules.Clip(p.value, 60)))
+					s.setting(p, "connstring.param", rules.SettingUse{Value: p.value, Param: key})
 				}
 			case extract.ConnJDBC:
 				s.jdbcParam(p)
 			case extract.ConnNpgsql:
 				switch extract.NpgsqlKey(p.key) {
 				case "searchpath":
-					s.startup(p, "search_path", fmt.Sprintf("%s=%s makes Npgsql send startup parameter search_path=%s", p.key, rules.Clip(p.value, 60), rules.Clip(p.value, 60)))
+					s.setting(p, "Npgsql.SearchPath", rules.SettingUse{Key: p.key, Value: p.value})
 				case "options":
-					s.options(p, "the connection string's Options")
+					s.options(p, "Npgsql.Options")
 				case "maxautoprepare":
 					n, err := strconv.Atoi(strings.TrimSpace(p.value))
 					if err != nil || n <= 0 {
 						continue
 					}
-					s.prepares(p, fmt.Sprintf("%s=%d makes Npgsql prepare the statements it runs often as named server-side statements (_p1, _p2, …) and reuse them in later transactions", p.key, n),
-						"leave Max Auto Prepare at 0 (Npgsql's default), or use a pooler that re-prepares per server connection (PgBouncer ≥ 1.21 with max_prepared_statements > 0, pgpoolcheck)")
+					s.setting(p, "Npgsql.MaxAutoPrepare", rules.SettingUse{Key: p.key, N: n})
 				}
 			}
 		}
@@ -165,75 +166,45 @@ func (s *settingsCheck) literal(lit *extract.Literal) {
 func (s *settingsCheck) jdbcParam(p param) {
 	switch p.key {
 	case "currentSchema":
-		s.startup(p, "search_path", fmt.Sprintf("currentSchema=%s makes pgjdbc send startup parameter search_path=%s", rules.Clip(p.value, 60), rules.Clip(p.value, 60)))
+		s.setting(p, "pgjdbc.currentSchema", rules.SettingUse{Value: p.value})
 	case "options":
-		s.options(p, "pgjdbc's options")
+		s.options(p, "pgjdbc.options")
 	case "prepareThreshold":
 		n, err := strconv.Atoi(strings.TrimSpace(p.value))
 		if err != nil || n == 0 {
 			return // 0 keeps pgjdbc on unnamed statements
 		}
-		what := fmt.Sprintf("prepareThreshold=%d makes pgjdbc switch a PreparedStatement to a named server-side statement (S_1, S_2, …) after %d executions and reuse it in later transactions (pgjdbc's default is 5)", n, n)
+		setting := "pgjdbc.prepareThreshold"
 		if n < 0 {
-			what = fmt.Sprintf("prepareThreshold=%d makes pgjdbc prepare every PreparedStatement as a named server-side statement (S_1, S_2, …) from its first execution and reuse it in later transactions", n)
+			setting += ".negative" // every statement, from its first execution
 		}
-		s.prepares(p, what, "set prepareThreshold=0, which keeps pgjdbc on unnamed statements, or use a pooler that re-prepares per server connection (PgBouncer ≥ 1.21 with max_prepared_statements > 0, pgpoolcheck)")
+		s.setting(p, setting, rules.SettingUse{N: n})
 	case "readOnlyMode":
 		if !strings.EqualFold(strings.TrimSpace(p.value), "always") {
 			return
 		}
-		sev, msg := rules.SessionParamChange(s.t, "default_transaction_read_only",
-			"readOnlyMode=always makes pgjdbc run SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY (and READ WRITE) when setReadOnly is called in autocommit mode, as Spring's read-only transactions do before they turn autocommit off")
-		s.report(rules.SessionSet, sev, p.lit, p.start, p.end, msg,
-			"keep pgjdbc's default readOnlyMode=transaction, which sends BEGIN READ ONLY inside the transaction instead", p.text)
+		s.setting(p, "pgjdbc.readOnlyMode", rules.SettingUse{})
 	}
 }
 
-// options checks the -c settings of a startup options value.
-func (s *settingsCheck) options(p param, where string) {
+// options checks the -c settings of a startup options value, which the
+// rules list as setting.
+func (s *settingsCheck) options(p param, setting string) {
 	for _, o := range extract.OptionSettings(p.value) {
-		if rules.TrackedParams[o.Name] && s.t != rules.PgBouncerLegacy && s.t != rules.Generic {
-			continue // kept per client (PgBouncer 1.20+ reads options)
-		}
 		q := p
 		q.start, q.end = p.valueAt(o.Start), p.valueAt(o.End)
-		s.startupVia(q, o.Name, fmt.Sprintf("%s set %s=%s (%s), sent in startup parameter options", where, o.Name, rules.Clip(o.Value, 60), rules.Clip(p.value[o.Start:o.End], 80)), true)
+		s.setting(q, setting, rules.SettingUse{Param: o.Name, Value: o.Value, Raw: p.value[o.Start:o.End]})
 	}
 }
 
-// startup reports parameter name sent as a startup parameter.
-func (s *settingsCheck) startup(p param, name, what string) {
-	if rules.TrackedParams[name] {
-		return // kept per client by every pooler that matters
+// setting reports a use u of a driver setting at p: each enabled rule
+// that lists the setting (rules.DriverSetting) words and judges it.
+func (s *settingsCheck) setting(p param, setting string, u rules.SettingUse) {
+	for _, r := range s.c.rules() {
+		if f, ok := r.CheckSetting(s.t, setting, u); ok {
+			s.report(r, f.Severity, p.lit, p.start, p.end, f.Message, f.Fix, p.text)
+		}
 	}
-	s.startupVia(p, name, what, false)
-}
-
-func (s *settingsCheck) startupVia(p param, name, what string, viaOptions bool) {
-	sev, why := rules.StartupHandling(s.t, name)
-	if viaOptions && s.t == rules.PgBouncerLegacy {
-		sev, why = rules.Error, "PgBouncer before 1.20 does not read options: it refuses the connection (unsupported startup parameter: options) unless ignore_startup_parameters lists options, and then drops every setting in it silently"
-	}
-	listed := name
-	if viaOptions {
-		listed = "options"
-	}
-	fix := fmt.Sprintf("set %s per role or database instead (ALTER ROLE … SET %s = …) and remove it from the connection string; listing %s in PgBouncer's ignore_startup_parameters lets the connection through but drops the setting; pgpoolcheck's pooler (--on-session-state preserve) replays it per client", name, name, listed)
-	s.report(rules.StartupParameter, sev, p.lit, p.start, p.end, what+": "+why, fix, p.text)
-}
-
-// prepares reports a setting that makes the driver keep named server-side
-// prepared statements.
-func (s *settingsCheck) prepares(p param, what, fix string) {
-	sev, why := rules.ProtocolPrepareHandling(s.t)
-	s.report(rules.ProtocolPrepare, sev, p.lit, p.start, p.end, what+": "+why, fix, p.text)
-}
-
-// sessionSet reports a setting that the driver or framework turns into a
-// session-level SET of parameter name on each new connection.
-func (s *settingsCheck) sessionSet(p param, name, what, fix string) {
-	sev, msg := rules.SessionParamChange(s.t, name, what)
-	s.report(rules.SessionSet, sev, p.lit, p.start, p.end, msg, fix, p.text)
 }
 
 // configValue checks one value of a configuration file: its connection
@@ -255,27 +226,23 @@ func (s *settingsCheck) configValue(v *extract.ConfigValue, rails bool) {
 		q.key = last
 		s.jdbcParam(q)
 	case strings.HasSuffix(norm, "hikari.schema"):
-		s.sessionSet(p, "search_path", "HikariCP's schema setting makes the pool call setSchema on each new connection, which pgjdbc runs as SET SESSION search_path",
-			"set search_path per role or database (ALTER ROLE … SET search_path = …) and remove the pool's schema setting")
+		s.setting(p, "HikariCP.schema", rules.SettingUse{})
 	case strings.HasSuffix(norm, "hikari.transactionisolation"):
 		level, ok := isolationLevel(lit.Value, nil)
 		if !ok {
 			return
 		}
-		s.sessionSet(p, "default_transaction_isolation", "HikariCP's transaction isolation setting makes the pool call setTransactionIsolation on each new connection, which pgjdbc runs as SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "+level,
-			"set default_transaction_isolation per role or database (ALTER ROLE … SET) and remove the pool's setting, or start the transactions that need it with SET TRANSACTION ISOLATION LEVEL …")
+		s.setting(p, "HikariCP.transactionIsolation", rules.SettingUse{Level: level})
 	case rails && last == "schema_search_path":
-		s.sessionSet(p, "search_path", "schema_search_path makes Rails run SET search_path on each new connection",
-			"set search_path per role or database (ALTER ROLE … SET search_path = …) and remove schema_search_path")
+		s.setting(p, "Rails.schema_search_path", rules.SettingUse{})
 	case rails && len(parts) >= 2 && parts[len(parts)-2] == "variables":
 		name := strings.ToLower(last)
 		if strings.EqualFold(strings.TrimSpace(lit.Value), "default") || name == "" {
 			return // SET … TO DEFAULT of the server's default
 		}
-		s.sessionSet(p, name, fmt.Sprintf("variables: %s makes Rails run SET SESSION %s on each new connection", last, name),
-			fmt.Sprintf("set %s per role or database (ALTER ROLE … SET %s = …) and remove it from variables", name, name))
+		s.setting(p, "Rails.variables", rules.SettingUse{Key: last, Param: name})
 	case rails && last == "options":
-		s.options(p, "database.yml's options")
+		s.options(p, "Rails.options")
 	}
 }
 
@@ -350,7 +317,8 @@ func (s *settingsCheck) javaCalls(lang extract.Language, lits []extract.Literal,
 		if call.Assign {
 			stmt = recv + " = " + argText
 		}
-		var name, what, fix string
+		u := rules.SettingUse{Recv: recv}
+		var setting string
 		switch call.Name {
 		case "setSchema":
 			if firstLit == nil && (!jdbcFile || xmlFile) {
@@ -359,41 +327,31 @@ func (s *settingsCheck) javaCalls(lang extract.Language, lits []extract.Literal,
 			if t := extract.DeclaredType(lang, s.src, lits, comments, call.Receiver, call.NameStart); t != "" && !jdbcSchemaType(t) {
 				continue // a model's setSchema (Table, an exporter), not JDBC's
 			}
-			name = "search_path"
-			what = fmt.Sprintf("%s(…) makes pgjdbc run SET SESSION search_path", recv)
-			fix = "set search_path per role or database (ALTER ROLE … SET search_path = …) or schema-qualify names; where it differs per request, run SET LOCAL search_path inside each transaction"
+			setting = "JDBC.setSchema"
 		case "setTransactionIsolation", "transactionIsolation":
 			level, ok := isolationLevel(argText, firstLit)
 			if !ok {
 				continue // TRANSACTION_NONE: pgjdbc refuses it
 			}
-			name = "default_transaction_isolation"
-			verb := recv + "(…)"
+			setting, u.Level = "JDBC.setTransactionIsolation", level
 			if call.Assign {
-				verb = "setting " + recv
+				setting = "Kotlin.transactionIsolation"
 			}
-			what = fmt.Sprintf("%s makes pgjdbc run SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL %s (outside a transaction: pgjdbc refuses it inside one), which sets the level of every later transaction of the session", verb, level)
-			fix = "start each transaction that needs the level with SET TRANSACTION ISOLATION LEVEL … (or BEGIN ISOLATION LEVEL …), or set default_transaction_isolation per role or database (ALTER ROLE … SET)"
 		case "setReadOnly":
 			if !readOnlyAlways {
 				continue // pgjdbc's default readOnlyMode=transaction sends BEGIN READ ONLY
 			}
-			name = "default_transaction_read_only"
-			what = fmt.Sprintf("%s(…) with readOnlyMode=always makes pgjdbc run SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY (or READ WRITE) in autocommit mode", recv)
-			fix = "keep pgjdbc's default readOnlyMode=transaction, which sends BEGIN READ ONLY inside the transaction instead"
+			setting = "JDBC.setReadOnly"
 		case "setClientInfo":
 			if firstLit == nil || firstLit.Value != "ApplicationName" || len(call.Args) < 2 {
 				continue
 			}
-			name = "application_name"
-			what = fmt.Sprintf("%s(\"ApplicationName\", …) makes pgjdbc run SET application_name", recv)
-			fix = "set ApplicationName in the connection URL (a startup parameter poolers keep per client), or SET LOCAL application_name inside the transaction"
+			setting = "JDBC.setClientInfo"
 		default:
 			continue
 		}
-		sev, msg := rules.SessionParamChange(s.t, name, what)
 		lit := &extract.Literal{Start: call.NameStart, End: call.End, Segments: []extract.Segment{{Value: 0, Source: call.NameStart}}, Value: text[call.NameStart:call.End]}
-		s.report(rules.SessionSet, sev, lit, 0, call.End-call.NameStart, msg, fix, stmt)
+		s.setting(param{lit: lit, start: 0, end: call.End - call.NameStart, text: stmt}, setting, u)
 	}
 }
 
@@ -522,10 +480,7 @@ func (s *settingsCheck) rustOptions(src []byte, lits []extract.Literal, offline 
 		if name == "" || strings.Contains(name, extract.Placeholder) {
 			continue
 		}
-		if rules.TrackedParams[name] && s.t != rules.PgBouncerLegacy && s.t != rules.Generic {
-			continue // kept per client (PgBouncer 1.20+ reads options)
-		}
 		p := param{lit: k, key: name, value: v.Value, start: 0, end: len(k.Value), valueAt: func(i int) int { return i }, text: fmt.Sprintf("(%q, %q)", k.Value, v.Value)}
-		s.startupVia(p, name, fmt.Sprintf("PgConnectOptions::options sets %s=%s, which sqlx sends as -c %s=%s in startup parameter options", name, rules.Clip(v.Value, 60), name, rules.Clip(v.Value, 60)), true)
+		s.setting(p, "sqlx.PgConnectOptions.options", rules.SettingUse{Param: name, Value: v.Value})
 	}
 }

@@ -11,13 +11,10 @@ import (
 
 // laravelSets are the keys of a Laravel pgsql connection (config/database.php)
 // that Laravel's PostgresConnector turns into a session-level SET on each
-// new connection: the parameter, and the statement it runs.
-var laravelSets = map[string]struct{ param, stmt string }{
-	"search_path":        {"search_path", "set search_path to …"},
-	"schema":             {"search_path", "set search_path to …"},
-	"isolation_level":    {"default_transaction_isolation", "set session characteristics as transaction isolation level …"},
-	"timezone":           {"TimeZone", "set time zone '…'"},
-	"synchronous_commit": {"synchronous_commit", "set synchronous_commit to '…'"},
+// new connection; session-set lists each as setting Laravel.<key>, with the
+// parameter and the statement.
+var laravelSets = map[string]bool{
+	"search_path": true, "schema": true, "isolation_level": true, "timezone": true, "synchronous_commit": true,
 }
 
 // laravelConfig checks the connection arrays of a Laravel database
@@ -111,8 +108,7 @@ func (s *settingsCheck) laravelConfig(src []byte, lits []extract.Literal, commen
 		}
 	}
 	for i := range lits {
-		set, ok := laravelSets[lits[i].Value]
-		if !ok {
+		if !laravelSets[lits[i].Value] {
 			continue
 		}
 		j, ok := arrow(lits[i].End)
@@ -126,8 +122,7 @@ func (s *settingsCheck) laravelConfig(src []byte, lits []extract.Literal, commen
 			lit, value = &lits[k], lits[k].Value
 		}
 		p := param{lit: lit, key: key, value: value, start: 0, end: len(lit.Value), valueAt: func(i int) int { return i }, text: fmt.Sprintf("'%s' => '%s'", key, value)}
-		s.sessionSet(p, set.param, fmt.Sprintf("'%s' => '%s' in a pgsql connection makes Laravel run %s on each new connection", key, rules.Clip(value, 60), set.stmt),
-			fmt.Sprintf("set %s per role or database (ALTER ROLE … SET %s = …) and remove '%s' from the connection's configuration", set.param, set.param, key))
+		s.setting(p, "Laravel."+key, rules.SettingUse{Key: key, Value: value})
 	}
 }
 
@@ -190,9 +185,6 @@ func codeParam(src []byte, start, end int, key, text string) param {
 		Segments: []extract.Segment{{Value: 0, Source: start}}}
 	return param{lit: lit, key: key, start: 0, end: end - start, valueAt: func(i int) int { return i }, text: text}
 }
-
-// pdoPrepareFix is the fix of pdo_pgsql's named statements.
-const pdoPrepareFix = "set PDO::ATTR_EMULATE_PREPARES => true (or PDO::PGSQL_ATTR_DISABLE_PREPARES => true, which sends each statement unnamed) in the connection's options, or use a pooler that re-prepares per server connection (PgBouncer ≥ 1.21 with max_prepared_statements > 0, pgpoolcheck)"
 
 // phpPrepares checks the PHP driver APIs that keep named server-side
 // prepared statements:
@@ -260,8 +252,7 @@ func (s *settingsCheck) phpPrepares(src []byte, lits []extract.Literal, comments
 				name = lits[li].Value
 				p = param{lit: &lits[li], key: fn, value: name, start: 0, end: len(name), valueAt: func(i int) int { return i }, text: fmt.Sprintf("%s(…, %q, …)", fn, name)}
 			}
-			s.prepares(p, fmt.Sprintf("%s(…, %q, …) makes a named server-side prepared statement that pg_execute runs later, possibly in another transaction", fn, rules.Clip(name, 40)),
-				"pass \"\" as the statement name (the unnamed statement, prepared again before each pg_execute), use pg_query_params, or use a pooler that re-prepares per server connection (PgBouncer ≥ 1.21 with max_prepared_statements > 0, pgpoolcheck)")
+			s.setting(p, "PHP.pg_prepare", rules.SettingUse{Key: fn, Value: name})
 		}
 	}
 	if !strings.Contains(string(src), "pgsql") {
@@ -292,9 +283,9 @@ func (s *settingsCheck) phpPrepares(src []byte, lits []extract.Literal, comments
 		for from > 0 && (isWordByte(src[from-1]) || src[from-1] == ':' || src[from-1] == '\\') {
 			from--
 		}
-		text := string(src[from:k+len("ATTR_EMULATE_PREPARES")]) + " => false"
-		s.prepares(codeParam(src, from, k+len("ATTR_EMULATE_PREPARES"), "ATTR_EMULATE_PREPARES", text),
-			text+" makes pdo_pgsql run each PDO::prepare() and PDO::query() as a named server-side statement (pdo_stmt_…) prepared on its first execute and used by its later executes, possibly in other transactions", pdoPrepareFix)
+		constant := string(src[from : k+len("ATTR_EMULATE_PREPARES")])
+		s.setting(codeParam(src, from, k+len("ATTR_EMULATE_PREPARES"), "ATTR_EMULATE_PREPARES", constant+" => false"),
+			"PDO.ATTR_EMULATE_PREPARES", rules.SettingUse{Key: constant})
 	}
 	if len(explicit) > 0 {
 		return
@@ -304,12 +295,12 @@ func (s *settingsCheck) phpPrepares(src []byte, lits []extract.Literal, comments
 		switch {
 		case strings.HasPrefix(l.Value, "pgsql:") && strings.Contains(l.Value, "=") && newPDO(src, l.Start):
 			// new PDO("pgsql:host=…"): a DSN literal.
-			s.prepares(param{lit: l, key: "dsn", value: l.Value, start: 0, end: len("pgsql:"), valueAt: func(i int) int { return i }, text: rules.Clip(l.Value, 60)},
-				"this pdo_pgsql connection keeps PDO's default, ATTR_EMULATE_PREPARES off, so each PDO::prepare() and PDO::query() runs as a named server-side statement (pdo_stmt_…) prepared on its first execute and used by its later executes, possibly in other transactions", pdoPrepareFix)
+			s.setting(param{lit: l, key: "dsn", value: l.Value, start: 0, end: len("pgsql:"), valueAt: func(i int) int { return i }, text: rules.Clip(l.Value, 60)},
+				"PDO.dsn", rules.SettingUse{})
 		case laravelDatabaseFile(s.name) && l.Value == "pgsql" && i > 0 && lits[i-1].Value == "driver" && arrowBetween(src, lits[i-1].End, l.Start) &&
 			!laravelPooled(src, code, lits, phpEnclosing(src, code, lits[i-1].Start)):
-			s.prepares(param{lit: l, key: "driver", value: l.Value, start: 0, end: len(l.Value), valueAt: func(i int) int { return i }, text: "'driver' => 'pgsql'"},
-				"this Laravel pgsql connection keeps PDO's default, ATTR_EMULATE_PREPARES off, so each query runs as a named server-side statement (pdo_stmt_…) prepared on its first execute and used by its later executes, possibly in other transactions", pdoPrepareFix)
+			s.setting(param{lit: l, key: "driver", value: l.Value, start: 0, end: len(l.Value), valueAt: func(i int) int { return i }, text: "'driver' => 'pgsql'"},
+				"Laravel.pgsql", rules.SettingUse{})
 		}
 	}
 }

@@ -202,13 +202,17 @@ func (c *Config) AnalyzeSource(name string, src []byte) Result {
 		// holds such a word parses, and is checked as usual.
 		f, foreign = otherSQLDialect(src)
 	}
-	if foreign && (refused > 0 || len(res.Findings) > 0) {
+	if foreign {
 		// One note instead of its parse errors and of findings for
-		// statements never sent to PostgreSQL; none for a file of
-		// another database that had nothing to report.
-		res.Findings = nil
-		if c.enabled(rules.OtherDialect.ID) {
-			res.Findings = []Finding{c.otherDialectFinding(name, lines, f, refused, res.Statements)}
+		// statements never sent to PostgreSQL, when other-dialect says
+		// so (even when it is disabled: the findings go all the same).
+		ev := &rules.ScanEvent{Kind: rules.ForeignFile, Dialect: f.dialect, Marker: f.what,
+			Refused: refused, Statements: res.Statements, Findings: len(res.Findings)}
+		if notes := rules.OtherDialect.CheckScan(ev); len(notes) > 0 {
+			res.Findings = nil
+			if c.enabled(rules.OtherDialect.ID) {
+				res.Findings = []Finding{otherDialectFinding(name, lines, f.off, notes[0])}
+			}
 		}
 	}
 	res.Findings, res.Suppressed = applyDirectives(c, name, src, lines, sqlComments(src, script.Comments), res.Findings)
@@ -451,15 +455,19 @@ func (b *findingBuilder) add(rf rules.Finding) {
 	b.findings = append(b.findings, f)
 }
 
+// addParseError reports a statement the parser rejects, as parse-error
+// words it.
 func (b *findingBuilder) addParseError(st *rules.Stmt) {
-	f := Finding{
-		Rule:      rules.ParseError.ID,
-		Severity:  rules.ParseError.Severity,
-		File:      b.name,
-		Message:   "statement does not parse: " + st.Err.Message,
-		Fix:       rules.ParseError.Fix,
-		Statement: b.statementText(st.Statement),
+	for _, sf := range rules.ParseError.CheckScan(&rules.ScanEvent{Kind: rules.ParseFailure, Message: st.Err.Message}) {
+		f := Finding{
+			Rule:      sf.Rule.ID,
+			Severity:  sf.Severity,
+			File:      b.name,
+			Message:   sf.Message,
+			Fix:       sf.Fix,
+			Statement: b.statementText(st.Statement),
+		}
+		b.locate(&f, st.Err.Offset, st.Statement)
+		b.findings = append(b.findings, f)
 	}
-	b.locate(&f, st.Err.Offset, st.Statement)
-	b.findings = append(b.findings, f)
 }

@@ -209,7 +209,7 @@ func (c *Config) analyzeInput(in Input) inputResult {
 	if why, bad := notText(data); why != "" {
 		r.skip = why
 		if bad >= 0 && c.enabled(rules.InvalidEncoding.ID) {
-			r.res.Findings = []Finding{encodingFinding(in.Name, data, bad)}
+			r.res.Findings = encodingFindings(in.Name, data, bad)
 		}
 	} else if lang, ok := extract.LanguageFor(in.Name); ok && !IsSQLFile(in.Name) {
 		res, err := c.AnalyzeCode(in.Name, data, lang)

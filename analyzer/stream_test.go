@@ -166,7 +166,11 @@ func TestInvalidUTF8(t *testing.T) {
 					t.Errorf("reason %q lacks %q", why, part)
 				}
 			}
-			f := encodingFinding("x.sql", data, bad)
+			fs := encodingFindings("x.sql", data, bad)
+			if len(fs) != 1 {
+				t.Fatalf("%d findings, want 1", len(fs))
+			}
+			f := fs[0]
 			if f.Rule != rules.InvalidEncoding.ID || f.Severity != rules.Warning || f.File != "x.sql" ||
 				f.Line != tt.line || f.Column != tt.col || f.SourceLine != tt.source {
 				t.Errorf("finding %+v", f)

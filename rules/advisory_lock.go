@@ -15,6 +15,7 @@ var AdvisoryLockSession = &Rule{
 	Fix:      "use pg_advisory_xact_lock / pg_try_advisory_xact_lock inside the transaction that needs the lock: it is released at COMMIT or ROLLBACK",
 	Funcs:    advisoryFuncs,
 	Check:    checkAdvisoryLock,
+	Crossed:  crossedLock,
 	APIs:     advisoryAPIs,
 }
 

@@ -13,6 +13,7 @@ var CursorWithHold = &Rule{
 	Severity: Error,
 	Fix:      "declare the cursor without HOLD and fetch from it inside one transaction, or CLOSE it before COMMIT; for paging across requests use keyset pagination",
 	Check:    checkCursorWithHold,
+	Crossed:  crossedUse,
 }
 
 func checkCursorWithHold(p *Pass) {

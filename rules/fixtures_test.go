@@ -93,6 +93,9 @@ func TestRegistry(t *testing.T) {
 		if (r.Kind == rules.TrafficRule) != (r.Traffic != nil) {
 			t.Errorf("%s rule %s: a traffic rule, and only a traffic rule, has a check over traffic events", r.Kind, r.ID)
 		}
+		if (r.Kind == rules.ScanRule) != (r.Scan != nil) {
+			t.Errorf("%s rule %s: a scan rule, and only a scan rule, has a check over scan events", r.Kind, r.ID)
+		}
 	}
 	docs, _ := filepath.Glob("docs/*")
 	for _, d := range docs {
@@ -114,5 +117,41 @@ func TestRegistry(t *testing.T) {
 	sort.Strings(ids)
 	if len(ids) != len(rules.All()) {
 		t.Error(fmt.Sprint("duplicate ids: ", ids))
+	}
+}
+
+// TestEveryRuleHasItsLogic checks that no rule of the catalogue is a bare
+// declaration whose findings some other package decides and words: each
+// has a check of its kind (over statements, over traffic events, over
+// scan events), and what else it reports (calls of driver APIs, notes on
+// state that crossed a transaction) is its own too.
+func TestEveryRuleHasItsLogic(t *testing.T) {
+	for _, r := range rules.All() {
+		var has bool
+		switch r.Kind {
+		case rules.SQLRule:
+			has = r.Check != nil
+		case rules.TrafficRule:
+			has = r.Traffic != nil
+		case rules.ScanRule:
+			has = r.Scan != nil
+		}
+		if !has {
+			t.Errorf("%s rule %s has no check of its kind", r.Kind, r.ID)
+		}
+		if len(r.APIs) > 0 && r.Kind != rules.SQLRule {
+			t.Errorf("%s rule %s lists driver APIs: only SQL rules report calls", r.Kind, r.ID)
+		}
+		if r.Crossed != nil && r.Kind != rules.SQLRule {
+			t.Errorf("%s rule %s judges state across transactions: only SQL rules make state", r.Kind, r.ID)
+		}
+	}
+	// Every kind of state a transaction-crossing note stands for is
+	// judged by the rule that reports the statement.
+	for _, r := range []*rules.Rule{rules.SessionSet, rules.SessionRole, rules.AdvisoryLockSession, rules.Listen,
+		rules.TempTable, rules.CursorWithHold, rules.SQLPrepare} {
+		if r.Crossed == nil {
+			t.Errorf("%s does not judge its state across transactions", r.ID)
+		}
 	}
 }

@@ -9,6 +9,7 @@ var Listen = &Rule{
 	Severity: Error,
 	Fix:      "listen on a dedicated connection that bypasses the pooler (or a session-mode pool); NOTIFY and pg_notify() are safe through it",
 	Check:    checkListen,
+	Crossed:  crossedListen,
 	APIs:     listenAPIs,
 }
 

@@ -16,7 +16,13 @@
 // analyze rebuilt from a capture (TrafficEvent: a startup parameter, a
 // prepared statement used in a later transaction, an idle transaction). A
 // rule's APIs are the driver calls of application code it reports
-// (DriverAPI, CheckCall). Either way the finding's message, severity and
+// (DriverAPI, CheckCall), its Settings the connection settings,
+// configuration keys and driver calls that make a driver keep session state
+// (DriverSetting, CheckSetting). A scan rule's Scan looks at one event of
+// the scan itself (ScanEvent: a parse error, an ignore directive, a file
+// that is not UTF-8 or is written for another database). A state rule's
+// Crossed judges what analyze saw of its state once the transaction that
+// made it ended (Crossing). Either way the finding's message, severity and
 // fix are the rule's; the analyzers only say what happened where.
 package rules
 
@@ -46,16 +52,30 @@ type Rule struct {
 	// Kind says what the rule looks at: SQL text, captured traffic, or the
 	// scan itself (parse errors, ignore directives).
 	Kind Kind
-	// Settings marks traffic rules that scan reports too, from the
-	// connection strings, configuration files and driver calls of the
-	// source tree.
-	Settings bool
+	// Settings are the driver settings (connection strings,
+	// configuration keys, driver calls) the rule reports in a source
+	// tree (CheckSetting); for a traffic rule, they are what scan reports
+	// of it.
+	Settings []DriverSetting
+	// judgeSetting says what a use of one of Settings means behind a
+	// target.
+	judgeSetting settingJudge
 	// Check reports the rule's findings in one group; nil for rules that
 	// are not checks over SQL text.
 	Check func(p *Pass)
 	// Traffic reports the rule's findings in one event of captured
 	// traffic; set for traffic rules, nil for the others.
 	Traffic func(p *TrafficPass)
+	// Crossed judges, for analyze, what became of the session state one
+	// of the rule's findings stands for once its transaction ended: the
+	// finding's note, or ok false when the state did not cross a
+	// transaction boundary in a way that matters. Set for the SQL rules
+	// whose state analyze follows across transactions.
+	Crossed func(c Crossing) (note string, ok bool)
+	// Scan judges one event of the scan itself (ScanEvent: a parse
+	// error, an ignore directive, a file that is not UTF-8 or is written
+	// for another database); set for scan rules, nil for the others.
+	Scan func(p *ScanPass)
 	// APIs are the driver APIs whose calls in application code the rule
 	// reports (CheckCall).
 	APIs []DriverAPI

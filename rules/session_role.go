@@ -16,6 +16,7 @@ var SessionRole = &Rule{
 	Fix:      "use SET LOCAL ROLE inside the transaction that needs it (or set_config('role', …, true)), or connect as that role",
 	Funcs:    []string{"set_config"},
 	Check:    checkSessionRole,
+	Crossed:  crossedParam,
 }
 
 // roleBreaks says what breaks when a change to role stays on the server

@@ -16,6 +16,10 @@ var SessionSet = &Rule{
 	Fix:      "use SET LOCAL (or set_config(name, value, true)) inside the transaction that needs it, or a per-role/per-database default (ALTER ROLE … SET)",
 	Funcs:    []string{"set_config"},
 	Check:    checkSessionSet,
+	Crossed:  crossedParam,
+	Settings: sessionSettings,
+
+	judgeSetting: judgeSessionSetting,
 }
 
 // securityParams change which rows or objects a client sees, or which
@@ -117,11 +121,11 @@ func paramFinding(t Target, name string, base Severity, what, breaks string) (Se
 	return Adjust(base, h), StateMessage(what, breaks, h, note)
 }
 
-// SessionParamChange rates, as session-set rates a SET, a session-level
+// sessionParamChange rates, as session-set rates a SET, a session-level
 // change of parameter name (lower-case) that a driver call or a
 // connection setting makes on the server connection: it returns the
 // severity behind target t and the message, which starts with what.
-func SessionParamChange(t Target, name, what string) (Severity, string) {
+func sessionParamChange(t Target, name, what string) (Severity, string) {
 	return paramFinding(t, name, Error, what, setBreaks)
 }
 

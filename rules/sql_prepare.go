@@ -9,6 +9,7 @@ var SQLPrepare = &Rule{
 	Severity: Error,
 	Fix:      "let the driver prepare statements over the extended protocol (which PgBouncer ≥ 1.21 and pgpoolcheck re-prepare per connection), or PREPARE and EXECUTE inside one transaction and DEALLOCATE before COMMIT",
 	Check:    checkSQLPrepare,
+	Crossed:  crossedUse,
 }
 
 func checkSQLPrepare(p *Pass) {

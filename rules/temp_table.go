@@ -13,6 +13,7 @@ var TempTable = &Rule{
 	Severity: Error,
 	Fix:      "create the temporary table inside BEGIN … COMMIT with ON COMMIT DROP, or use a regular (unlogged) table, a CTE or a subquery",
 	Check:    checkTempTable,
+	Crossed:  crossedUse,
 }
 
 func checkTempTable(p *Pass) {

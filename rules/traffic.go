@@ -9,8 +9,8 @@ import (
 // The rules in this file need captured traffic: analyze finds them in a
 // capture, scan cannot see them in SQL text (startup-parameter and
 // protocol-prepare are also found by scan in the settings of a source
-// tree, with StartupHandling and ProtocolPrepareHandling). Their checks
-// look at one traffic event (traffic_event.go).
+// tree: their Settings, driver_settings.go). Their checks look at one
+// traffic event (traffic_event.go).
 
 // ProtocolPrepare is a named extended-protocol statement used across
 // transactions.
@@ -20,15 +20,17 @@ var ProtocolPrepare = &Rule{
 	Severity: Error,
 	Fix:      "use a pooler that re-prepares per server connection (PgBouncer ≥ 1.21 with max_prepared_statements, pgpoolcheck), or turn the driver's statement cache off",
 	Kind:     TrafficRule,
-	Settings: true,
 	Traffic:  checkProtocolPrepare,
+	Settings: prepareSettings,
+
+	judgeSetting: judgePrepareSetting,
 }
 
 func checkProtocolPrepare(p *TrafficPass) {
 	ev := p.Event
 	switch ev.Kind {
 	case NamedReuse:
-		sev, what := ProtocolPrepareHandling(p.Target)
+		sev, what := protocolPrepareHandling(p.Target)
 		p.Report(sev, fmt.Sprintf("the named protocol-level statement %s (%s) is prepared in one transaction and used in later ones: %s", namePattern(ev.Name), driverOf(ev.Name), what), "", "")
 	case ProtocolDeallocate:
 		// PgBouncer 1.21+ prepares the statement on the server under a
@@ -54,10 +56,10 @@ func checkProtocolPrepare(p *TrafficPass) {
 	}
 }
 
-// ProtocolPrepareHandling says what target t does with a named
+// protocolPrepareHandling says what target t does with a named
 // protocol-level statement used in a later transaction: the severity of
 // the finding and why (rules/docs/protocol-prepare.md).
-func ProtocolPrepareHandling(t Target) (Severity, string) {
+func protocolPrepareHandling(t Target) (Severity, string) {
 	switch t {
 	case PgBouncer:
 		return Info, "PgBouncer 1.21+ with max_prepared_statements set re-prepares it on whichever server connection the client gets (check that setting is on)"
@@ -152,8 +154,10 @@ var StartupParameter = &Rule{
 	Severity: Warning,
 	Fix:      "set the parameter per role or database (ALTER ROLE … SET) or with SET LOCAL inside transactions",
 	Kind:     TrafficRule,
-	Settings: true,
 	Traffic:  checkStartupParameter,
+	Settings: startupSettings,
+
+	judgeSetting: judgeStartupSetting,
 }
 
 func checkStartupParameter(p *TrafficPass) {
@@ -179,7 +183,7 @@ func checkStartupParameter(p *TrafficPass) {
 		}
 		what += " with settings PgBouncer does not track (" + strings.Join(untracked, ", ") + ")"
 	}
-	sev, why := StartupHandling(p.Target, lower)
+	sev, why := startupHandling(p.Target, lower)
 	fix := ""
 	if lower == "options" {
 		fix = "remove the -c settings from the connection's options and set them per role or database (ALTER ROLE … SET), or with SET LOCAL inside transactions"
@@ -216,10 +220,10 @@ func untrackedOptions(v string) []string {
 	return out
 }
 
-// StartupHandling says what target t does with startup parameter name
+// startupHandling says what target t does with startup parameter name
 // (lower-case) when it is not one of the tracked ones: the severity of
 // the finding and why (rules/docs/startup-parameter.md).
-func StartupHandling(t Target, name string) (Severity, string) {
+func startupHandling(t Target, name string) (Severity, string) {
 	switch t {
 	case PgBouncer, PgBouncerLegacy:
 		if name == "extra_float_digits" {

@@ -137,3 +137,20 @@ func TestStatementFacts(t *testing.T) {
 		}
 	}
 }
+
+// TestStateRules checks that every kind of state analyze follows has a
+// rule that judges what became of it (rules.Crossing).
+func TestStateRules(t *testing.T) {
+	kinds := map[itemKind]bool{}
+	for _, kind := range stateRules {
+		kinds[kind] = true
+	}
+	for _, kind := range itemKinds {
+		if !kinds[kind] {
+			t.Errorf("no rule judges state of item kind %d", kind)
+		}
+	}
+	if len(stateRules) != 7 {
+		t.Errorf("stateRules = %v, want the seven rules of followed state", stateRules)
+	}
+}

@@ -187,18 +187,19 @@ func (s *session) apply(e *stmtRun) {
 }
 
 // stateRules are the SQL rules whose findings stand for session state that
-// analyze follows; their findings are kept only when the state crossed a
+// analyze follows (the rules that judge a Crossing), with the kind of item
+// the state becomes; their findings are kept only when the state crossed a
 // transaction boundary. Findings of the other SQL rules are kept as they
 // are.
-var stateRules = map[string]itemKind{
-	rules.SessionSet.ID:          itemSet,
-	rules.SessionRole.ID:         itemRole,
-	rules.AdvisoryLockSession.ID: itemLock,
-	rules.Listen.ID:              itemListen,
-	rules.TempTable.ID:           itemTemp,
-	rules.CursorWithHold.ID:      itemCursor,
-	rules.SQLPrepare.ID:          itemPrepare,
-}
+var stateRules = func() map[string]itemKind {
+	m := map[string]itemKind{}
+	for k, kind := range itemKinds {
+		if r := rules.Covering(k); r != nil && r.Crossed != nil {
+			m[r.ID] = kind
+		}
+	}
+	return m
+}()
 
 func (s *session) alive(it *item) bool {
 	for _, x := range s.items {
@@ -221,39 +222,22 @@ func (s *session) remove(it *item) {
 }
 
 // report turns an item that has ended (or outlived its session) into an
-// occurrence when what it did crossed a transaction boundary.
+// occurrence when what it did crossed a transaction boundary: the rule of
+// its finding judges that and words the note (rules.Crossing).
 func (s *session) report(it *item) {
 	if it.finding == nil {
 		return
 	}
-	var note string
-	switch it.kind {
-	case itemSet, itemRole:
-		if it.laterTx == 0 {
-			return
-		}
-		if it.read {
-			note = "a later transaction read it (SHOW or current_setting)"
-		} else {
-			note = "the session ran later transactions, none of which read it back"
-		}
-	case itemLock:
-		if it.endedTx > 0 {
-			note = "still held when its transaction ended, released in a later transaction"
-		} else {
-			note = "still held when its transaction ended, never released by the session"
-		}
-	case itemListen:
-		if it.notified > 0 {
-			note = "notifications arrived after its transaction ended"
-		} else {
-			note = "listening after its transaction ended; no notification arrived"
-		}
-	case itemTemp, itemCursor, itemPrepare:
-		if !it.usedLater {
-			return
-		}
-		note = "used in a later transaction"
+	r := it.finding.Rule
+	if r.Crossed == nil {
+		return
+	}
+	note, ok := r.Crossed(rules.Crossing{
+		LaterTx: it.laterTx, Read: it.read, Used: it.usedLater,
+		Released: it.endedTx > 0, Notified: it.notified,
+	})
+	if !ok {
+		return
 	}
 	o := s.occurrence(it.finding.Rule, it.finding.Severity, it.ex.file, it.ex.line, it.ex.t)
 	s.fill(&o, it.ex, it.finding)

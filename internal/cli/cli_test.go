@@ -30,6 +30,12 @@ func TestExplainEveryRule(t *testing.T) {
 		if !strings.HasPrefix(out, "# "+r.ID) || len(out) < 300 {
 			t.Errorf("explain %s printed %d bytes starting %.40q", r.ID, len(out), out)
 		}
+		if (len(r.Settings) > 0) != strings.Contains(out, "\n## Driver settings\n") {
+			t.Errorf("explain %s: driver settings section for %d settings", r.ID, len(r.Settings))
+		}
+		if (len(r.APIs) > 0) != strings.Contains(out, "\n## Driver APIs\n") {
+			t.Errorf("explain %s: driver APIs section for %d APIs", r.ID, len(r.APIs))
+		}
 	}
 }
 

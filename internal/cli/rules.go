@@ -29,7 +29,7 @@ func newRules(e *env) *cobra.Command {
 				switch r.Kind {
 				case rules.TrafficRule:
 					found = "analyze"
-					if r.Settings {
+					if len(r.Settings) > 0 {
 						found = "scan, analyze"
 					}
 				case rules.ScanRule:
@@ -59,6 +59,9 @@ func newExplain(e *env) *cobra.Command {
 			}
 			if apis := r.ExplainAPIs(); apis != "" {
 				doc += "\n" + apis
+			}
+			if settings := r.ExplainSettings(); settings != "" {
+				doc += "\n" + settings
 			}
 			_, err := fmt.Fprint(e.stdout, doc)
 			return err
