@@ -49,6 +49,25 @@ func (l *evLoop) runQueries(c *clientConn, s *serverConn, qs []string, wantRow b
 	return nil
 }
 
+// notifyClient passes on to s's client a NotificationResponse (body) that
+// came among the answers to the pooler's own queries on s: PostgreSQL
+// sends one before the ReadyForQuery of whatever query runs when the
+// NOTIFY commits, so the pooler's state read on the server of a client
+// its LISTEN pins sees them, and they are that client's. It is passed on
+// only while s is the client's server (its stream to the client is then
+// between messages) and this loop owns the client; one that comes while
+// a released server is cleaned (its LISTEN being undone) is dropped.
+func (l *evLoop) notifyClient(s *serverConn, body []byte) {
+	c := s.lclient
+	if c == nil || c.gone || c.server != s || !l.owns(c) {
+		return
+	}
+	w := c.writer()
+	w.Write(engine.PutHeader(w.AvailableBuffer(), 'A', len(body)))
+	w.Write(body)
+	l.flushClient(c)
+}
+
 // queryAnswers reads what s answered to the loop's queries (runQueries).
 // A message larger than the read buffer (a routine's definition, say) is
 // gathered (q.big), up to maxSmallMessage as a goroutine's runInternal
@@ -61,6 +80,10 @@ func (l *evLoop) queryAnswers(s *serverConn) {
 	}
 	// take handles one whole message; it reports the end of the run.
 	take := func(typ byte, body []byte) bool {
+		if typ == 'A' {
+			l.notifyClient(s, body)
+			return false
+		}
 		var row *[]string
 		if q.wantRow {
 			row = &q.row
