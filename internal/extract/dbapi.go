@@ -218,33 +218,16 @@ func handsOver(src []byte, code []bool, open int, names map[string]bool) bool {
 	if end < 0 {
 		return false
 	}
-	depth, start := 0, open+1
-	arg := func(a, b int) bool {
-		s := strings.TrimSpace(string(src[a:b]))
+	for _, it := range listItems(src, code, open, end-1) {
+		s := strings.TrimSpace(string(src[it.Start:it.End]))
 		if k := strings.IndexByte(s, '='); k >= 0 && !strings.Contains(s[:k], "(") {
 			s = strings.TrimSpace(s[k+1:])
 		}
-		return names[s]
-	}
-	for k := open + 1; k < end-1; k++ {
-		if !code[k] {
-			continue
-		}
-		switch src[k] {
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-		case ',':
-			if depth == 0 {
-				if arg(start, k) {
-					return true
-				}
-				start = k + 1
-			}
+		if names[s] {
+			return true
 		}
 	}
-	return arg(start, end-1)
+	return false
 }
 
 // codeBlockEnd is blockEndByIndent for code: a line that starts inside a
@@ -286,10 +269,8 @@ func givenConnection(src []byte, code []bool, open int, p Span, driver bool) boo
 		return false
 	}
 	given := map[string]bool{}
-	depth := 0
-	start := open + 1
-	param := func(a, b int) {
-		s := strings.TrimLeft(strings.TrimSpace(string(src[a:b])), "*")
+	for _, it := range listItems(src, code, open, closeAt) {
+		s := strings.TrimLeft(strings.TrimSpace(string(src[it.Start:it.End])), "*")
 		if k := strings.IndexAny(s, ":="); k >= 0 {
 			s = s[:k]
 		}
@@ -297,23 +278,6 @@ func givenConnection(src []byte, code []bool, open int, p Span, driver bool) boo
 			given[s] = true
 		}
 	}
-	for k := open + 1; k < closeAt; k++ {
-		if !code[k] {
-			continue
-		}
-		switch src[k] {
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-		case ',':
-			if depth == 0 {
-				param(start, k)
-				start = k + 1
-			}
-		}
-	}
-	param(start, closeAt)
 	if len(given) == 0 {
 		return false
 	}

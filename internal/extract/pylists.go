@@ -102,7 +102,8 @@ func pyArgs(src []byte, code []bool, open int) []Span {
 		return nil
 	}
 	var args []Span
-	arg := func(a, b int) {
+	for _, it := range listItems(src, code, open, end-1) {
+		a, b := it.Start, it.End
 		if eq := kwEquals(src, code, a, b); eq >= 0 {
 			a = eq + 1
 		}
@@ -116,8 +117,16 @@ func pyArgs(src []byte, code []bool, open int) []Span {
 			args = append(args, Span{Start: a, End: b})
 		}
 	}
+	return args
+}
+
+// listItems returns the items of the bracketed list whose bracket opens
+// at open and closes at close (the closing bracket's offset): the spans
+// between its commas outside nested brackets, blanks included.
+func listItems(src []byte, code []bool, open, close int) []Span {
+	var items []Span
 	depth, start := 0, open+1
-	for k := open + 1; k < end-1; k++ {
+	for k := open + 1; k < close; k++ {
 		if !code[k] {
 			continue
 		}
@@ -128,13 +137,12 @@ func pyArgs(src []byte, code []bool, open int) []Span {
 			depth--
 		case ',':
 			if depth == 0 {
-				arg(start, k)
+				items = append(items, Span{Start: start, End: k})
 				start = k + 1
 			}
 		}
 	}
-	arg(start, end-1)
-	return args
+	return append(items, Span{Start: start, End: close})
 }
 
 // kwEquals returns the offset of the = of a keyword argument in
