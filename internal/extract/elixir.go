@@ -122,7 +122,7 @@ func (lx *lexer) exSigil(i int) int {
 	case '"', '\'':
 		end = lx.exString(i, j, open, !upper, report)
 	case '(', '[', '{', '<', '/', '|':
-		end = lx.exDelimited(i, j+1, exClose(open), !upper, report)
+		end = lx.exDelimited(i, j+1, closingDelim(open), !upper, report)
 	default:
 		lx.add(tokOther, i, j)
 		return j
@@ -134,20 +134,6 @@ func (lx *lexer) exSigil(i int) int {
 		lx.add(tokOther, i, end)
 	}
 	return end
-}
-
-func exClose(open byte) byte {
-	switch open {
-	case '(':
-		return ')'
-	case '[':
-		return ']'
-	case '{':
-		return '}'
-	case '<':
-		return '>'
-	}
-	return open
 }
 
 // exString lexes a quoted literal or heredoc whose opening quote is at
@@ -269,11 +255,7 @@ func (lx *lexer) exHeredoc(start, q int, quote byte, escapes, report bool) int {
 	for i := bodyStart; i < closeLine; {
 		if i != dedented && (i == bodyStart || src[i-1] == '\n') {
 			dedented = i
-			k := skipIndent(src, i, closeLine, indent)
-			if k != i {
-				b.skip()
-			}
-			i = k
+			i = b.dedent(src, i, closeLine, indent)
 			continue
 		}
 		c := src[i]
@@ -303,50 +285,22 @@ func (lx *lexer) exHeredoc(start, q int, quote byte, escapes, report bool) int {
 // exEscape decodes an escape at src[i] (a backslash) and returns the offset
 // after it.
 func exEscape(b *builder, src []byte, i int) int {
-	if i+1 >= len(src) {
-		b.verbatim(src, i, i+1)
-		return i + 1
-	}
-	c := src[i+1]
-	switch {
-	case c == '\n':
-		b.skip()
-		return i + 2
-	case c == '\r' && i+2 < len(src) && src[i+2] == '\n':
-		b.skip()
-		return i + 3
-	case c == 's':
-		b.decoded(" ", i)
-		return i + 2
-	case c == 'e':
-		b.decoded("\x1b", i)
-		return i + 2
-	case c == 'd':
-		b.decoded("\x7f", i)
-		return i + 2
-	case c == 'x':
-		if v, n := hexRun(src, i+2, 2); n > 0 {
-			b.decodedRune(v, i)
-			return i + 2 + n
-		}
-	case c == 'u':
-		if i+2 < len(src) && src[i+2] == '{' {
-			v, n := hexRun(src, i+3, 6)
-			if n > 0 && i+3+n < len(src) && src[i+3+n] == '}' {
-				b.decodedRune(v, i)
-				return i + 4 + n
-			}
-			break
-		}
-		if v, n := hexRun(src, i+2, 4); n == 4 {
-			b.decodedRune(v, i)
-			return i + 6
-		}
-	default:
-		if s, ok := simpleEscape(c); ok {
-			b.decoded(s, i)
+	if i+1 < len(src) {
+		switch src[i+1] {
+		case 'd':
+			b.decoded("\x7f", i)
 			return i + 2
+		case 'x':
+			if v, n := hexRun(src, i+2, 2); n > 0 {
+				b.decodedRune(v, i)
+				return i + 2 + n
+			}
+		case 'u':
+			if v, next, ok := bracedHex(src, i+2, 6); ok {
+				b.decodedRune(v, i)
+				return next
+			}
 		}
 	}
-	return selfEscape(b, src, i)
+	return rbFamilyEscape(b, src, i)
 }

@@ -523,12 +523,7 @@ func octalEscape(b *builder, src []byte, i int) int {
 	if src[i+1] <= '3' {
 		limit = 3
 	}
-	var r rune
-	n := 0
-	for n < limit && i+1+n < len(src) && src[i+1+n] >= '0' && src[i+1+n] <= '7' {
-		r = r*8 + rune(src[i+1+n]-'0')
-		n++
-	}
+	r, n := octalRun(src, i+1, limit)
 	b.decodedRune(r, i)
 	return i + 1 + n
 }

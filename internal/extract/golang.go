@@ -122,7 +122,7 @@ func goString(src []byte, off int, lit string) (Literal, bool) {
 		if multibyte {
 			b.decodedRune(r, i)
 		} else {
-			b.decoded(string([]byte{byte(r)}), i)
+			b.decodedByte(r, i)
 		}
 		i += n
 	}

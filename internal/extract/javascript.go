@@ -261,21 +261,11 @@ func (js *jsLexer) template(i int) int {
 // jsEscape decodes the escape sequence at src[i] (a backslash) and returns
 // the offset after it.
 func jsEscape(b *builder, src []byte, i int) int {
-	if i+1 >= len(src) {
-		b.verbatim(src, i, i+1)
-		return i + 1
+	if next, ok := escapeBreak(b, src, i, true); ok {
+		return next
 	}
 	c := src[i+1]
 	switch c {
-	case '\n':
-		b.skip()
-		return i + 2
-	case '\r':
-		b.skip()
-		if i+2 < len(src) && src[i+2] == '\n' {
-			return i + 3
-		}
-		return i + 2
 	case 'x':
 		if r, n := hexRun(src, i+2, 2); n == 2 {
 			b.decodedRune(r, i)
@@ -283,10 +273,9 @@ func jsEscape(b *builder, src []byte, i int) int {
 		}
 	case 'u':
 		if i+2 < len(src) && src[i+2] == '{' {
-			r, n := hexRun(src, i+3, 8)
-			if n > 0 && i+3+n < len(src) && src[i+3+n] == '}' {
+			if r, next, ok := bracedHex(src, i+2, 8); ok {
 				b.decodedRune(r, i)
-				return i + 4 + n
+				return next
 			}
 			break
 		}

@@ -444,11 +444,7 @@ func (p *phpLexer) heredoc(start, i int) (int, bool) {
 	for j := bodyStart; j < bodyEnd; {
 		if indent > 0 && j != dedented && (j == bodyStart || src[j-1] == '\n') {
 			dedented = j
-			m := skipIndent(src, j, bodyEnd, indent)
-			if m != j {
-				b.skip()
-			}
-			j = m
+			j = b.dedent(src, j, bodyEnd, indent)
 			continue
 		}
 		c := src[j]
@@ -502,28 +498,20 @@ func phpEscape(b *builder, src []byte, i int, quote byte) int {
 		}
 	case 'x', 'X':
 		if v, n := hexRun(src, i+2, 2); n > 0 {
-			b.decoded(string([]byte{byte(v)}), i)
+			b.decodedByte(v, i)
 			return i + 2 + n
 		}
 	case 'u':
 		// \u{…} is a code point written as UTF-8; \u without a brace is
 		// text.
-		if i+2 < len(src) && src[i+2] == '{' {
-			v, n := hexRun(src, i+3, 64)
-			if n > 0 && i+3+n < len(src) && src[i+3+n] == '}' && v <= 0x10FFFF {
-				b.decoded(string(phpUTF8(v)), i)
-				return i + 4 + n
-			}
+		if v, next, ok := bracedHex(src, i+2, 64); ok && v <= 0x10FFFF {
+			b.decoded(string(phpUTF8(v)), i)
+			return next
 		}
 	default:
 		if c >= '0' && c <= '7' {
-			var v int
-			n := 0
-			for n < 3 && i+1+n < len(src) && src[i+1+n] >= '0' && src[i+1+n] <= '7' {
-				v = v*8 + int(src[i+1+n]-'0')
-				n++
-			}
-			b.decoded(string([]byte{byte(v)}), i) // \400 wraps to \0, as in PHP
+			v, n := octalRun(src, i+1, 3)
+			b.decodedByte(v, i) // \400 wraps to \0, as in PHP
 			return i + 1 + n
 		}
 	}

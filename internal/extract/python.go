@@ -175,26 +175,15 @@ func (lx *lexer) pyString(start, q int, prefix string) int {
 // pyEscape decodes the escape sequence at src[i] (a backslash) and returns
 // the offset after it.
 func pyEscape(b *builder, src []byte, i int, bytesLit bool) int {
+	if next, ok := escapeBreak(b, src, i, true); ok {
+		return next
+	}
 	c := src[i+1]
 	switch {
-	case c == '\n':
-		b.skip()
-		return i + 2
-	case c == '\r':
-		b.skip()
-		if i+2 < len(src) && src[i+2] == '\n' {
-			return i + 3
-		}
-		return i + 2
 	case c >= '0' && c <= '7':
-		var r rune
-		n := 0
-		for n < 3 && i+1+n < len(src) && src[i+1+n] >= '0' && src[i+1+n] <= '7' {
-			r = r*8 + rune(src[i+1+n]-'0')
-			n++
-		}
+		r, n := octalRun(src, i+1, 3)
 		if bytesLit {
-			b.decoded(string([]byte{byte(r)}), i)
+			b.decodedByte(r, i)
 		} else {
 			b.decodedRune(r, i)
 		}
@@ -205,7 +194,7 @@ func pyEscape(b *builder, src []byte, i int, bytesLit bool) int {
 			break
 		}
 		if bytesLit {
-			b.decoded(string([]byte{byte(r)}), i)
+			b.decodedByte(r, i)
 		} else {
 			b.decodedRune(r, i)
 		}

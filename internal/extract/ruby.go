@@ -287,20 +287,6 @@ func (r *rbLexer) charLiteral(i int) int {
 	return i + 2
 }
 
-func rbClose(open byte) byte {
-	switch open {
-	case '(':
-		return ')'
-	case '[':
-		return ']'
-	case '{':
-		return '}'
-	case '<':
-		return '>'
-	}
-	return open
-}
-
 // percent lexes a %-literal at src[i]. It reports false when the percent
 // sign is an operator.
 func (r *rbLexer) percent(i int) (int, bool) {
@@ -320,15 +306,15 @@ func (r *rbLexer) percent(i int) (int, bool) {
 	}
 	switch typ {
 	case 0, 'Q':
-		return r.quoted(i, k+1, open, rbClose(open), true, true), true
+		return r.quoted(i, k+1, open, closingDelim(open), true, true), true
 	case 'q':
-		return r.quoted(i, k+1, open, rbClose(open), false, true), true
+		return r.quoted(i, k+1, open, closingDelim(open), false, true), true
 	case 'W', 'I', 'x':
-		return r.quoted(i, k+1, open, rbClose(open), true, false), true
+		return r.quoted(i, k+1, open, closingDelim(open), true, false), true
 	case 'w', 'i', 's':
-		return r.quoted(i, k+1, open, rbClose(open), false, false), true
+		return r.quoted(i, k+1, open, closingDelim(open), false, false), true
 	case 'r':
-		end := r.quoted(i, k+1, open, rbClose(open), true, false)
+		end := r.quoted(i, k+1, open, closingDelim(open), true, false)
 		for end < len(src) && src[end] >= 'a' && src[end] <= 'z' {
 			end++
 		}
@@ -432,79 +418,58 @@ func (r *rbLexer) interpolation(i int) (int, bool) {
 // rbEscape decodes a double-quote escape at src[i] (a backslash) and
 // returns the offset after it.
 func rbEscape(b *builder, src []byte, i int) int {
-	if i+1 >= len(src) {
-		b.verbatim(src, i, i+1)
-		return i + 1
+	if i+1 < len(src) {
+		switch c := src[i+1]; {
+		case c >= '0' && c <= '7':
+			v, n := octalRun(src, i+1, 3)
+			b.decodedByte(v, i)
+			return i + 1 + n
+		case c == 'x':
+			if v, n := hexRun(src, i+2, 2); n > 0 {
+				b.decodedByte(v, i)
+				return i + 2 + n
+			}
+		case c == 'u':
+			if next, ok := rbCodePoints(b, src, i); ok {
+				return next
+			}
+		}
+		if v, n, ok := rbMetaCtrl(src, i); ok {
+			b.decodedByte(rune(v), i)
+			return i + n
+		}
 	}
-	c := src[i+1]
-	switch {
-	case c == '\n':
-		b.skip()
-		return i + 2
-	case c == '\r' && i+2 < len(src) && src[i+2] == '\n':
-		b.skip()
-		return i + 3
-	case c == 's':
-		b.decoded(" ", i)
-		return i + 2
-	case c == 'e':
-		b.decoded("\x1b", i)
-		return i + 2
-	case c >= '0' && c <= '7':
-		var v rune
-		n := 0
-		for n < 3 && i+1+n < len(src) && src[i+1+n] >= '0' && src[i+1+n] <= '7' {
-			v = v*8 + rune(src[i+1+n]-'0')
-			n++
+	return rbFamilyEscape(b, src, i)
+}
+
+// rbCodePoints decodes \u{…} at src[i], one or more code points separated
+// by blanks, and returns the offset after it, or false.
+func rbCodePoints(b *builder, src []byte, i int) (int, bool) {
+	if i+2 >= len(src) || src[i+2] != '{' {
+		return 0, false
+	}
+	j := i + 3
+	var out []byte
+	for j < len(src) && src[j] != '}' {
+		if src[j] == ' ' || src[j] == '\t' {
+			j++
+			continue
 		}
-		b.decoded(string([]byte{byte(v)}), i)
-		return i + 1 + n
-	case c == 'x':
-		if v, n := hexRun(src, i+2, 2); n > 0 {
-			b.decoded(string([]byte{byte(v)}), i)
-			return i + 2 + n
-		}
-	case c == 'u':
-		if i+2 < len(src) && src[i+2] == '{' {
-			j := i + 3
-			var out []byte
-			for j < len(src) && src[j] != '}' {
-				if src[j] == ' ' || src[j] == '\t' {
-					j++
-					continue
-				}
-				v, n := hexRun(src, j, 6)
-				if n == 0 {
-					break
-				}
-				out = append(out, string(runeOrReplacement(v))...)
-				j += n
-			}
-			if j < len(src) && src[j] == '}' {
-				b.decoded(string(out), i)
-				if len(out) == 0 {
-					b.skip()
-				}
-				return j + 1
-			}
+		v, n := hexRun(src, j, 6)
+		if n == 0 {
 			break
 		}
-		if v, n := hexRun(src, i+2, 4); n == 4 {
-			b.decodedRune(v, i)
-			return i + 6
-		}
-	default:
-		if s, ok := simpleEscape(c); ok {
-			b.decoded(s, i)
-			return i + 2
-		}
+		out = append(out, string(runeOrReplacement(v))...)
+		j += n
 	}
-	if v, n, ok := rbMetaCtrl(src, i); ok {
-		b.decoded(string([]byte{v}), i)
-		return i + n
+	if j < len(src) && src[j] == '}' {
+		b.decoded(string(out), i)
+		if len(out) == 0 {
+			b.skip()
+		}
+		return j + 1, true
 	}
-	// Any other escaped character stands for itself.
-	return selfEscape(b, src, i)
+	return 0, false
 }
 
 // rbMetaCtrl decodes the control and meta escapes \cx, \C-x and \M-x,

@@ -335,7 +335,7 @@ func rustEscape(b *builder, src []byte, i int, byteStr bool) int {
 			return selfEscape(b, src, i)
 		}
 		if byteStr {
-			b.decoded(string([]byte{byte(v)}), i)
+			b.decodedByte(v, i)
 		} else {
 			b.decodedRune(v, i)
 		}
