@@ -315,3 +315,74 @@ var pyNotHandOff = map[string]bool{"if": true, "elif": true, "while": true, "ret
 	"print": true, "len": true, "str": true, "repr": true, "id": true, "isinstance": true, "type": true,
 	"getattr": true, "hasattr": true, "setattr": true, "close": true, "commit": true, "rollback": true,
 	"cursor": true, "execute": true, "executemany": true}
+
+var (
+	// pyTxWith is a with statement that runs its block in one
+	// transaction: with conn.transaction():, async with
+	// pool.transaction():, with transaction.atomic():, with
+	// engine.begin() as conn:, with session.begin():.
+	pyTxWith = regexp.MustCompile(`(?m)^([ \t]*)(?:async\s+)?with\s+[^\n]*(?:\.transaction\(|\btransaction\.atomic\b|\batomic\(|\.begin\(\))[^\n]*:[ \t]*(?:#[^\n]*)?$`)
+	// pyAtomic is Django's @transaction.atomic decorator on a function.
+	pyAtomic = regexp.MustCompile(`(?m)^([ \t]*)@(?:transaction\.)?atomic\b[^\n]*\n`)
+)
+
+// pythonTxBlocks returns the blocks and functions run in one transaction
+// in Python.
+func pythonTxBlocks(src []byte, code []bool) []Span {
+	var spans []Span
+	for _, m := range pyTxWith.FindAllSubmatchIndex(src, -1) {
+		if !code[m[0]+indentOf(src[m[0]:])] {
+			continue
+		}
+		spans = append(spans, Span{Start: m[0], End: blockEndByIndent(src, m[0], m[3]-m[2])})
+	}
+	for _, m := range pyAtomic.FindAllSubmatchIndex(src, -1) {
+		if !code[m[0]+indentOf(src[m[0]:])] {
+			continue
+		}
+		// The def after the decorators.
+		ls := m[1]
+		for ls < len(src) {
+			e := bytes.IndexByte(src[ls:], '\n')
+			line := src[ls:]
+			if e >= 0 {
+				line = src[ls : ls+e]
+			}
+			t := bytes.TrimSpace(line)
+			if bytes.HasPrefix(t, []byte("def ")) || bytes.HasPrefix(t, []byte("async def ")) {
+				spans = append(spans, Span{Start: ls, End: blockEndByIndent(src, ls, indentOf(line))})
+				break
+			}
+			if !bytes.HasPrefix(t, []byte("@")) || e < 0 {
+				break
+			}
+			ls += e + 1
+		}
+	}
+	return spans
+}
+
+// pythonScope returns the span of the def whose body holds offset i (to
+// the first later line indented no deeper than the def), or the rest of the
+// file outside any def.
+func pythonScope(src []byte, i int) Span {
+	lineStart := bytes.LastIndexByte(src[:i], '\n') + 1
+	ind := indentOf(src[lineStart:])
+	// Walk back to the def (or class) that holds the line.
+	for ls := lineStart; ls > 0; {
+		prev := bytes.LastIndexByte(src[:ls-1], '\n') + 1
+		line := src[prev : ls-1]
+		ls = prev
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if d := indentOf(line); d < ind {
+			t := bytes.TrimSpace(line)
+			if bytes.HasPrefix(t, []byte("def ")) || bytes.HasPrefix(t, []byte("async def ")) {
+				return Span{Start: prev, End: blockEndByIndent(src, prev, d)}
+			}
+			ind = d
+		}
+	}
+	return Span{Start: 0, End: len(src)}
+}

@@ -171,70 +171,6 @@ func eachTxVar(lang Language, test bool, src []byte, code []bool, fn func(txVar)
 	}
 }
 
-// goHelperCall is a variable given the first result of a call of a test
-// transaction helper, and where the call is.
-type goHelperCall struct {
-	v  string
-	at int
-}
-
-// goHelperAssign is "tx, … := pkg.Name(" or "tx := Name(".
-var goHelperAssign = regexp.MustCompile(`\b([A-Za-z_]\w*)\s*(?:,\s*[A-Za-z_]\w*\s*)*:?=\s*(?:[A-Za-z_]\w*\.)?([A-Za-z_]\w*)\s*\(`)
-
-// goHelperCalls returns the variables that receive a transaction from a
-// call of one of helpers.
-func goHelperCalls(src []byte, code []bool, helpers map[string]bool) []goHelperCall {
-	if len(helpers) == 0 {
-		return nil
-	}
-	var out []goHelperCall
-	for _, m := range goHelperAssign.FindAllSubmatchIndex(src, -1) {
-		if !code[m[0]] || !helpers["go:"+string(src[m[4]:m[5]])] {
-			continue
-		}
-		out = append(out, goHelperCall{v: string(src[m[2]:m[3]]), at: m[0]})
-	}
-	return out
-}
-
-// goFuncHeader is the start of a Go function: func Name( or func (r T) Name(.
-var goFuncHeader = regexp.MustCompile(`(?m)^func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)\s*[\[(]`)
-
-// goTestHelpers returns the Go functions of src that begin a transaction,
-// roll it back (in t.Cleanup, deferred, …) and never commit it, and return
-// it (wrapped or not): test helpers that hand out a transaction that is
-// always rolled back.
-func goTestHelpers(src []byte) []string {
-	code := codeWith(Go, src, "Rollback")
-	if code == nil {
-		return nil
-	}
-	var names []string
-	for _, m := range goFuncHeader.FindAllSubmatchIndex(src, -1) {
-		open := bytes.IndexByte(src[m[1]:], '{')
-		if open < 0 {
-			continue
-		}
-		body := enclosingScope(Go, src, code, m[1]+open+1)
-		if body.Start != m[1]+open {
-			continue
-		}
-		for _, sp := range txVarRolledBack(Go, "helper_test.go", src[:body.End], code[:body.End], nil) {
-			if sp.Start < body.Start {
-				continue
-			}
-			// The variable the spans belong to: the receiver before the
-			// call's argument list.
-			v, _ := receiverBefore(src, methodStart(src, sp.Start))
-			if v != "" && returns(src[body.Start:body.End], v) {
-				names = append(names, string(src[m[2]:m[3]]))
-				break
-			}
-		}
-	}
-	return names
-}
-
 // methodStart returns where the method name before the '(' at open starts.
 func methodStart(src []byte, open int) int {
 	k := open
@@ -332,31 +268,6 @@ func enclosingScope(lang Language, src []byte, code []bool, i int) Span {
 		}
 	}
 	return braceSpan(src, code, start)
-}
-
-// pythonScope returns the span of the def whose body holds offset i (to
-// the first later line indented no deeper than the def), or the rest of the
-// file outside any def.
-func pythonScope(src []byte, i int) Span {
-	lineStart := bytes.LastIndexByte(src[:i], '\n') + 1
-	ind := indentOf(src[lineStart:])
-	// Walk back to the def (or class) that holds the line.
-	for ls := lineStart; ls > 0; {
-		prev := bytes.LastIndexByte(src[:ls-1], '\n') + 1
-		line := src[prev : ls-1]
-		ls = prev
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if d := indentOf(line); d < ind {
-			t := bytes.TrimSpace(line)
-			if bytes.HasPrefix(t, []byte("def ")) || bytes.HasPrefix(t, []byte("async def ")) {
-				return Span{Start: prev, End: blockEndByIndent(src, prev, d)}
-			}
-			ind = d
-		}
-	}
-	return Span{Start: 0, End: len(src)}
 }
 
 // indentOf returns the width of the leading blanks of a line.

@@ -2,8 +2,10 @@ package extract
 
 import (
 	"bytes"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // SessionCall is a call of a driver API that keeps state on the server
@@ -298,4 +300,371 @@ func rustSessionCalls(src []byte, t []rtok) []SessionCall {
 		sort.Slice(calls, func(a, b int) bool { return calls[a].Start < calls[b].Start })
 	}
 	return calls
+}
+
+// dieselRolledBack returns the spans of diesel's test transactions.
+func dieselRolledBack(name string, src []byte, helpers map[string]bool) []Span {
+	testCode := bytes.Contains(src, []byte("test]")) || bytes.Contains(src, []byte("#[cfg(test)]")) ||
+		strings.HasPrefix(filepath.ToSlash(name), "tests/") || strings.Contains(filepath.ToSlash(name), "/tests/")
+	if !bytes.Contains(src, []byte("test_transaction")) && (!testCode || len(helpers) == 0) {
+		return nil
+	}
+	t := rustCodeTokens(src)
+	own := rustTestHelpers(src, t)
+	if testCode {
+		defined := rustFunctions(src, t)
+		for h := range helpers {
+			if !defined[h] {
+				own[h] = true // a function of the file's own of that name wins
+			}
+		}
+	}
+	return rustRolledBack(src, t, own)
+}
+
+// rustTestHelpers returns the functions of a file that begin a test
+// transaction and return something: fn NAME(…) -> T { …
+// .begin_test_transaction() … }.
+func rustTestHelpers(src []byte, t []rtok) map[string]bool {
+	is := func(k int, kind byte) bool { return k >= 0 && k < len(t) && t[k].kind == kind }
+	word := func(k int, w string) bool { return is(k, 'i') && string(src[t[k].start:t[k].end]) == w }
+	helpers := map[string]bool{}
+	for k := range t {
+		if !word(k, "fn") || !is(k+1, 'i') || !is(k+2, '(') {
+			continue
+		}
+		m := matchTok(t, k+2)
+		if !is(m+1, '-') || !is(m+2, '>') {
+			continue
+		}
+		for m < len(t) && !is(m, '{') && !is(m, ';') {
+			m++
+		}
+		if !is(m, '{') {
+			continue
+		}
+		end := matchTok(t, m)
+		for b := m; b < end; b++ {
+			if word(b, "begin_test_transaction") && is(b-1, '.') && is(b+1, '(') {
+				helpers[string(src[t[k+1].start:t[k+1].end])] = true
+				break
+			}
+		}
+	}
+	return helpers
+}
+
+// rustFunctions returns the names of the functions a file defines.
+func rustFunctions(src []byte, t []rtok) map[string]bool {
+	fns := map[string]bool{}
+	for k := 0; k+1 < len(t); k++ {
+		if t[k].kind == 'i' && string(src[t[k].start:t[k].end]) == "fn" && t[k+1].kind == 'i' {
+			fns[string(src[t[k+1].start:t[k+1].end])] = true
+		}
+	}
+	return fns
+}
+
+// matchTok returns the index of the bracket token that closes the one at
+// k, or the last token.
+func matchTok(t []rtok, k int) int {
+	open := t[k].kind
+	shut := map[byte]byte{'(': ')', '[': ']', '{': '}'}[open]
+	depth := 0
+	for m := k; m < len(t); m++ {
+		switch t[m].kind {
+		case open:
+			depth++
+		case shut:
+			depth--
+			if depth == 0 {
+				return m
+			}
+		}
+	}
+	return len(t) - 1
+}
+
+func rustRolledBack(src []byte, t []rtok, helpers map[string]bool) []Span {
+	is := func(k int, kind byte) bool { return k >= 0 && k < len(t) && t[k].kind == kind }
+	text := func(k int) string { return string(src[t[k].start:t[k].end]) }
+	word := func(k int, w string) bool { return is(k, 'i') && text(k) == w }
+	match := func(k int) int { return matchTok(t, k) }
+	// blockEnd returns the index of the brace that closes the block
+	// holding token k.
+	blockEnd := func(k int) int {
+		depth := 0
+		for m := k; m < len(t); m++ {
+			switch t[m].kind {
+			case '{':
+				depth++
+			case '}':
+				if depth == 0 {
+					return m
+				}
+				depth--
+			}
+		}
+		return len(t) - 1
+	}
+	// argsOpen returns the index of the parenthesis that opens the
+	// argument list of the call named at k, after an optional turbofish
+	// (test_transaction::<_, Error, _>(…)), or -1.
+	argsOpen := func(k int) int {
+		m := k + 1
+		if is(m, ':') && is(m+1, '<') {
+			depth := 0
+			for m++; m < len(t); m++ {
+				if is(m, '<') {
+					depth++
+				} else if is(m, '>') {
+					depth--
+					if depth == 0 {
+						m++
+						break
+					}
+				} else if is(m, ';') || is(m, '{') || is(m, '}') {
+					return -1
+				}
+			}
+		}
+		if is(m, '(') {
+			return m
+		}
+		return -1
+	}
+	var spans []Span
+	for k := range t {
+		if !is(k, 'i') {
+			continue
+		}
+		switch name := text(k); {
+		case name == "begin_test_transaction" && is(k-1, '.') && is(k+1, '('):
+			spans = append(spans, Span{Start: t[k].start, End: t[blockEnd(k)].end})
+		case name == "test_transaction" && is(k-1, '.'):
+			if open := argsOpen(k); open >= 0 {
+				spans = append(spans, Span{Start: t[open].start, End: t[match(open)].end})
+			}
+		case helpers[name] && is(k+1, '(') && !word(k-1, "fn") && !is(k-1, '.'):
+			spans = append(spans, Span{Start: t[k].start, End: t[blockEnd(k)].end})
+		}
+	}
+	return spans
+}
+
+// OptionPair is one (name, value) pair given to sqlx's
+// PgConnectOptions::options: the source offsets at which the two string
+// literals start.
+type OptionPair struct{ Key, Value int }
+
+// RustConnectOptions returns the pairs of string literals passed as
+// ("name", "value") tuples to an .options(…) call in a Rust file that
+// names PgConnectOptions: sqlx sends them as -c name=value in the
+// options startup parameter.
+func RustConnectOptions(src []byte) []OptionPair {
+	if !bytes.Contains(src, []byte("PgConnectOptions")) || !bytes.Contains(src, []byte("options")) {
+		return nil
+	}
+	t := rustCodeTokens(src)
+	is := func(k int, kind byte) bool { return k >= 0 && k < len(t) && t[k].kind == kind }
+	// Literals are not tokens: a literal lies between two tokens.
+	lits, _, err := Literals(Rust, src)
+	if err != nil {
+		return nil
+	}
+	litAfter := func(off int) (int, int, bool) { // the literal starting first at or after off
+		k := sort.Search(len(lits), func(i int) bool { return lits[i].Start >= off })
+		if k == len(lits) {
+			return 0, 0, false
+		}
+		return lits[k].Start, lits[k].End, true
+	}
+	text := func(k int) string { return string(src[t[k].start:t[k].end]) }
+	// Names bound to connect options: a let statement or a parameter
+	// that names the type, or a let whose value starts with such a name.
+	vars := map[string]bool{}
+	for k := range t {
+		switch {
+		case is(k, 'i') && text(k) == "let":
+			n := k + 1
+			if is(n, 'i') && text(n) == "mut" {
+				n++
+			}
+			if !is(n, 'i') {
+				continue
+			}
+			depth, typed := 0, false
+			first := -1
+			for m := n + 1; m < len(t); m++ {
+				if is(m, '(') || is(m, '[') || is(m, '{') {
+					depth++
+				} else if is(m, ')') || is(m, ']') || is(m, '}') {
+					depth--
+				} else if is(m, ';') && depth <= 0 {
+					break
+				}
+				if depth < 0 {
+					break
+				}
+				if is(m, 'i') && text(m) == "PgConnectOptions" {
+					typed = true
+				}
+				if first < 0 && is(m-1, '=') && !is(m-2, '=') {
+					first = m
+				}
+			}
+			if typed || first >= 0 && is(first, 'i') && vars[text(first)] {
+				vars[text(n)] = true
+			}
+		case is(k, 'i') && text(k) == "PgConnectOptions" && is(k-1, 'c') && is(k-2, 'i'):
+			vars[text(k-2)] = true // opts: PgConnectOptions
+		case is(k, 'i') && text(k) == "PgConnectOptions" && is(k-1, '&') && is(k-2, 'c') && is(k-3, 'i'):
+			vars[text(k-3)] = true // opts: &PgConnectOptions
+		}
+	}
+	// rooted reports whether the method chain that ends with the '.' at
+	// k starts at PgConnectOptions::… or at a name of vars.
+	rooted := func(k int) bool {
+		m := k - 1
+		for m >= 0 {
+			switch {
+			case is(m, ')'):
+				depth := 0
+				for ; m >= 0; m-- {
+					if is(m, ')') {
+						depth++
+					} else if is(m, '(') {
+						depth--
+						if depth == 0 {
+							break
+						}
+					}
+				}
+				m--
+			case is(m, '?'):
+				m--
+			case is(m, 'i') && is(m-1, '.'):
+				m -= 2
+			case is(m, 'i') && is(m-1, ':'):
+				for is(m, 'i') && is(m-1, ':') {
+					if text(m-2) == "PgConnectOptions" {
+						return true
+					}
+					m -= 2
+				}
+				return text(m) == "PgConnectOptions"
+			case is(m, 'i'):
+				return vars[text(m)]
+			default:
+				return false
+			}
+		}
+		return false
+	}
+	var out []OptionPair
+	for k := range t {
+		if !is(k, 'i') || text(k) != "options" || !is(k-1, '.') || !is(k+1, '(') || !rooted(k-1) {
+			continue
+		}
+		end := matchTok(t, k+1)
+		// Each tuple: ( "name" , "value" ): three tokens ( , ) around two
+		// literals.
+		for m := k + 2; m < end; m++ {
+			if !is(m, '(') || !is(m+1, ',') || !is(m+2, ')') {
+				continue
+			}
+			ks, ke, ok := litAfter(t[m].end)
+			if !ok || ke > t[m+1].start || strings.TrimSpace(string(src[t[m].end:ks])) != "" {
+				continue
+			}
+			vs, ve, ok := litAfter(t[m+1].end)
+			if !ok || ve > t[m+2].start || strings.TrimSpace(string(src[t[m+1].end:vs])) != "" ||
+				strings.TrimSpace(string(src[ve:t[m+2].start])) != "" || strings.TrimSpace(string(src[ke:t[m+1].start])) != "" {
+				continue
+			}
+			out = append(out, OptionPair{ks, vs})
+		}
+	}
+	return out
+}
+
+// rustConnectCalls are the calls by which a Rust test reaches a server:
+// connecting, and running statements on a connection or pool.
+var rustConnectCalls = map[string]bool{
+	"connect": true, "connect_with": true, "connect_lazy": true, "connect_lazy_with": true,
+	"establish": true, "acquire": true, "begin": true, "execute": true, "fetch": true,
+	"fetch_one": true, "fetch_all": true, "fetch_optional": true, "batch_execute": true,
+	"simple_query": true, "query": true, "query_one": true, "query_opt": true, "prepare": true,
+	"run": true, "get_result": true, "load": true,
+}
+
+// RustOfflineTests returns the bodies of the Rust test functions of a file
+// (#[test], #[tokio::test], …) that never reach a server: they call
+// nothing of rustConnectCalls. The connection strings and options such a
+// test builds are only parsed and compared, never sent.
+func RustOfflineTests(src []byte) []Span {
+	if !bytes.Contains(src, []byte("test")) {
+		return nil
+	}
+	t := rustCodeTokens(src)
+	is := func(k int, kind byte) bool { return k >= 0 && k < len(t) && t[k].kind == kind }
+	text := func(k int) string { return string(src[t[k].start:t[k].end]) }
+	var spans []Span
+	for k := range t {
+		if !is(k, 'i') || text(k) != "fn" || !is(k+1, 'i') {
+			continue
+		}
+		// Attributes before the qualifiers: #[…] groups, the last of
+		// which names test.
+		a := k - 1
+		for is(a, 'i') && (text(a) == "pub" || text(a) == "async" || text(a) == "unsafe" || text(a) == "const") {
+			a--
+		}
+		isTest := false
+		for is(a, ']') {
+			depth, open := 0, -1
+			for m := a; m >= 0; m-- {
+				if is(m, ']') {
+					depth++
+				} else if is(m, '[') {
+					depth--
+					if depth == 0 {
+						open = m
+						break
+					}
+				}
+			}
+			if open < 1 || !is(open-1, '#') {
+				break
+			}
+			for m := open + 1; m < a; m++ {
+				if is(m, 'i') && text(m) == "test" {
+					isTest = true
+				}
+			}
+			a = open - 2
+		}
+		if !isTest {
+			continue
+		}
+		b := k + 2
+		for b < len(t) && !is(b, '{') && !is(b, ';') {
+			b++
+		}
+		if !is(b, '{') {
+			continue
+		}
+		end := matchTok(t, b)
+		offline := true
+		for m := b; m < end; m++ {
+			if is(m, 'i') && rustConnectCalls[text(m)] && (is(m+1, '(') || is(m+1, ':') && is(m+2, '<')) {
+				offline = false
+				break
+			}
+		}
+		if offline {
+			spans = append(spans, Span{Start: t[b].start, End: t[end].end})
+		}
+	}
+	return spans
 }

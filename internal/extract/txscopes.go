@@ -132,94 +132,6 @@ func firstCommit(src []byte, code []bool, t txVar) int {
 	return t.scope.End
 }
 
-// goTxParam is a Go function parameter typed as a transaction, and the
-// body of the function.
-type goTxParam struct {
-	v    string
-	body Span
-}
-
-var (
-	// goTxParamRE is a parameter typed as a transaction: tx pgx.Tx, tx
-	// *sql.Tx, tx *sqlx.Tx, tx bun.Tx, tx *pg.Tx.
-	goTxParamRE = regexp.MustCompile(`\b([A-Za-z_]\w*)\s+(?:\*sql\.Tx|\*sqlx\.Tx|pgx\.Tx|bun\.Tx|\*pg\.Tx)\b`)
-	// goFuncBefore is the text of a function header before its parameter
-	// list: func, func Name, func (r *T) Name, func Name[T any].
-	goFuncBefore = regexp.MustCompile(`\bfunc\s*(?:\([^()]*\)\s*)?(?:[A-Za-z_]\w*)?\s*(?:\[[^\[\]]*\])?\s*$`)
-)
-
-// goTxParams returns the parameters of Go functions (and function
-// literals) typed as transactions.
-func goTxParams(src []byte, code []bool) []goTxParam {
-	var out []goTxParam
-	for _, m := range goTxParamRE.FindAllSubmatchIndex(src, -1) {
-		if !code[m[0]] {
-			continue
-		}
-		// The parenthesis that opens the parameter list holding it.
-		open, depth := -1, 0
-		for k := m[0] - 1; k >= 0 && k > m[0]-2000; k-- {
-			if !code[k] {
-				continue
-			}
-			c := src[k]
-			if c == ')' {
-				depth++
-			} else if c == '(' {
-				if depth == 0 {
-					open = k
-					break
-				}
-				depth--
-			} else if c == '{' || c == '}' || c == ';' {
-				break
-			}
-		}
-		if open < 0 || !goFuncBefore.Match(src[max(0, open-200):open]) {
-			continue
-		}
-		closeAt := CloseParen(src, code, open)
-		if closeAt < 0 {
-			continue
-		}
-		// The body: the first brace after the results, on the same line
-		// (gofmt puts it there). A parenthesis closed first ends the
-		// parameter list of another function: this one is a function
-		// type (fn func(tx pgx.Tx) error), as is a header that ends the
-		// line.
-		b, depth := -1, 0
-	scan:
-		for k := closeAt; k < len(src); k++ {
-			if !code[k] {
-				continue
-			}
-			switch src[k] {
-			case '(':
-				depth++
-			case ')':
-				if depth--; depth < 0 {
-					break scan
-				}
-			case '{':
-				if depth == 0 {
-					b = k
-					break scan
-				}
-			case '\n', ',', ';', '=':
-				if depth == 0 {
-					break scan
-				}
-			}
-		}
-		if b < 0 {
-			continue
-		}
-		body := braceSpan(src, code, b)
-		out = append(out, goTxParam{v: string(src[m[2]:m[3]]), body: body})
-	}
-	return out
-}
-
 // braceSpan returns the span of the braces that open at open.
 func braceSpan(src []byte, code []bool, open int) Span {
 	end := closeBracket(src, code, open, '{', '}')
@@ -258,29 +170,6 @@ func bodyAfter(src []byte, code []bool, i int) int {
 		}
 	}
 	return -1
-}
-
-// kotlinTxReceiver is a Kotlin function whose receiver is a transaction:
-// fun JdbcTransaction.name(, fun <T> Transaction.name(.
-var kotlinTxReceiver = regexp.MustCompile(`\bfun\s+(?:<[^>]*>\s*)?(?:[\w.]*\.)?\w*Transaction\.\w+\s*\(`)
-
-// kotlinTxReceivers returns the bodies of the Kotlin functions whose
-// receiver is a transaction.
-func kotlinTxReceivers(src []byte, code []bool) []Span {
-	var spans []Span
-	for _, m := range kotlinTxReceiver.FindAllIndex(src, -1) {
-		if !code[m[0]] {
-			continue
-		}
-		e := CloseParen(src, code, m[1]-1)
-		if e < 0 {
-			continue
-		}
-		if b := bodyAfter(src, code, e); b >= 0 {
-			spans = append(spans, braceSpan(src, code, b))
-		}
-	}
-	return spans
 }
 
 var (
@@ -501,50 +390,4 @@ func outsideParens(s string) string {
 		}
 	}
 	return sb.String()
-}
-
-var (
-	// pyTxWith is a with statement that runs its block in one
-	// transaction: with conn.transaction():, async with
-	// pool.transaction():, with transaction.atomic():, with
-	// engine.begin() as conn:, with session.begin():.
-	pyTxWith = regexp.MustCompile(`(?m)^([ \t]*)(?:async\s+)?with\s+[^\n]*(?:\.transaction\(|\btransaction\.atomic\b|\batomic\(|\.begin\(\))[^\n]*:[ \t]*(?:#[^\n]*)?$`)
-	// pyAtomic is Django's @transaction.atomic decorator on a function.
-	pyAtomic = regexp.MustCompile(`(?m)^([ \t]*)@(?:transaction\.)?atomic\b[^\n]*\n`)
-)
-
-// pythonTxBlocks returns the blocks and functions run in one transaction
-// in Python.
-func pythonTxBlocks(src []byte, code []bool) []Span {
-	var spans []Span
-	for _, m := range pyTxWith.FindAllSubmatchIndex(src, -1) {
-		if !code[m[0]+indentOf(src[m[0]:])] {
-			continue
-		}
-		spans = append(spans, Span{Start: m[0], End: blockEndByIndent(src, m[0], m[3]-m[2])})
-	}
-	for _, m := range pyAtomic.FindAllSubmatchIndex(src, -1) {
-		if !code[m[0]+indentOf(src[m[0]:])] {
-			continue
-		}
-		// The def after the decorators.
-		ls := m[1]
-		for ls < len(src) {
-			e := bytes.IndexByte(src[ls:], '\n')
-			line := src[ls:]
-			if e >= 0 {
-				line = src[ls : ls+e]
-			}
-			t := bytes.TrimSpace(line)
-			if bytes.HasPrefix(t, []byte("def ")) || bytes.HasPrefix(t, []byte("async def ")) {
-				spans = append(spans, Span{Start: ls, End: blockEndByIndent(src, ls, indentOf(line))})
-				break
-			}
-			if !bytes.HasPrefix(t, []byte("@")) || e < 0 {
-				break
-			}
-			ls += e + 1
-		}
-	}
-	return spans
 }
