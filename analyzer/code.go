@@ -178,16 +178,6 @@ var notSQLMacros = map[string]bool{
 	"debug_assert_eq": true, "debug_assert_ne": true, "assert_matches": true,
 }
 
-// rustNotSQLCall reports whether a Rust literal passed to function name
-// (as callee returns it) is a message: Option and Result's expect("…")
-// panic with it.
-func rustNotSQLCall(name string) bool {
-	if k := strings.LastIndexByte(name, '.'); k >= 0 {
-		name = name[k+1:]
-	}
-	return name == "expect" || name == "expect_err"
-}
-
 // maxTxGap is how many lines may separate two literals of one transaction
 // begun by a BEGIN literal; farther apart, the transaction is taken to have
 // been ended by the driver's API (tx.Commit(), conn.rollback()).

@@ -2,11 +2,7 @@ package analyzer
 
 import (
 	"bytes"
-	"fmt"
-	"regexp"
-	"strings"
 
-	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
@@ -27,96 +23,12 @@ import (
 //     (sequelAdvisoryFindings).
 //
 // The calls that keep listen and advisory-lock state (these two, sqlx's
-// and Npgsql's in code_rust.go and code_csharp.go) are the rules' to
+// and Npgsql's in lang_rust.go and lang_csharp.go) are the rules' to
 // report (rules.DriverAPI): apiFindings hands each call to the rules that
 // list its API, which word and judge it. RuntimeParams and named queries
 // are driver settings, reported as the settings of a connection string
 // are: settingsCheck.setting hands each to the rules that list it
 // (rules.DriverSetting), which word and judge it.
-
-var (
-	// runtimeParamsIndex is RuntimeParams[ before a key literal.
-	runtimeParamsIndex = regexp.MustCompile(`\bRuntimeParams\s*\[\s*$`)
-	// runtimeParamsMap is RuntimeParams: map[string]string{ or
-	// RuntimeParams = map[string]string{.
-	runtimeParamsMap = regexp.MustCompile(`\bRuntimeParams\s*(?::|=|:=)\s*map\[string\]string\s*\{`)
-	// nodeQueryObject is .query({ … }: node-postgres's query config object.
-	nodeQueryObject = regexp.MustCompile(`\.query\s*\(\s*\{`)
-	// nodeName is the name key of a query config object.
-	nodeName = regexp.MustCompile(`(?:^|[{,\s])name\s*:\s*$`)
-	// nodeText is its text key.
-	nodeText = regexp.MustCompile(`(?:^|[{,\s])text\s*:`)
-)
-
-// goRuntimeParams checks pgx's RuntimeParams.
-func (s *settingsCheck) goRuntimeParams(src []byte, lits []extract.Literal, comments []extract.Comment) {
-	if !bytes.Contains(src, []byte("RuntimeParams")) {
-		return
-	}
-	code := extract.CodeMask(src, lits, comments)
-	keyed := map[int]bool{} // literal starts that are map keys
-	for _, m := range runtimeParamsMap.FindAllIndex(src, -1) {
-		if !code[m[0]] {
-			continue
-		}
-		open := m[1] - 1
-		shut := matchBrace(src, code, open)
-		for i := range lits {
-			l := &lits[i]
-			if l.Start > open && l.End <= shut && bytes.HasPrefix(bytes.TrimLeft(src[l.End:shut], " \t\r\n"), []byte(":")) {
-				keyed[l.Start] = true
-			}
-		}
-	}
-	for i := range lits {
-		l := &lits[i]
-		lineStart := bytes.LastIndexByte(src[:l.Start], '\n') + 1
-		index := runtimeParamsIndex.Match(src[lineStart:l.Start])
-		if !index && !keyed[l.Start] {
-			continue
-		}
-		if index && !bytes.HasPrefix(bytes.TrimLeft(src[l.End:], " \t"), []byte("]")) {
-			continue
-		}
-		name := strings.ToLower(strings.TrimSpace(l.Value))
-		if name == "" || strings.Contains(name, extract.Placeholder) {
-			continue
-		}
-		p := param{lit: l, key: name, start: 0, end: len(l.Value), valueAt: func(i int) int { return i },
-			text: fmt.Sprintf("RuntimeParams[%q]", l.Value)}
-		s.setting(p, "pgx.RuntimeParams", rules.SettingUse{Key: l.Value, Param: name})
-	}
-}
-
-// nodeNamedQueries checks node-postgres's named queries.
-func (s *settingsCheck) nodeNamedQueries(src []byte, lits []extract.Literal, comments []extract.Comment) {
-	if !bytes.Contains(src, []byte(".query")) || !bytes.Contains(src, []byte("name")) {
-		return
-	}
-	code := extract.CodeMask(src, lits, comments)
-	for _, m := range nodeQueryObject.FindAllIndex(src, -1) {
-		if !code[m[0]] {
-			continue
-		}
-		open := m[1] - 1
-		shut := matchBrace(src, code, open)
-		if !nodeText.Match(maskedText(src, code, open, shut)) {
-			continue
-		}
-		for i := range lits {
-			l := &lits[i]
-			if l.Start <= open || l.End > shut || !nodeName.Match(src[open:l.Start]) || depthBetween(src, code, open, l.Start) != 1 {
-				continue
-			}
-			if strings.TrimSpace(l.Value) == "" {
-				continue // an empty name is the unnamed statement
-			}
-			p := param{lit: l, key: "name", value: l.Value, start: 0, end: len(l.Value), valueAt: func(i int) int { return i },
-				text: fmt.Sprintf("query({ name: %q, … })", l.Value)}
-			s.setting(p, "node-postgres.name", rules.SettingUse{Value: l.Value})
-		}
-	}
-}
 
 // matchBrace returns the offset of the code brace that closes the one at
 // open, or len(src).
@@ -166,79 +78,6 @@ func maskedText(src []byte, code []bool, from, to int) []byte {
 		}
 	}
 	return out
-}
-
-// sequelListen matches Sequel's Database#listen with a block or loop:
-// RECEIVER.listen(…) do, { or loop: true.
-var sequelListen = regexp.MustCompile(`([A-Za-z_@:][A-Za-z0-9_:.@]*)\.(listen)\b`)
-
-// blockDo is a do block on the line.
-var blockDo = regexp.MustCompile(`\bdo\b`)
-
-// sequelListens returns the calls of Sequel's listen in a Ruby file that
-// uses Sequel: a receiver's listen called with a block or with loop:
-// (Sequel's LISTEN and wait for notifications).
-func sequelListens(src []byte, lits []extract.Literal, comments []extract.Comment) []extract.Subscription {
-	if !bytes.Contains(src, []byte("Sequel")) || !bytes.Contains(src, []byte(".listen")) {
-		return nil
-	}
-	code := extract.CodeMask(src, lits, comments)
-	var out []extract.Subscription
-	for _, m := range sequelListen.FindAllSubmatchIndex(src, -1) {
-		if !code[m[4]] {
-			continue
-		}
-		eol := bytes.IndexByte(src[m[5]:], '\n')
-		if eol < 0 {
-			eol = len(src) - m[5]
-		}
-		line := maskedText(src, code, m[5], m[5]+eol) // after "listen"
-		args, after := line, line
-		if t := bytes.TrimLeft(line, " \t"); len(t) > 0 && t[0] == '(' {
-			at := m[5] + len(line) - len(t)
-			shut := matchBrace(src, code, at)
-			args = maskedText(src, code, at, min(shut+1, len(src)))
-			after = nil
-			if shut < m[5]+eol {
-				after = maskedText(src, code, shut+1, m[5]+eol)
-			}
-		}
-		after = bytes.TrimLeft(after, " \t")
-		block := bytes.HasPrefix(after, []byte("{")) || blockDo.Match(after)
-		if !block && !bytes.Contains(args, []byte("loop:")) {
-			continue
-		}
-		out = append(out, extract.Subscription{Start: m[4], End: m[5], API: "Sequel.listen", Receiver: string(src[m[2]:m[3]])})
-	}
-	return out
-}
-
-// sequelVirtualRowCall is a call of an advisory lock function in a Sequel
-// virtual row block: ds.get{pg_advisory_lock(id)}.
-var sequelVirtualRowCall = regexp.MustCompile(`\{\s*(?:\|\w+\|\s*)?(pg_(?:try_)?advisory_(?:lock|lock_shared|unlock|unlock_shared|unlock_all))\s*[({]`)
-
-// sequelAdvisoryFindings reports the advisory lock functions that a Ruby
-// file using Sequel calls through its virtual row DSL
-// (ds.get{pg_advisory_lock(lock_id)}): Sequel sends them as SQL, and the
-// rule that lists the function as an API of Sequel's reports it.
-func (c *Config) sequelAdvisoryFindings(name string, src []byte, lines *sqlparse.LineIndex) []Finding {
-	apis := c.apiRules()
-	if len(apis) == 0 || !bytes.Contains(src, []byte("Sequel")) || !bytes.Contains(src, []byte("advisory_")) {
-		return nil
-	}
-	lits, comments, err := extract.Literals(extract.Ruby, src)
-	if err != nil {
-		return nil
-	}
-	code := extract.CodeMask(src, lits, comments)
-	var fs []Finding
-	for _, m := range sequelVirtualRowCall.FindAllSubmatchIndex(src, -1) {
-		if !code[m[2]] {
-			continue
-		}
-		fs = append(fs, c.apiFindings(apis, name, lines, m[2], m[3], "Sequel."+string(src[m[2]:m[3]]), "")...)
-	}
-	return fs
 }
 
 // apiRules returns the enabled rules that report calls of driver APIs.

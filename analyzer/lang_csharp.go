@@ -8,6 +8,10 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/internal/sqlparse"
 )
 
+// This file holds what scan knows of C#: Npgsql's subscriptions and
+// commands, and which literals are not SQL. Its lexer and recognisers are
+// in internal/extract/csharp.go and internal/extract/csharpcalls.go.
+
 // csharpNotSQLLast are the last names of .NET methods whose first
 // argument is a message for people: Microsoft.Extensions.Logging's
 // extensions (logger.LogWarning("…")), console and debug output, and

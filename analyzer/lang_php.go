@@ -3,11 +3,16 @@ package analyzer
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/pgpoolcheck/pgpoolcheck/internal/extract"
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
+
+// This file holds what scan knows of PHP: Laravel's database configuration,
+// PDO's emulated prepares, and which literals are not SQL. Its lexer and
+// recognisers are in internal/extract/php.go.
 
 // laravelSets are the keys of a Laravel pgsql connection (config/database.php)
 // that Laravel's PostgresConnector turns into a session-level SET on each
@@ -401,4 +406,39 @@ func laravelPooled(src []byte, code []bool, lits []extract.Literal, arr int) boo
 		}
 	}
 	return false
+}
+
+// phpNotSQLCall reports whether a PHP literal passed to function name (as
+// callee returns it) is text a test matches rather than a statement sent:
+// the argument of a mock's with(…) (PHPUnit's and Mockery's expected
+// arguments: $pdo->expects('prepare')->with('set search_path …')).
+func phpNotSQLCall(name string) bool {
+	return name == "with" || name == "withargs"
+}
+
+// phpFunction matches a PHP function declaration and captures its name.
+var phpFunction = regexp.MustCompile(`\bfunction\s+&?\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
+
+// phpDataProviders returns the source ranges of the PHPUnit data
+// providers of a file (methods named provide… or …Provider, from their
+// declaration to the next function's): the rows they return are a test's
+// input and expected text, not statements sent.
+func phpDataProviders(src []byte) [][2]int {
+	if !strings.Contains(string(src), "rovide") {
+		return nil
+	}
+	locs := phpFunction.FindAllSubmatchIndex(src, -1)
+	var out [][2]int
+	for i, m := range locs {
+		name := strings.ToLower(string(src[m[2]:m[3]]))
+		if !strings.HasPrefix(name, "provide") && !strings.HasSuffix(name, "provider") {
+			continue
+		}
+		end := len(src)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		out = append(out, [2]int{m[0], end})
+	}
+	return out
 }
