@@ -445,7 +445,17 @@ func (c *clientConn) vanish() {
 			}
 		}()
 	case engine.VanishClose:
-		s.close()
+		// Given back through the release site, which ends the backend's
+		// session and frees its slot once PostgreSQL no longer counts it
+		// (terminate): closing the socket here freed the slot at once,
+		// while the exiting backend still held its session's advisory
+		// locks and counted against the pool and the caps.
+		c.server = nil
+		if l := s.loop; l != nil {
+			l.dropServer(s)
+		}
+		c.pool.putBack(s, closeServer)
+		c.proxy.stats.serversLost.Add(1)
 	default:
 		var err error
 		for _, q := range queries {

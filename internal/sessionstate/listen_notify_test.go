@@ -81,3 +81,52 @@ func TestListenNotifiedDuringStateRead(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestKilledInTransactionLockGone: a client killed inside a transaction
+// that holds a session advisory lock has its server closed; on a pool of
+// one the next client gets a new server only once the old backend is gone,
+// so the lock is free for it at once. Closing the socket and freeing the
+// slot at the same time let the next client in while the exiting backend
+// still held the lock (about one round in forty under load).
+func TestKilledInTransactionLockGone(t *testing.T) {
+	srv := pgtest.Shared(t)
+	for _, policy := range []pooler.Policy{pooler.PolicyPreserve, pooler.PolicyReset} {
+		t.Run(string(policy), func(t *testing.T) {
+			_, port := proxytest.Start(t, pooler.Config{
+				Upstream: srv.SocketURL(pgtest.SuperUser), PoolSize: 1,
+				Classifier: sessionstate.New(), OnSessionState: policy,
+			}, 10*time.Second)
+			url := fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", pgtest.SuperUser, port, pgtest.Database)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			for round := range 25 {
+				a, err := pgx.Connect(ctx, url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := a.Exec(ctx, "BEGIN"); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := a.Exec(ctx, "SELECT pg_advisory_lock(8)"); err != nil {
+					t.Fatal(err)
+				}
+				a.PgConn().Conn().Close() // killed
+				b, err := pgx.Connect(ctx, url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ok bool
+				if err := b.QueryRow(ctx, "SELECT pg_try_advisory_lock(8)").Scan(&ok); err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					t.Fatalf("round %d: the killed client's lock outlived it", round)
+				}
+				if _, err := b.Exec(ctx, "SELECT pg_advisory_unlock_all()"); err != nil {
+					t.Fatal(err)
+				}
+				b.Close(ctx)
+			}
+		})
+	}
+}
