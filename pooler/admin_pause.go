@@ -137,8 +137,8 @@ func (ps *pauseState) paused(db string) bool {
 }
 
 // pauseWait holds a client that wants a server of a paused pool until it
-// is resumed, the deadline passes, ctx ends or KILL kicks its waiter w
-// (nil: none).
+// is resumed, the deadline passes, ctx ends or KILL closes the client of
+// its waiter w (nil: none).
 func (pl *pool) pauseWait(ctx context.Context, deadline time.Time, w *waiter) error {
 	ps := &pl.proxy.pause
 	var t *time.Timer
@@ -156,7 +156,7 @@ func (pl *pool) pauseWait(ctx context.Context, deadline time.Time, w *waiter) er
 		ch := ps.resumed
 		paused := ps.all || ps.dbs[pl.key.database]
 		ps.mu.Unlock()
-		if w != nil && w.kicked.Load() {
+		if w.killed() {
 			return errKilled
 		}
 		if !paused || ch == nil {

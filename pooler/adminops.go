@@ -93,7 +93,6 @@ func (p *Proxy) kill(db string) (int, error) {
 	msg := fatal(codeAdminShutdown, "database %q was killed on the pooler's admin console (KILL)", db)
 	for _, c := range victims {
 		if c.kill.CompareAndSwap(nil, &msg) {
-			c.waiter.kicked.Store(true)
 			c.shutRead()
 		}
 	}

@@ -38,16 +38,16 @@ var clientWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 
 type clientConn struct {
 	proxy *Proxy
 	conn  net.Conn
-	// waiter is the client's place in its pool's wait queue (reused).
-	waiter waiter
+	// wt is the client's place in its pool's wait queue while it waits
+	// there on its loop (the loop's: evLoop.waiterFor), nil otherwise.
+	wt *waiter
 	// rio reads and writes conn for the buffers (rawio.go; the tls.Conn
 	// of a client that uses TLS).
 	rio io.ReadWriter
-	// tkind and tsince are the timeout that runs for the client and
-	// since when (monotonic nanoseconds since statsEpoch): its last
-	// message, or the change of its state that started that timeout (its
-	// loop's: evLoop.touch, timedOut).
-	tkind  engine.TimeoutKind
+	// tsince and tkind (below, where it packs) are the timeout that runs
+	// for the client and since when (monotonic nanoseconds since
+	// statsEpoch): its last message, or the change of its state that
+	// started that timeout (its loop's: evLoop.touch, timedOut).
 	tsince int64
 	// kill is the FATAL a client closed by the pooler gets (a timeout):
 	// set before its socket's read side is shut, sent by vanish.
@@ -58,9 +58,10 @@ type clientConn struct {
 	// tls is set once the client's TLS handshake is done: conn and rio
 	// are its tls.Conn. raw is the socket, under the tls.Conn or not,
 	// which an event loop owns.
-	tls bool
-	raw *rawIO
-	r   *bufio.Reader
+	tls   bool
+	tkind engine.TimeoutKind
+	raw   *rawIO
+	r     *bufio.Reader
 
 	// w is the client's write buffer, written only by its owner (the
 	// login goroutine, then its loop; a console client's goroutine):
@@ -256,7 +257,7 @@ func (c *clientConn) getReader() {
 
 // local reports whether the client came through the Unix-domain socket.
 func (c *clientConn) local() bool {
-	return c.conn.LocalAddr().Network() == "unix"
+	return c.conn.RemoteAddr().Network() == "unix"
 }
 
 // shutRead shuts the read side of the client's socket: whichever driver
@@ -337,7 +338,7 @@ func (c *clientConn) detached() bool {
 func (c *clientConn) attachAtLogin() (*serverConn, error) {
 	p := c.proxy
 	c.move(engine.Waiting)
-	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.waitLimit()), c.params.m, &c.waiter)
+	s, err := c.pool.acquire(p.ctx, time.Now().Add(p.live.waitLimit()), c.params.m, &waiter{c: c})
 	if err != nil {
 		return nil, err
 	}

@@ -62,6 +62,9 @@ type evLoop struct {
 	servers fdTable[serverConn]
 	work    []loopMsg
 	events  []loopEvent
+	// spare are waiters for the loop's clients to queue with, reused
+	// (waiterFor, waitEnded).
+	spare []*waiter
 	// now is when the loop woke for the batch it handles (one clock read
 	// per wake-up), the time of its clients' activity (touch); deadline
 	// is when timer posts msgTimeouts (zero: not armed).
@@ -300,10 +303,10 @@ func (l *evLoop) handle(m loopMsg) {
 		l.adopt(c)
 	case msgServer:
 		c.lwait = false
-		c.pool.ctr.observeWait(time.Since(c.waiter.since))
+		l.waitEnded(c, true)
 		l.bind(c, m.s, true)
 	case msgGrant:
-		c.pool.ctr.observeWait(time.Since(c.waiter.since))
+		l.waitEnded(c, true)
 		l.loginAside(c, true)
 	case msgLoggedIn:
 		c.lwait = false
@@ -335,11 +338,47 @@ func (l *evLoop) handle(m loopMsg) {
 		switch {
 		case m.kind == msgClosed:
 			err = errPoolClosed
-		case c.waiter.kicked.Load():
+		case c.wt.killed():
 			err = errKilled
 		}
+		l.waitEnded(c, false)
 		l.noServer(c, err)
 	}
+}
+
+// waiterFor returns a waiter for c to queue in its pool with: the loop's
+// inbox gets what the pool gives it.
+func (l *evLoop) waiterFor(c *clientConn) *waiter {
+	var w *waiter
+	if n := len(l.spare); n > 0 {
+		w, l.spare = l.spare[n-1], l.spare[:n-1]
+	} else {
+		w = new(waiter)
+	}
+	w.loop, w.c = l, c
+	return w
+}
+
+// waitEnded ends c's wait in its pool's queue (the pool gave its waiter
+// a server, a slot, the end of its wait or its closing: the waiter is in
+// no queue and nothing else holds it), counting the time waited when the
+// wait was served, and keeps the waiter for another wait.
+func (l *evLoop) waitEnded(c *clientConn, served bool) {
+	w := c.wt
+	if w == nil {
+		return
+	}
+	if served {
+		c.pool.ctr.observeWait(time.Since(w.since))
+	}
+	c.wt = nil
+	l.spareWaiter(w)
+}
+
+// spareWaiter keeps w for another wait.
+func (l *evLoop) spareWaiter(w *waiter) {
+	*w = waiter{}
+	l.spare = append(l.spare, w)
 }
 
 // cancel sends a client's cancel request for the server attached to it,

@@ -358,11 +358,12 @@ func (l *evLoop) attach(c *clientConn) bool {
 		l.pauseAside(c)
 		return false
 	}
-	w := &c.waiter
-	w.loop, w.c = l, c
+	w := l.waiterFor(c)
 	a, s, err := c.pool.admit(w, time.Now().Add(p.live.waitLimit()))
-	if a != admitQueued {
-		w.loop, w.c = nil, nil
+	if a == admitQueued {
+		c.wt = w
+	} else {
+		l.spareWaiter(w)
 	}
 	switch a {
 	case admitServer:
@@ -384,7 +385,7 @@ func (l *evLoop) attach(c *clientConn) bool {
 // that ends the wait (RESUME, or the wait timeout, KILL or shutdown).
 func (l *evLoop) pauseAside(c *clientConn) {
 	c.lwait = true
-	p, pl, w := l.p, c.pool, &c.waiter
+	p, pl, w := l.p, c.pool, &waiter{c: c}
 	deadline := time.Now().Add(p.live.waitLimit())
 	go func() {
 		err := pl.pauseWait(p.ctx, deadline, w)
@@ -419,7 +420,6 @@ func (l *evLoop) loginAside(c *clientConn, granted bool) {
 // the client's message that asked for the server waits in its buffer
 // (bind runs for an inbox message), and it is then relayed here.
 func (l *evLoop) bind(c *clientConn, s *serverConn, async bool) bool {
-	c.waiter.loop, c.waiter.c = nil, nil
 	if err := l.watch(s); err != nil {
 		l.p.stats.serversLost.Add(1)
 		c.pool.putBack(s, closeServer)

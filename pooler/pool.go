@@ -78,11 +78,14 @@ type waiter struct {
 	// loop is set while a client of an event loop waits: it gets its
 	// server as a message of that loop (give).
 	loop *evLoop
-	c    *clientConn
-	// kicked is set when KILL closes the client: a wait for a paused
-	// database ends (pauseWait).
-	kicked atomic.Bool
+	// c is the waiting client (nil: an internal wait).
+	c *clientConn
 }
+
+// killed reports whether the waiting client is being closed (KILL sets
+// its kill message before it empties the queue): its wait ends with
+// errKilled rather than a timeout.
+func (w *waiter) killed() bool { return w != nil && w.c != nil && w.c.kill.Load() != nil }
 
 // give hands the waiter a server, nil (a slot to connect one in) or
 // waitExpired.
@@ -194,7 +197,7 @@ func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[strin
 	if w.ch == nil {
 		w.ch = make(chan *serverConn, 1)
 	}
-	w.loop, w.c = nil, nil
+	w.loop = nil
 	a, s, err := p.admit(w, deadline)
 	switch a {
 	case admitServer:
@@ -379,7 +382,7 @@ func (p *pool) wait(w *waiter) (*serverConn, error) {
 	switch {
 	case !ok:
 		return nil, errPoolClosed
-	case s == waitExpired && w.kicked.Load():
+	case s == waitExpired && w.killed():
 		return nil, errKilled // KILL emptied the queue
 	case s == waitExpired:
 		return nil, errWaitTimeout

@@ -39,20 +39,18 @@ type rawIO struct {
 	// nc is the runtime's connection (nil while raw); mu guards nc, fd
 	// and closed against Close from other goroutines (a raw read or write
 	// holds it for reading).
-	mu           sync.RWMutex
-	nc           net.Conn
-	fd           int
-	closed       bool
-	laddr, raddr net.Addr
+	mu     sync.RWMutex
+	nc     net.Conn
+	fd     int
+	closed bool
+	// raddr is the peer's address, kept for after the close; the local
+	// one is asked of the socket (LocalAddr).
+	raddr net.Addr
 	// A read and a write may run at once (a goroutine's blocking read
 	// while the loop writes, at login): each has its own state.
 	rbuf, wbuf []byte
 	rn, wn     int
 	rerr, werr error
-	// The blocking read and write steps for the runtime's poller, bound
-	// once: a method value made at each call would be allocated each time.
-	// (nb mode calls readNB and writeNB itself: rawCall.)
-	readFn, writeFn func(fd uintptr) bool
 	// br moves the bytes of a socket the loop cannot watch itself
 	// (bridge.go); fd is then the bridge's token while nb.
 	br *bridge
@@ -76,9 +74,7 @@ func newRawIO(nc net.Conn, bridged bool) *rawIO {
 	if err != nil {
 		return newBridgedIO(nc)
 	}
-	r := &rawIO{rc: rc, nc: nc, fd: -1, laddr: nc.LocalAddr(), raddr: nc.RemoteAddr()}
-	r.readFn, r.writeFn = r.doRead, r.doWrite
-	return r
+	return &rawIO{rc: rc, nc: nc, fd: -1, raddr: nc.RemoteAddr()}
 }
 
 func (r *rawIO) Read(b []byte) (int, error) {
@@ -100,7 +96,10 @@ func (r *rawIO) Read(b []byte) (int, error) {
 	if r.nb {
 		err = r.rawCall(false)
 	} else {
-		err = r.rc.Read(r.readFn)
+		// Blocking reads and writes are the login's and the console's
+		// (nb mode calls readNB and writeNB itself: rawCall), so the
+		// method value they allocate is not kept per connection.
+		err = r.rc.Read(r.doRead)
 	}
 	r.rbuf = nil
 	if err != nil {
@@ -170,7 +169,7 @@ func (r *rawIO) write(b []byte) (int, error) {
 	if r.nb {
 		err = r.rawCall(true)
 	} else {
-		err = r.rc.Write(r.writeFn)
+		err = r.rc.Write(r.doWrite)
 	}
 	n := r.wn
 	r.wbuf = nil
@@ -400,7 +399,34 @@ func (r *rawIO) Close() error {
 	return nc.Close()
 }
 
-func (r *rawIO) LocalAddr() net.Addr  { return r.laddr }
+// LocalAddr asks the socket for its address (nil once it is closed): an
+// idle connection does not keep it.
+func (r *rawIO) LocalAddr() net.Addr {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	switch {
+	case r.closed:
+		return nil
+	case r.br != nil:
+		return r.br.nc.LocalAddr()
+	case r.nc != nil:
+		return r.nc.LocalAddr()
+	}
+	sa, err := syscall.Getsockname(r.fd)
+	if err != nil {
+		return nil
+	}
+	switch sa := sa.(type) {
+	case *syscall.SockaddrInet4:
+		return &net.TCPAddr{IP: net.IP(sa.Addr[:]).To16(), Port: sa.Port}
+	case *syscall.SockaddrInet6:
+		return &net.TCPAddr{IP: net.IP(sa.Addr[:]), Port: sa.Port}
+	case *syscall.SockaddrUnix:
+		return &net.UnixAddr{Name: sa.Name, Net: "unix"}
+	}
+	return nil
+}
+
 func (r *rawIO) RemoteAddr() net.Addr { return r.raddr }
 
 // conn returns the runtime's connection, or nil while the socket is raw.

@@ -298,6 +298,8 @@ func (p *Proxy) Snapshot() Snapshot {
 		return pools[i].key.user < pools[j].key.user
 	})
 	index := make(map[*pool]int, len(pools))
+	// queued are the clients in a pool's queue for a server.
+	queued := map[*clientConn]bool{}
 	snap.Pools = make([]PoolStats, len(pools))
 	// open: each pool's count of servers when it was read (ServersUsed).
 	open := make([]int, len(pools))
@@ -315,6 +317,11 @@ func (p *Proxy) Snapshot() Snapshot {
 		ps.ClientsWaiting = pl.waiters.Len()
 		if w := pl.waiters.front(); w != nil {
 			ps.MaxWait = snap.Taken.Sub(w.since)
+		}
+		for w := pl.waiters.front(); w != nil; w = w.next {
+			if w.c != nil {
+				queued[w.c] = true
+			}
 		}
 		for _, s := range pl.idle {
 			snap.Servers = append(snap.Servers, serverInfo(pl, s, "idle"))
@@ -343,12 +350,8 @@ func (p *Proxy) Snapshot() Snapshot {
 				snap.Servers = append(snap.Servers, *s)
 			}
 		}
-		if ci.State == "idle" && !c.admin && c.pool != nil {
-			c.pool.lock()
-			if c.waiter.queued {
-				ci.State = "waiting" // in the pool's queue for a server
-			}
-			c.pool.unlock()
+		if ci.State == "idle" && queued[c] {
+			ci.State = "waiting" // in the pool's queue for a server
 		}
 		ci.Addr, ci.Port = splitAddr(c.conn.RemoteAddr())
 		ci.LocalAddr, ci.LocalPort = splitAddr(c.conn.LocalAddr())
