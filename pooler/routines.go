@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // Routines the clients call. A call of a routine that is not built in may
@@ -32,7 +33,7 @@ import (
 // extensions such as PostGIS would otherwise be read after every call.
 //
 // The verdict holds until a statement through the pooler creates, alters
-// or drops a routine or a schema (engine.StateRoutineChange), and at most
+// or drops a routine or a schema (effects.RoutineChange), and at most
 // routineTTL: a routine replaced directly on the server, not through this
 // pooler, is trusted as it was for that long at most. Verdicts are
 // forgotten both when such a statement is classified and when its
@@ -214,10 +215,10 @@ func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 	var out []StateEffect
 	for i, e := range effs {
 		switch {
-		case e.Kind == engine.StateRoutineChange:
+		case e.Kind == effects.RoutineChange:
 			p.routines.invalidate()
 			c.routineChanged.Store(true)
-		case e.Kind == StateCall && e.Name != engine.DOBlock && e.Name != engine.OpaqueDOBlock &&
+		case e.Kind == effects.CallRoutine && e.Name != engine.DOBlock && e.Name != engine.OpaqueDOBlock &&
 			p.changesNothing(db, e.Name, now):
 			if out == nil {
 				out = append(make([]StateEffect, 0, len(effs)), effs[:i]...)
