@@ -108,7 +108,7 @@ func parseReach(row []string, gen uint64, at time.Time) (*reachSnap, error) {
 		if fn == "" {
 			// An expression that calls set_config or a session advisory
 			// lock function itself: read like an opaque DO block.
-			fn = engine.OpaqueDOBlock
+			fn = effects.OpaqueDOBlock
 		}
 		if operatorName(w) {
 			if rs.ops == nil {
@@ -309,7 +309,7 @@ func (c *clientConn) Reach(text string) (routines []string, known bool) {
 		return nil, true
 	}
 	rs.reached(text, func(r string) {
-		if slices.Contains(routines, r) || r != engine.OpaqueDOBlock && p.changesNothing(db, r, now) {
+		if slices.Contains(routines, r) || r != effects.OpaqueDOBlock && p.changesNothing(db, r, now) {
 			return
 		}
 		routines = append(routines, r)

@@ -218,7 +218,7 @@ func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 		case e.Kind == effects.RoutineChange:
 			p.routines.invalidate()
 			c.routineChanged.Store(true)
-		case e.Kind == effects.CallRoutine && e.Name != engine.DOBlock && e.Name != engine.OpaqueDOBlock &&
+		case e.Kind == effects.CallRoutine && e.Name != effects.DOBlock && e.Name != effects.OpaqueDOBlock &&
 			p.changesNothing(db, e.Name, now):
 			if out == nil {
 				out = append(make([]StateEffect, 0, len(effs)), effs[:i]...)
@@ -296,7 +296,7 @@ type routinePart struct {
 }
 
 // newStateRead starts a read of the server's state after calls of the
-// routines named roots (engine.DOBlock and engine.OpaqueDOBlock included)
+// routines named roots (effects.DOBlock and effects.OpaqueDOBlock included)
 // by a client of database db.
 func newStateRead(p *Proxy, db string, roots []string) *stateRead {
 	an, _ := p.cfg.Classifier.(RoutineAnalyzer)
@@ -358,7 +358,7 @@ func (rd *stateRead) resolve() {
 	}
 	switch {
 	case rd.snap == nil:
-		add(engine.OpaqueDOBlock)
+		add(effects.OpaqueDOBlock)
 	case rd.all:
 		for _, r := range rd.snap.all {
 			add(r)
@@ -378,7 +378,7 @@ func (rd *stateRead) resolve() {
 // ask puts name among the routines whose definitions the next query
 // reads, unless the pooler knows it already.
 func (rd *stateRead) ask(name string) {
-	if name == engine.DOBlock || name == engine.OpaqueDOBlock {
+	if name == effects.DOBlock || name == effects.OpaqueDOBlock {
 		return // no definition to read (an opaque one is opaque)
 	}
 	if _, ok := rd.nodes[name]; ok || rd.p.trust.trusted(name) {
@@ -520,9 +520,9 @@ func (rd *stateRead) learn() {
 	for _, n := range rd.roots {
 		var v routineVerdict
 		switch {
-		case n == engine.DOBlock:
+		case n == effects.DOBlock:
 			continue // its statements were analyzed with it
-		case n == engine.OpaqueDOBlock || rd.an == nil:
+		case n == effects.OpaqueDOBlock || rd.an == nil:
 			v.opaque = true
 		default:
 			v = rd.verdict(n, verdicts, visiting)

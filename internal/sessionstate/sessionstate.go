@@ -64,17 +64,8 @@ func (a Classifier) ClassifyKnown(sql string, known func(name string) bool) ([]e
 		if r := rules.Covering(e.Kind); r != nil {
 			rule, fix = r.ID, r.Fix
 		}
-		name := e.Name
-		if e.Kind == effects.CallRoutine {
-			switch name {
-			case effects.DOBlock:
-				name = engine.DOBlock
-			case effects.OpaqueDOBlock:
-				name = engine.OpaqueDOBlock
-			}
-		}
 		out = append(out, engine.StateEffect{
-			Kind: e.Kind, Name: name,
+			Kind: e.Kind, Name: e.Name,
 			Key: e.Key, KeyKnown: e.KeyKnown, Shared: e.Shared, Pair: e.Pair,
 			Object: object,
 			Rule:   rule, Fix: fix,

@@ -84,21 +84,13 @@ func ParseFound(row []string, params, custom []string) (Found, bool) {
 	return f, true
 }
 
-// Names of CallRoutine effects of DO blocks, whose own statements the
-// classifier analyzed (DOBlock) or could not (OpaqueDOBlock: another
-// language, dynamic SQL).
-const (
-	DOBlock       = "DO"
-	OpaqueDOBlock = "DO (opaque)"
-)
-
 // Unverified reports whether the client ran statements whose effects must
 // be read from the server before it serves anyone else.
 func (st *Session) Unverified() bool { return st.unverified }
 
 // TakeCalls returns the routines the client called since the last
-// verification (CallRoutine names; DOBlock and OpaqueDOBlock for DO blocks)
-// and forgets them.
+// verification (CallRoutine names; effects.DOBlock and
+// effects.OpaqueDOBlock for DO blocks) and forgets them.
 func (st *Session) TakeCalls() []string {
 	names := make([]string, 0, len(st.calls))
 	for n := range st.calls {
