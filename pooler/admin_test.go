@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // adminURL is a connection URL to the proxy's admin console.
@@ -498,7 +499,7 @@ type stubClassifier struct{}
 
 func (stubClassifier) Classify(sql string) ([]StateEffect, string) {
 	if f := strings.Fields(sql); len(f) >= 2 && strings.EqualFold(f[0], "SET") {
-		return []StateEffect{{Kind: StateSet, Name: f[1], Rule: "stub-set"}}, "fp-set"
+		return []StateEffect{{Kind: effects.SetParam, Name: f[1], Rule: "stub-set"}}, "fp-set"
 	}
 	return nil, ""
 }

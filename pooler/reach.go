@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // What a statement reaches without naming it. PostgreSQL runs code that a
@@ -35,14 +36,14 @@ import (
 //
 // The reach is kept for routineTTL and forgotten with the routines'
 // verdicts when a statement through the pooler changes what code can run
-// (engine.StateRoutineChange: CREATE/ALTER of views, tables, triggers,
+// (effects.RoutineChange: CREATE/ALTER of views, tables, triggers,
 // policies, types, operators, casts, …). A change made on the server
 // directly, not through this pooler, is seen within routineTTL: a
 // statement classified while the reach is older than that is kept
 // (reachPending) and, at the read that follows its transaction, the
 // reach is read again first and the statement matched against it.
 
-// Names of StateCall effects made here (never a routine's name, which
+// Names of CallRoutine effects made here (never a routine's name, which
 // has no control byte).
 const (
 	// reachPending prefixes the text of a statement whose reach is found
@@ -107,7 +108,7 @@ func parseReach(row []string, gen uint64, at time.Time) (*reachSnap, error) {
 		if fn == "" {
 			// An expression that calls set_config or a session advisory
 			// lock function itself: read like an opaque DO block.
-			fn = engine.OpaqueDOBlock
+			fn = effects.OpaqueDOBlock
 		}
 		if operatorName(w) {
 			if rs.ops == nil {
@@ -214,20 +215,21 @@ func (rs *reachSnap) reached(text string, fn func(routine string)) {
 
 // reachCalls adds to effs, the effects of the client's statement text
 // (of a Query, or of a Parse when parse is set), what the statement
-// reaches without naming it. A query runs now: it gets a StateCall for
-// every routine it reaches that may change state (Reach). A prepared
-// statement runs later, maybe many times, and each run must be matched
-// against the reach as it is then: it gets a ReachPending call with its
-// text, which the engine resolves when the statement runs (Reach again);
-// so does a query when the reach is not known now (the read after its
-// transaction matches it). It returns effs itself when nothing is added
-// (effs may be the classifier's cached slice: it is never changed).
+// reaches without naming it. A query runs now: it gets a CallRoutine
+// effect for every routine it reaches that may change state (Reach). A
+// prepared statement runs later, maybe many times, and each run must be
+// matched against the reach as it is then: it gets a ReachPending call
+// with its text, which the engine resolves when the statement runs
+// (Reach again); so does a query when the reach is not known now (the
+// read after its transaction matches it). It returns effs itself when
+// nothing is added (effs may be the classifier's cached slice: it is
+// never changed).
 func (c *clientConn) reachCalls(text string, effs []StateEffect, parse bool) []StateEffect {
 	out := effs[:len(effs):len(effs)]
 	if !parse {
 		if routines, known := c.Reach(text); known {
 			for _, r := range routines {
-				out = append(out, StateEffect{Kind: StateCall, Name: r})
+				out = append(out, StateEffect{Kind: effects.CallRoutine, Name: r})
 			}
 			return out
 		}
@@ -236,7 +238,7 @@ func (c *clientConn) reachCalls(text string, effs []StateEffect, parse bool) []S
 	if len(text) <= maxPendingText && (parse || c.eng.Session.Calls() < maxPending) {
 		name = reachPending + text
 	}
-	return append(out, StateEffect{Kind: StateCall, Name: name})
+	return append(out, StateEffect{Kind: effects.CallRoutine, Name: name})
 }
 
 // maxSQLPrepared is how many SQL-level PREPARE texts a client keeps for
@@ -251,7 +253,7 @@ const maxSQLPrepared = 256
 func (c *clientConn) sqlPrepareReach(text string, effs []StateEffect) []StateEffect {
 	for _, e := range effs {
 		switch e.Kind {
-		case StatePrepare:
+		case effects.Prepare:
 			if c.sqlPrepared == nil {
 				c.sqlPrepared = make(map[string]string)
 			}
@@ -260,9 +262,9 @@ func (c *clientConn) sqlPrepareReach(text string, effs []StateEffect) []StateEff
 			} else {
 				c.sqlPrepared[e.Name] = ""
 			}
-		case StateDeallocate:
+		case effects.Deallocate:
 			delete(c.sqlPrepared, e.Name)
-		case StateDeallocateAll, StateDiscardAll:
+		case effects.DeallocateAll, effects.DiscardAll:
 			c.sqlPrepared = nil
 		}
 	}
@@ -275,7 +277,7 @@ func (c *clientConn) sqlPrepareReach(text string, effs []StateEffect) []StateEff
 		if t != "" {
 			name = reachPending + t
 		}
-		out = append(out, StateEffect{Kind: StateCall, Name: name})
+		out = append(out, StateEffect{Kind: effects.CallRoutine, Name: name})
 	}
 	return out
 }
@@ -307,7 +309,7 @@ func (c *clientConn) Reach(text string) (routines []string, known bool) {
 		return nil, true
 	}
 	rs.reached(text, func(r string) {
-		if slices.Contains(routines, r) || r != engine.OpaqueDOBlock && p.changesNothing(db, r, now) {
+		if slices.Contains(routines, r) || r != effects.OpaqueDOBlock && p.changesNothing(db, r, now) {
 			return
 		}
 		routines = append(routines, r)

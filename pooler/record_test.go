@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // startRecording starts a proxy in mode with a capture file; the returned
@@ -180,5 +181,5 @@ func (fakeClassifier) Classify(sql string) ([]StateEffect, string) {
 	if len(f) < 2 || !strings.EqualFold(f[0], "SET") {
 		return nil, ""
 	}
-	return []StateEffect{{Kind: StateSet, Name: f[1], Rule: "session-set"}}, "fp"
+	return []StateEffect{{Kind: effects.SetParam, Name: f[1], Rule: "session-set"}}, "fp"
 }

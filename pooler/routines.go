@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // Routines the clients call. A call of a routine that is not built in may
@@ -32,7 +33,7 @@ import (
 // extensions such as PostGIS would otherwise be read after every call.
 //
 // The verdict holds until a statement through the pooler creates, alters
-// or drops a routine or a schema (engine.StateRoutineChange), and at most
+// or drops a routine or a schema (effects.RoutineChange), and at most
 // routineTTL: a routine replaced directly on the server, not through this
 // pooler, is trusted as it was for that long at most. Verdicts are
 // forgotten both when such a statement is classified and when its
@@ -214,10 +215,10 @@ func (c *clientConn) knownCalls(effs []StateEffect) []StateEffect {
 	var out []StateEffect
 	for i, e := range effs {
 		switch {
-		case e.Kind == engine.StateRoutineChange:
+		case e.Kind == effects.RoutineChange:
 			p.routines.invalidate()
 			c.routineChanged.Store(true)
-		case e.Kind == StateCall && e.Name != engine.DOBlock && e.Name != engine.OpaqueDOBlock &&
+		case e.Kind == effects.CallRoutine && e.Name != effects.DOBlock && e.Name != effects.OpaqueDOBlock &&
 			p.changesNothing(db, e.Name, now):
 			if out == nil {
 				out = append(make([]StateEffect, 0, len(effs)), effs[:i]...)
@@ -295,7 +296,7 @@ type routinePart struct {
 }
 
 // newStateRead starts a read of the server's state after calls of the
-// routines named roots (engine.DOBlock and engine.OpaqueDOBlock included)
+// routines named roots (effects.DOBlock and effects.OpaqueDOBlock included)
 // by a client of database db.
 func newStateRead(p *Proxy, db string, roots []string) *stateRead {
 	an, _ := p.cfg.Classifier.(RoutineAnalyzer)
@@ -357,7 +358,7 @@ func (rd *stateRead) resolve() {
 	}
 	switch {
 	case rd.snap == nil:
-		add(engine.OpaqueDOBlock)
+		add(effects.OpaqueDOBlock)
 	case rd.all:
 		for _, r := range rd.snap.all {
 			add(r)
@@ -377,7 +378,7 @@ func (rd *stateRead) resolve() {
 // ask puts name among the routines whose definitions the next query
 // reads, unless the pooler knows it already.
 func (rd *stateRead) ask(name string) {
-	if name == engine.DOBlock || name == engine.OpaqueDOBlock {
+	if name == effects.DOBlock || name == effects.OpaqueDOBlock {
 		return // no definition to read (an opaque one is opaque)
 	}
 	if _, ok := rd.nodes[name]; ok || rd.p.trust.trusted(name) {
@@ -519,9 +520,9 @@ func (rd *stateRead) learn() {
 	for _, n := range rd.roots {
 		var v routineVerdict
 		switch {
-		case n == engine.DOBlock:
+		case n == effects.DOBlock:
 			continue // its statements were analyzed with it
-		case n == engine.OpaqueDOBlock || rd.an == nil:
+		case n == effects.OpaqueDOBlock || rd.an == nil:
 			v.opaque = true
 		default:
 			v = rd.verdict(n, verdicts, visiting)

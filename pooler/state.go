@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // Session state in transaction mode (--on-session-state).
@@ -44,38 +45,9 @@ const (
 	PolicyAllow    = engine.PolicyAllow
 )
 
-// StateKind is what a statement does to session state (engine.StateKind).
-type StateKind = engine.StateKind
-
 // StateEffect is one effect of a statement on session state
-// (engine.StateEffect).
+// (engine.StateEffect); its Kind is a kind of rules/effects.
 type StateEffect = engine.StateEffect
-
-// State kinds (see rules/effects for their exact scope).
-const (
-	StateSet           = engine.StateSet
-	StateReset         = engine.StateReset
-	StateResetAll      = engine.StateResetAll
-	StateRole          = engine.StateRole
-	StateLock          = engine.StateLock
-	StateUnlock        = engine.StateUnlock
-	StateUnlockAll     = engine.StateUnlockAll
-	StateListen        = engine.StateListen
-	StateUnlisten      = engine.StateUnlisten
-	StateUnlistenAll   = engine.StateUnlistenAll
-	StateCreateTemp    = engine.StateCreateTemp
-	StateDropTemp      = engine.StateDropTemp
-	StateDiscardTemp   = engine.StateDiscardTemp
-	StateDeclareHold   = engine.StateDeclareHold
-	StateCloseCursor   = engine.StateCloseCursor
-	StateCloseAll      = engine.StateCloseAll
-	StatePrepare       = engine.StatePrepare
-	StateDeallocate    = engine.StateDeallocate
-	StateDeallocateAll = engine.StateDeallocateAll
-	StateLoad          = engine.StateLoad
-	StateDiscardAll    = engine.StateDiscardAll
-	StateCall          = engine.StateCall
-)
 
 // StateClassifier tells the pooler what a statement does to session
 // state. Classify must be safe for concurrent use and must not keep sql
@@ -96,7 +68,7 @@ type KnownClassifier interface {
 // StateRules is implemented by classifiers that name the rule of state
 // the pooler found on a server when it verified it (see stateFound).
 type StateRules interface {
-	RuleOf(k StateKind) (rule, fix string)
+	RuleOf(k effects.Kind) (rule, fix string)
 }
 
 // hazardKey is one rule under one action.
@@ -171,7 +143,9 @@ func (p *Proxy) Hazards() []HazardCount {
 	return out
 }
 
-// actionOf names what the policy does with an effect, for counters.
+// actionOf names what the policy does with an effect that makes state
+// (engine.Makes), for counters: under preserve the state is replayed on
+// the client's next server or pins the client to this one (engine.Pins).
 func actionOf(p Policy, e StateEffect) string {
 	switch p {
 	case PolicyReject:
@@ -181,11 +155,10 @@ func actionOf(p Policy, e StateEffect) string {
 	case PolicyReset:
 		return "reset"
 	}
-	switch e.Kind {
-	case StateSet, StateReset, StateResetAll, StateRole:
-		return "replayed"
+	if engine.Pins(e.Kind) {
+		return "pinned"
 	}
-	return "pinned"
+	return "replayed"
 }
 
 // classifyText runs the classifier on a statement text from the read
@@ -214,7 +187,7 @@ func (c *clientConn) classifyText(text []byte, parse bool) ([]StateEffect, strin
 		effs = c.sqlPrepareReach(unsafe.String(&text[0], len(text)), effs)
 	}
 	for _, e := range effs {
-		if e.Kind == StateCall || e.Kind == engine.StateRoutineChange {
+		if e.Kind == effects.CallRoutine || e.Kind == effects.RoutineChange {
 			effs = c.knownCalls(effs)
 			break
 		}
@@ -232,8 +205,8 @@ func (c *clientConn) countHazards(effs []StateEffect, fp string) {
 	p := c.proxy
 	policy := c.eng.Policy()
 	for _, e := range effs {
-		if !e.Kind.Makes() {
-			continue // undoing state is no hazard (engine.StateKind.Makes)
+		if !engine.Makes(e.Kind) {
+			continue // undoing state is no hazard (engine.Makes)
 		}
 		action := actionOf(policy, e)
 		first := !c.eng.Session.Logged[e.Rule]

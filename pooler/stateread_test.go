@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // fakeRoutines is a catalog of routine definitions for stateRead: each
@@ -105,8 +105,8 @@ func TestStateRead(t *testing.T) {
 		{name: "dynamic", calls: []string{"dyn"}, queries: 1, opaque: true},
 		{name: "unknown routine", calls: []string{"nosuch"}, queries: 1, opaque: true},
 		{name: "calls an unknown routine", calls: []string{"withtrap"}, queries: 2, opaque: true},
-		{name: "DO block", calls: []string{engine.DOBlock}, queries: 0},
-		{name: "opaque DO block", calls: []string{engine.OpaqueDOBlock}, queries: 0, opaque: true},
+		{name: "DO block", calls: []string{effects.DOBlock}, queries: 0},
+		{name: "opaque DO block", calls: []string{effects.OpaqueDOBlock}, queries: 0, opaque: true},
 		{name: "a level read together", calls: []string{"sets", "tenant", "plain"}, queries: 1,
 			plain: []string{"work_mem"}, custom: []string{"app.tenant"}, clean: []string{"plain"}},
 	}

@@ -1,9 +1,10 @@
 // Package sessionstate connects the pooler to the rules package: it
 // implements pooler.StateClassifier with rules/classify (the fast path to
 // the effects model, rules/effects) and names each effect's rule with
-// rules.Covering. It uses the
-// effect types of package pooler/engine (which pooler aliases), so that
-// the pooler's own tests can use the real classifier.
+// rules.Covering. It returns the effects as the type of package
+// pooler/engine (StateEffect, which pooler aliases), of the kinds of
+// rules/effects that the pooler follows (engine.Follows), so that the
+// pooler's own tests can use the real classifier.
 package sessionstate
 
 import (
@@ -24,52 +25,11 @@ func New() Classifier {
 	return Classifier{classify.New(classify.Options{})}
 }
 
-var stateKinds = map[effects.Kind]engine.StateKind{
-	effects.SetParam:          engine.StateSet,
-	effects.ResetParam:        engine.StateReset,
-	effects.ResetAll:          engine.StateResetAll,
-	effects.SetRole:           engine.StateRole,
-	effects.ResetRole:         engine.StateRole,
-	effects.SessionAuth:       engine.StateRole,
-	effects.ResetSessionAuth:  engine.StateRole,
-	effects.AdvisoryLock:      engine.StateLock,
-	effects.AdvisoryUnlock:    engine.StateUnlock,
-	effects.AdvisoryUnlockAll: engine.StateUnlockAll,
-	effects.Listen:            engine.StateListen,
-	effects.Unlisten:          engine.StateUnlisten,
-	effects.UnlistenAll:       engine.StateUnlistenAll,
-	effects.CreateTemp:        engine.StateCreateTemp,
-	effects.DropTemp:          engine.StateDropTemp,
-	effects.DeclareHold:       engine.StateDeclareHold,
-	effects.CloseCursor:       engine.StateCloseCursor,
-	effects.CloseAll:          engine.StateCloseAll,
-	effects.Prepare:           engine.StatePrepare,
-	effects.Deallocate:        engine.StateDeallocate,
-	effects.DeallocateAll:     engine.StateDeallocateAll,
-	effects.Load:              engine.StateLoad,
-	effects.DiscardAll:        engine.StateDiscardAll,
-	effects.DiscardTemp:       engine.StateDiscardTemp,
-	effects.CallRoutine:       engine.StateCall,
-	effects.RoutineChange:     engine.StateRoutineChange,
-}
-
-// foundRules are the rules of the state the pooler finds on a server when
-// it verifies it (engine.Session.Reconcile).
-// Each is the rule that covers the effects of that kind (rules.Covering).
-var foundRules = func() map[engine.StateKind]*rules.Rule {
-	m := map[engine.StateKind]*rules.Rule{}
-	for k, sk := range stateKinds {
-		if r := rules.Covering(k); r != nil {
-			m[sk] = r
-		}
-	}
-	return m
-}()
-
 // RuleOf names the rule of state of kind k that the pooler found on a
-// server, and the rule's fix.
-func (Classifier) RuleOf(k engine.StateKind) (rule, fix string) {
-	if r := foundRules[k]; r != nil {
+// server when it verified it (engine.Session.Reconcile), and the rule's
+// fix: the rule that covers effects of that kind (rules.Covering).
+func (Classifier) RuleOf(k effects.Kind) (rule, fix string) {
+	if r := rules.Covering(k); r != nil {
 		return r.ID, r.Fix
 	}
 	return "", ""
@@ -91,8 +51,7 @@ func (a Classifier) ClassifyKnown(sql string, known func(name string) bool) ([]e
 	}
 	var out []engine.StateEffect
 	for _, e := range r.Effects {
-		k, ok := stateKinds[e.Kind]
-		if !ok || e.Local {
+		if !engine.Follows(e.Kind) || e.Local {
 			continue
 		}
 		object := ""
@@ -105,21 +64,11 @@ func (a Classifier) ClassifyKnown(sql string, known func(name string) bool) ([]e
 		if r := rules.Covering(e.Kind); r != nil {
 			rule, fix = r.ID, r.Fix
 		}
-		name := e.Name
-		if e.Kind == effects.CallRoutine {
-			switch name {
-			case effects.DOBlock:
-				name = engine.DOBlock
-			case effects.OpaqueDOBlock:
-				name = engine.OpaqueDOBlock
-			}
-		}
 		out = append(out, engine.StateEffect{
-			Kind: k, Name: name,
+			Kind: e.Kind, Name: e.Name,
 			Key: e.Key, KeyKnown: e.KeyKnown, Shared: e.Shared, Pair: e.Pair,
-			SessionAuthority: e.Kind == effects.SessionAuth || e.Kind == effects.ResetSessionAuth,
-			Object:           object,
-			Rule:             rule, Fix: fix,
+			Object: object,
+			Rule:   rule, Fix: fix,
 		})
 	}
 	if len(out) == 0 {

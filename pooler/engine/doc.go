@@ -30,6 +30,12 @@
 // cleans, reads back and restores it). Where a client is (Place) and the
 // moves allowed between places (Move) are here too.
 //
+// Effects on session state (StateEffect) are of the kinds of package
+// rules/effects, the one model of what a statement does; what the pooler
+// makes of each kind is here: Follows (the kinds it follows), Makes (the
+// hazards) and Pins (what pins a client under preserve, rather than
+// following it).
+//
 // A statement's effects may include a call of code it does not name
 // (ReachPending, with the statement's text): the engine resolves it when
 // the statement runs, with the Reacher the driver gives it (SetReacher),

@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"testing"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // event is one step of a scripted exchange between a client and its
@@ -21,9 +23,9 @@ func got(typ byte, body ...byte) event         { return event{server: typ, body:
 // last server message: whether it goes to the client and what becomes of
 // the server.
 func TestServerSteps(t *testing.T) {
-	set := StateEffect{Kind: StateSet, Name: "work_mem", Rule: "set"}
-	listen := StateEffect{Kind: StateListen, Name: "ch", Rule: "listen"}
-	call := StateEffect{Kind: StateCall, Name: "f"}
+	set := StateEffect{Kind: effects.SetParam, Name: "work_mem", Rule: "set"}
+	listen := StateEffect{Kind: effects.Listen, Name: "ch", Rule: "listen"}
+	call := StateEffect{Kind: effects.CallRoutine, Name: "f"}
 	fatal := ErrorResponse("FATAL", "57P01", "terminating", "")[5:]
 	tests := []struct {
 		name    string
@@ -86,7 +88,7 @@ func TestServerSteps(t *testing.T) {
 // TestVerifyThenSettle: a routine call makes the engine ask for a read of
 // the server's state; what the read finds decides the release.
 func TestVerifyThenSettle(t *testing.T) {
-	call := StateEffect{Kind: StateCall, Name: "f"}
+	call := StateEffect{Kind: effects.CallRoutine, Name: "f"}
 	for _, tt := range []struct {
 		name   string
 		ok     bool
@@ -186,8 +188,8 @@ func TestSaturated(t *testing.T) {
 
 // TestAdmit: the policy's step for a statement by what it does.
 func TestAdmit(t *testing.T) {
-	listen := StateEffect{Kind: StateListen, Name: "ch", Rule: "listen", Fix: "use a session-mode pool"}
-	unlisten := StateEffect{Kind: StateUnlistenAll}
+	listen := StateEffect{Kind: effects.Listen, Name: "ch", Rule: "listen", Fix: "use a session-mode pool"}
+	unlisten := StateEffect{Kind: effects.UnlistenAll}
 	tests := []struct {
 		name     string
 		policy   Policy

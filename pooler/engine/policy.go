@@ -57,7 +57,7 @@ func judge(p Policy, typ byte, effs []StateEffect, attached bool) Verdict {
 // refused is the effect a refusal names: the first that makes state.
 func refused(effs []StateEffect) StateEffect {
 	for _, e := range effs {
-		if e.Kind.Makes() {
+		if Makes(e.Kind) {
 			return e
 		}
 	}
@@ -67,7 +67,7 @@ func refused(effs []StateEffect) StateEffect {
 // makesState reports whether any of effs makes session state (Makes).
 func makesState(effs []StateEffect) bool {
 	for _, e := range effs {
-		if e.Kind.Makes() {
+		if Makes(e.Kind) {
 			return true
 		}
 	}

@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 func TestJudge(t *testing.T) {
-	set := []StateEffect{{Kind: StateSet, Name: "work_mem", Rule: "session-set", Fix: "use SET LOCAL"}}
+	set := []StateEffect{{Kind: effects.SetParam, Name: "work_mem", Rule: "session-set", Fix: "use SET LOCAL"}}
 	tests := []struct {
 		policy   Policy
 		typ      byte
@@ -33,8 +34,8 @@ func TestJudge(t *testing.T) {
 }
 
 func TestApplyEffects(t *testing.T) {
-	listen := []StateEffect{{Kind: StateListen, Name: "ch"}}
-	unlisten := []StateEffect{{Kind: StateUnlistenAll}}
+	listen := []StateEffect{{Kind: effects.Listen, Name: "ch"}}
+	unlisten := []StateEffect{{Kind: effects.UnlistenAll}}
 	var c Client
 	c.policy = PolicyPreserve
 	if pinned, ok := c.applyEffects(listen); !ok || !pinned {
@@ -54,7 +55,7 @@ func TestApplyEffects(t *testing.T) {
 }
 
 func TestRefusal(t *testing.T) {
-	effs := []StateEffect{{Kind: StateSet, Rule: "session-set", Fix: "use SET LOCAL, or it's a leak"}}
+	effs := []StateEffect{{Kind: effects.SetParam, Rule: "session-set", Fix: "use SET LOCAL, or it's a leak"}}
 	var e pgproto3.ErrorResponse
 	b := Refusal(effs)
 	if err := e.Decode(b[HeaderLen:]); err != nil {
@@ -77,25 +78,16 @@ func TestRefusal(t *testing.T) {
 // table (pgbench -i) is classified as a temporary table's drop, which
 // makes no state.
 func TestJudgeUndoingPasses(t *testing.T) {
-	drop := []StateEffect{{Kind: StateDropTemp, Name: "pgbench_accounts", Rule: "temp-table"}}
+	drop := []StateEffect{{Kind: effects.DropTemp, Name: "pgbench_accounts", Rule: "temp-table"}}
 	if v := judge(PolicyReject, 'Q', drop, false); v != Pass {
 		t.Errorf("DROP under reject: %v, want Pass", v)
 	}
-	mixed := append(drop, StateEffect{Kind: StateSet, Name: "search_path", Rule: "session-set"})
+	mixed := append(drop, StateEffect{Kind: effects.SetParam, Name: "search_path", Rule: "session-set"})
 	if v := judge(PolicyReject, 'Q', mixed, false); v != RefuseNow {
 		t.Errorf("DROP and SET under reject: %v, want RefuseNow", v)
 	}
 	if r := string(Refusal(mixed)); !strings.Contains(r, "session-set") {
 		t.Errorf("the refusal names %q, want the SET's rule", r)
 	}
-	for _, k := range []StateKind{StateReset, StateUnlock, StateUnlockAll, StateUnlisten, StateDropTemp, StateDiscardTemp, StateCloseCursor, StateDeallocate, StateDiscardAll} {
-		if k.Makes() {
-			t.Errorf("kind %d makes state", k)
-		}
-	}
-	for _, k := range []StateKind{StateSet, StateRole, StateLock, StateListen, StateCreateTemp, StateDeclareHold, StatePrepare, StateLoad} {
-		if !k.Makes() {
-			t.Errorf("kind %d does not make state", k)
-		}
-	}
+	// Which kinds make state, for every kind: TestKinds.
 }

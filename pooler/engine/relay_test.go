@@ -3,6 +3,8 @@ package engine
 import (
 	"slices"
 	"testing"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // TestClientRelease drives a client's relay state through the messages a
@@ -114,7 +116,7 @@ func TestClientVanish(t *testing.T) {
 }
 
 func TestClientMustVerifyAndClean(t *testing.T) {
-	call := []StateEffect{{Kind: StateCall}}
+	call := []StateEffect{{Kind: effects.CallRoutine}}
 	tests := []struct {
 		name      string
 		policy    Policy
@@ -126,7 +128,7 @@ func TestClientMustVerifyAndClean(t *testing.T) {
 		mustClean bool
 	}{
 		{"nothing run", PolicyPreserve, true, nil, 'I', false, false, false},
-		{"a setting, preserve", PolicyPreserve, true, []StateEffect{{Kind: StateSet, Name: "work_mem"}}, 'I', false, false, true},
+		{"a setting, preserve", PolicyPreserve, true, []StateEffect{{Kind: effects.SetParam, Name: "work_mem"}}, 'I', false, false, true},
 		{"routine call, preserve", PolicyPreserve, true, call, 'I', false, true, true},
 		{"routine call, inside a transaction", PolicyPreserve, true, call, 'T', false, false, true},
 		{"routine call, client gone", PolicyPreserve, true, call, 'I', true, false, true},

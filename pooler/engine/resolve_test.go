@@ -1,6 +1,10 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
+)
 
 func TestSchemaChangeTag(t *testing.T) {
 	for _, tc := range []struct {
@@ -69,9 +73,12 @@ func TestStmtContext(t *testing.T) {
 	c1 := &Client{Limits: &Limits{}}
 	c2 := &Client{Limits: &Limits{}}
 	for _, effs := range [][]StateEffect{
-		{{Kind: StateSet, Name: "search_path"}},
-		{{Kind: StateRole}},
-		{{Kind: StateCreateTemp, Name: "t"}},
+		{{Kind: effects.SetParam, Name: "search_path"}},
+		{{Kind: effects.SetRole}},
+		{{Kind: effects.ResetRole}},
+		{{Kind: effects.SessionAuth}},
+		{{Kind: effects.ResetSessionAuth}},
+		{{Kind: effects.CreateTemp, Name: "t"}},
 	} {
 		c1.Session, c2.Session = Session{}, Session{}
 		c1.Session.Apply(effs, tracked)
@@ -87,20 +94,20 @@ func TestStmtContext(t *testing.T) {
 	}
 	// Setting another parameter changes nothing.
 	c3 := &Client{Limits: &Limits{}}
-	c3.Session.Apply([]StateEffect{{Kind: StateSet, Name: "work_mem"}}, tracked)
+	c3.Session.Apply([]StateEffect{{Kind: effects.SetParam, Name: "work_mem"}}, tracked)
 	if got := c3.stmtContext(); got != "" {
 		t.Fatalf("SET work_mem: %q", got)
 	}
 	// Dropping the temporary table makes the context new again, and the
 	// DROP's tag is no schema change for the other clients.
 	c4 := &Client{Limits: &Limits{}}
-	c4.Session.Apply([]StateEffect{{Kind: StateCreateTemp, Name: "t"}}, tracked)
+	c4.Session.Apply([]StateEffect{{Kind: effects.CreateTemp, Name: "t"}}, tracked)
 	before := c4.stmtContext()
-	c4.Session.Apply([]StateEffect{{Kind: StateDropTemp, Name: "t"}}, tracked)
+	c4.Session.Apply([]StateEffect{{Kind: effects.DropTemp, Name: "t"}}, tracked)
 	if c4.Session.tempDrops != 1 || c4.stmtContext() != "" {
 		t.Fatalf("after DROP of the temporary table: drops %d, context %q (was %q)", c4.Session.tempDrops, c4.stmtContext(), before)
 	}
-	c4.Session.Apply([]StateEffect{{Kind: StateDropTemp, Name: "plain"}}, tracked)
+	c4.Session.Apply([]StateEffect{{Kind: effects.DropTemp, Name: "plain"}}, tracked)
 	if c4.Session.tempDrops != 1 {
 		t.Fatal("DROP of a table the client did not create as temporary counted as a temporary drop")
 	}

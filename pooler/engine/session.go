@@ -3,54 +3,61 @@ package engine
 import (
 	"sort"
 	"strings"
-)
 
-// StateKind is what a statement does to session state.
-type StateKind uint8
-
-// State kinds (see rules/effects for their exact scope).
-const (
-	StateSet StateKind = iota + 1 // a run-time parameter set (Name)
-	StateReset
-	StateResetAll
-	StateRole // SET ROLE, SET SESSION AUTHORIZATION and their resets
-	StateLock
-	StateUnlock
-	StateUnlockAll
-	StateListen
-	StateUnlisten
-	StateUnlistenAll
-	StateCreateTemp
-	StateDropTemp
-	StateDiscardTemp
-	StateDeclareHold
-	StateCloseCursor
-	StateCloseAll
-	StatePrepare
-	StateDeallocate
-	StateDeallocateAll
-	StateLoad
-	StateDiscardAll
-	// StateCall runs code whose effects only the server knows (a DO
-	// block, a routine that is not built in; Name says which): the
-	// server's state is read before it serves anyone else (verify.go).
-	StateCall
-	// StateRoutineChange creates, alters or drops a routine or schema:
-	// nothing on the session, but what the pooler knows of routines may
-	// be out of date.
-	StateRoutineChange
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // Makes reports whether an effect of kind k makes session state that
 // could leak (a setting, a role, a lock, a LISTEN, a temporary table, a
 // held cursor, a prepared statement, a loaded library), as opposed to
 // undoing it (RESET, unlocks, UNLISTEN, DROP, CLOSE, DEALLOCATE, DISCARD).
-// Only such effects are hazards: the reject policy refuses them and the
-// hazard counts count them. An undoing statement is harmless whatever it
-// names: DROP TABLE IF EXISTS of a plain table is not a temporary table.
-func (k StateKind) Makes() bool {
+// Any change of role or session authorization makes state, its resets
+// included: the role the client has follows it (preserve) or is cleaned
+// (reset) whichever it is. Only such effects are hazards: the reject
+// policy refuses them and the hazard counts count them. An undoing
+// statement is harmless whatever it names: DROP TABLE IF EXISTS of a
+// plain table is not a temporary table.
+func Makes(k effects.Kind) bool {
 	switch k {
-	case StateSet, StateRole, StateLock, StateListen, StateCreateTemp, StateDeclareHold, StatePrepare, StateLoad:
+	case effects.SetParam, effects.SetRole, effects.ResetRole, effects.SessionAuth, effects.ResetSessionAuth,
+		effects.AdvisoryLock, effects.Listen, effects.CreateTemp, effects.DeclareHold, effects.Prepare, effects.Load:
+		return true
+	}
+	return false
+}
+
+// Pins reports whether state of kind k (Makes) pins the client to its
+// server under the preserve policy: advisory locks, LISTEN, temporary
+// objects, held cursors, SQL prepared statements and loaded libraries
+// live in the server's backend and cannot follow the client. Settings
+// and roles are values: they are read back and set again on the client's
+// next server (replayed).
+func Pins(k effects.Kind) bool {
+	switch k {
+	case effects.AdvisoryLock, effects.Listen, effects.CreateTemp, effects.DeclareHold, effects.Prepare, effects.Load:
+		return true
+	}
+	return false
+}
+
+// Follows reports whether the pooler follows effects of kind k: what
+// they do to the session (Session.Apply), what they may have done
+// (CallRoutine: code whose effects only the server knows, read before it
+// serves anyone else, verify.go) or what they change of routines
+// (RoutineChange: what the pooler knows of them may be out of date). A
+// classifier leaves the other kinds out: DISCARD PLANS and DISCARD
+// SEQUENCES leave nothing another client could see, and the kinds that
+// only read state are not the pooler's concern.
+func Follows(k effects.Kind) bool {
+	switch k {
+	case effects.SetParam, effects.ResetParam, effects.ResetAll,
+		effects.SetRole, effects.ResetRole, effects.SessionAuth, effects.ResetSessionAuth,
+		effects.AdvisoryLock, effects.AdvisoryUnlock, effects.AdvisoryUnlockAll,
+		effects.Listen, effects.Unlisten, effects.UnlistenAll,
+		effects.CreateTemp, effects.DropTemp, effects.DiscardTemp,
+		effects.DeclareHold, effects.CloseCursor, effects.CloseAll,
+		effects.Prepare, effects.Deallocate, effects.DeallocateAll,
+		effects.Load, effects.DiscardAll, effects.CallRoutine, effects.RoutineChange:
 		return true
 	}
 	return false
@@ -58,17 +65,18 @@ func (k StateKind) Makes() bool {
 
 // StateEffect is one effect of a statement on session state.
 type StateEffect struct {
-	Kind StateKind
+	// Kind is what the effect does (see rules/effects for the exact
+	// scope of each kind; Follows says which the pooler follows).
+	Kind effects.Kind
 	// Name is the parameter, channel, cursor, statement or object.
 	Name string
 	// Key identifies an advisory lock (KeyKnown); Shared and Pair are part
 	// of its identity.
-	Key              int64
-	KeyKnown         bool
-	Shared, Pair     bool
-	SessionAuthority bool // StateRole: SET SESSION AUTHORIZATION
-	// Object is the kind of a temporary object of StateCreateTemp and
-	// StateDropTemp that is not a relation ("function", "type", …);
+	Key          int64
+	KeyKnown     bool
+	Shared, Pair bool
+	// Object is the kind of a temporary object of CreateTemp and
+	// DropTemp that is not a relation ("function", "type", …);
 	// empty for relations, which the server's state read lists.
 	Object string
 	// Rule is the catalogue rule and Fix its advice, for messages.
@@ -113,7 +121,7 @@ type Session struct {
 	ctxGen   uint64
 	ctxDirty bool
 	// unverified is set by statements whose effects only the server
-	// knows (StateCall): its state must be read (Reconcile).
+	// knows (CallRoutine): its state must be read (Reconcile).
 	unverified bool
 	// calls are the routines called since the last verification.
 	calls map[string]bool
@@ -153,7 +161,7 @@ func SetAdd(m *map[string]bool, k string) {
 func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 	for _, e := range effs {
 		switch e.Kind {
-		case StateSet, StateReset:
+		case effects.SetParam, effects.ResetParam:
 			if e.Name == "" {
 				// set_config($1, …): which parameter is known only to
 				// the server, so it cannot be read back and moved: the
@@ -170,16 +178,17 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 				st.resolveChanged()
 			}
 			SetAdd(&st.Touched, strings.ToLower(e.Name))
-		case StateResetAll:
+		case effects.ResetAll:
 			st.resolveChanged()
 			st.ResetAll = true
-		case StateRole:
+		case effects.SetRole, effects.ResetRole, effects.SessionAuth, effects.ResetSessionAuth:
 			st.resolveChanged()
-			if e.SessionAuthority {
+			if e.Kind == effects.SessionAuth || e.Kind == effects.ResetSessionAuth {
+				// SET SESSION AUTHORIZATION also resets the role.
 				SetAdd(&st.Touched, "session_authorization")
 			}
 			SetAdd(&st.Touched, "role")
-		case StateLock:
+		case effects.AdvisoryLock:
 			if !e.KeyKnown {
 				st.unknownLocks++
 				continue
@@ -188,7 +197,7 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 				st.locks = make(map[lockID]int)
 			}
 			st.locks[lockID{e.Key, e.Shared, e.Pair}]++
-		case StateUnlock:
+		case effects.AdvisoryUnlock:
 			if !e.KeyKnown {
 				// Which lock is unknown: assume the last unknown one.
 				if st.unknownLocks > 0 {
@@ -207,22 +216,22 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 			} else {
 				delete(st.locks, id)
 			}
-		case StateUnlockAll:
+		case effects.AdvisoryUnlockAll:
 			st.locks, st.unknownLocks = nil, 0
-		case StateListen:
+		case effects.Listen:
 			SetAdd(&st.listens, e.Name)
-		case StateUnlisten:
+		case effects.Unlisten:
 			delete(st.listens, e.Name)
-		case StateUnlistenAll:
+		case effects.UnlistenAll:
 			st.listens = nil
-		case StateCreateTemp:
+		case effects.CreateTemp:
 			st.ctxGen++
 			if e.Object != "" {
 				SetAdd(&st.otherTemps, e.Object+"\x00"+e.Name)
 				break
 			}
 			SetAdd(&st.temps, e.Name)
-		case StateDropTemp:
+		case effects.DropTemp:
 			if e.Object != "" {
 				if k := e.Object + "\x00" + e.Name; st.otherTemps[k] {
 					st.ctxGen++
@@ -235,29 +244,29 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 				st.tempDrops++
 				delete(st.temps, e.Name)
 			}
-		case StateDiscardTemp:
+		case effects.DiscardTemp:
 			st.ctxGen++
 			st.temps, st.otherTemps = nil, nil
-		case StateDeclareHold:
+		case effects.DeclareHold:
 			SetAdd(&st.cursors, e.Name)
-		case StateCloseCursor:
+		case effects.CloseCursor:
 			delete(st.cursors, e.Name)
-		case StateCloseAll:
+		case effects.CloseAll:
 			st.cursors = nil
-		case StatePrepare:
+		case effects.Prepare:
 			SetAdd(&st.prepared, e.Name)
-		case StateDeallocate:
+		case effects.Deallocate:
 			delete(st.prepared, e.Name)
-		case StateDeallocateAll:
+		case effects.DeallocateAll:
 			st.prepared = nil
-		case StateLoad:
+		case effects.Load:
 			st.Loaded = true
-		case StateCall:
+		case effects.CallRoutine:
 			st.unverified = true
 			if e.Name != "" {
 				SetAdd(&st.calls, e.Name)
 			}
-		case StateDiscardAll:
+		case effects.DiscardAll:
 			st.resolveChanged()
 			st.locks, st.unknownLocks, st.listens, st.temps, st.cursors, st.prepared = nil, 0, nil, nil, nil, nil
 			st.otherTemps = nil

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 // Verification of a server after statements whose effects the classifier
@@ -82,21 +84,13 @@ func ParseFound(row []string, params, custom []string) (Found, bool) {
 	return f, true
 }
 
-// Names of StateCall effects of DO blocks, whose own statements the
-// classifier analyzed (DOBlock) or could not (OpaqueDOBlock: another
-// language, dynamic SQL).
-const (
-	DOBlock       = "DO"
-	OpaqueDOBlock = "DO (opaque)"
-)
-
 // Unverified reports whether the client ran statements whose effects must
 // be read from the server before it serves anyone else.
 func (st *Session) Unverified() bool { return st.unverified }
 
 // TakeCalls returns the routines the client called since the last
-// verification (StateCall names; DOBlock and OpaqueDOBlock for DO blocks)
-// and forgets them.
+// verification (CallRoutine names; effects.DOBlock and
+// effects.OpaqueDOBlock for DO blocks) and forgets them.
 func (st *Session) TakeCalls() []string {
 	names := make([]string, 0, len(st.calls))
 	for n := range st.calls {
@@ -107,7 +101,7 @@ func (st *Session) TakeCalls() []string {
 	return names
 }
 
-// ReachPending prefixes the name of a StateCall that stands for the text
+// ReachPending prefixes the name of a CallRoutine that stands for the text
 // of a statement (after the prefix) whose reach in the catalog (what code
 // it runs without naming it) is to be found when the statement runs:
 // Reacher.Reach then says which routines it reaches, or the name is kept
@@ -132,7 +126,7 @@ func (c *Client) SetReacher(r Reacher) { c.reacher = r }
 func (c *Client) resolveReach(effs []StateEffect) []StateEffect {
 	at := -1
 	for i := range effs {
-		if effs[i].Kind == StateCall && strings.HasPrefix(effs[i].Name, ReachPending) {
+		if effs[i].Kind == effects.CallRoutine && strings.HasPrefix(effs[i].Name, ReachPending) {
 			at = i
 			break
 		}
@@ -142,10 +136,10 @@ func (c *Client) resolveReach(effs []StateEffect) []StateEffect {
 	}
 	out := effs[:at:at]
 	for _, e := range effs[at:] {
-		if e.Kind == StateCall && strings.HasPrefix(e.Name, ReachPending) {
+		if e.Kind == effects.CallRoutine && strings.HasPrefix(e.Name, ReachPending) {
 			if routines, ok := c.reacher.Reach(e.Name[len(ReachPending):]); ok {
 				for _, r := range routines {
-					out = append(out, StateEffect{Kind: StateCall, Name: r})
+					out = append(out, StateEffect{Kind: effects.CallRoutine, Name: r})
 				}
 				continue
 			}
@@ -155,7 +149,7 @@ func (c *Client) resolveReach(effs []StateEffect) []StateEffect {
 	return out
 }
 
-// Calls reports how many routines (and other StateCall names) the client
+// Calls reports how many routines (and other CallRoutine names) the client
 // called since the last verification.
 func (st *Session) Calls() int { return len(st.calls) }
 
@@ -171,8 +165,10 @@ func (st *Session) Opaque() { st.ResetAll = true }
 // Reconcile makes st what the server holds (f), for a server whose login
 // user is user; tracked names the parameters that follow the client
 // anyway. It returns the state the pooler did not know of, as effects
-// (for the hazard counts and logs; Rule is left empty), and leaves st
-// verified.
+// of the kinds that make it (for the hazard counts and logs; Rule is left
+// empty): SetParam, SetRole for a role, SessionAuth for a session
+// authorization, AdvisoryLock, Listen, CreateTemp, DeclareHold and
+// Prepare. It leaves st verified.
 func (st *Session) Reconcile(f Found, user string, tracked func(string) bool) []StateEffect {
 	st.unverified = false
 	var found []StateEffect
@@ -185,40 +181,40 @@ func (st *Session) Reconcile(f Found, user string, tracked func(string) bool) []
 			st.resolveChanged()
 		}
 		SetAdd(&st.Touched, n)
-		found = append(found, StateEffect{Kind: StateSet, Name: n})
+		found = append(found, StateEffect{Kind: effects.SetParam, Name: n})
 	}
 	if f.Role != "none" && f.Role != "" && !st.Touched["role"] {
 		st.resolveChanged()
 		SetAdd(&st.Touched, "role")
-		found = append(found, StateEffect{Kind: StateRole, Name: "role"})
+		found = append(found, StateEffect{Kind: effects.SetRole, Name: "role"})
 	}
 	if f.SessionUser != user && !st.Touched["session_authorization"] {
 		st.resolveChanged()
 		SetAdd(&st.Touched, "session_authorization")
 		SetAdd(&st.Touched, "role")
-		found = append(found, StateEffect{Kind: StateRole, Name: "session_authorization", SessionAuthority: true})
+		found = append(found, StateEffect{Kind: effects.SessionAuth, Name: "session_authorization"})
 	}
 	// Each known lock is one row of pg_locks; more rows are locks taken
 	// where the pooler could not see their keys.
 	if f.Locks == 0 {
 		st.locks, st.unknownLocks = nil, 0
 	} else if extra := f.Locks - len(st.locks); extra > st.unknownLocks {
-		found = append(found, StateEffect{Kind: StateLock})
+		found = append(found, StateEffect{Kind: effects.AdvisoryLock})
 		st.unknownLocks = extra
 	}
-	found, _ = reconcileSet(&st.listens, f.Listens, StateListen, found)
+	found, _ = reconcileSet(&st.listens, f.Listens, effects.Listen, found)
 	var changed bool
-	if found, changed = reconcileSet(&st.temps, f.Temps, StateCreateTemp, found); changed {
+	if found, changed = reconcileSet(&st.temps, f.Temps, effects.CreateTemp, found); changed {
 		st.ctxGen++ // names may resolve to other objects now
 	}
-	found, _ = reconcileSet(&st.cursors, f.Cursors, StateDeclareHold, found)
-	found, _ = reconcileSet(&st.prepared, f.Prepared, StatePrepare, found)
+	found, _ = reconcileSet(&st.cursors, f.Cursors, effects.DeclareHold, found)
+	found, _ = reconcileSet(&st.prepared, f.Prepared, effects.Prepare, found)
 	return found
 }
 
 // reconcileSet makes *set hold exactly names, appending an effect of kind
 // k for each name it did not hold; changed reports whether *set changed.
-func reconcileSet(set *map[string]bool, names []string, k StateKind, found []StateEffect) (_ []StateEffect, changed bool) {
+func reconcileSet(set *map[string]bool, names []string, k effects.Kind, found []StateEffect) (_ []StateEffect, changed bool) {
 	for _, n := range names {
 		if !(*set)[n] {
 			found = append(found, StateEffect{Kind: k, Name: n})

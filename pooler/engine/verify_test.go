@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
 func TestParseFound(t *testing.T) {
@@ -32,39 +34,39 @@ func TestReconcile(t *testing.T) {
 		name   string
 		before []StateEffect // what the client's statements did
 		found  Found         // what the server holds (SessionUser "app" unless set)
-		want   string        // effects found, kind:name
+		want   string        // effects found, kind:name (effects.Kind.String)
 		held   bool
 		dirty  bool
 	}{
-		{name: "nothing", before: []StateEffect{{Kind: StateCall}}, found: clean},
+		{name: "nothing", before: []StateEffect{{Kind: effects.CallRoutine}}, found: clean},
 		{name: "setting", found: Found{Settings: []string{"search_path", "application_name"}},
-			want: "set:search_path", dirty: true},
-		{name: "setting already known", before: []StateEffect{{Kind: StateSet, Name: "work_mem"}},
+			want: "set-param:search_path", dirty: true},
+		{name: "setting already known", before: []StateEffect{{Kind: effects.SetParam, Name: "work_mem"}},
 			found: Found{Settings: []string{"work_mem"}}, dirty: true},
-		{name: "role", found: Found{Role: "app_low"}, want: "role:role", dirty: true},
-		{name: "session authorization", found: Found{SessionUser: "other"}, want: "role:session_authorization", dirty: true},
-		{name: "lock", found: Found{Locks: 1}, want: "lock:", held: true, dirty: true},
-		{name: "known lock only", before: []StateEffect{{Kind: StateLock, Key: 1, KeyKnown: true}}, found: Found{Locks: 1}, held: true, dirty: true},
-		{name: "known lock and another", before: []StateEffect{{Kind: StateLock, Key: 1, KeyKnown: true}}, found: Found{Locks: 2},
-			want: "lock:", held: true, dirty: true},
-		{name: "lock released inside", before: []StateEffect{{Kind: StateLock, Key: 1, KeyKnown: true}}, found: clean},
+		{name: "role", found: Found{Role: "app_low"}, want: "set-role:role", dirty: true},
+		{name: "session authorization", found: Found{SessionUser: "other"}, want: "session-auth:session_authorization", dirty: true},
+		{name: "lock", found: Found{Locks: 1}, want: "advisory-lock:", held: true, dirty: true},
+		{name: "known lock only", before: []StateEffect{{Kind: effects.AdvisoryLock, Key: 1, KeyKnown: true}}, found: Found{Locks: 1}, held: true, dirty: true},
+		{name: "known lock and another", before: []StateEffect{{Kind: effects.AdvisoryLock, Key: 1, KeyKnown: true}}, found: Found{Locks: 2},
+			want: "advisory-lock:", held: true, dirty: true},
+		{name: "lock released inside", before: []StateEffect{{Kind: effects.AdvisoryLock, Key: 1, KeyKnown: true}}, found: clean},
 		{name: "listen", found: Found{Listens: []string{"ch"}}, want: "listen:ch", held: true, dirty: true},
 		{name: "temp table", found: Found{Temps: []string{"secrets"}}, want: "create-temp:secrets", held: true, dirty: true},
-		{name: "temp table dropped inside", before: []StateEffect{{Kind: StateCreateTemp, Name: "t"}}, found: clean},
+		{name: "temp table dropped inside", before: []StateEffect{{Kind: effects.CreateTemp, Name: "t"}}, found: clean},
 		// The read lists temporary relations only: a temporary function
 		// stays held, and its name is not a relation's.
-		{name: "temp function kept", before: []StateEffect{{Kind: StateCreateTemp, Name: "t", Object: "routine"}}, found: clean, held: true, dirty: true},
-		{name: "temp function and table of one name", before: []StateEffect{{Kind: StateCreateTemp, Name: "t", Object: "routine"},
-			{Kind: StateCreateTemp, Name: "t"}, {Kind: StateDropTemp, Name: "t"}}, found: clean, held: true, dirty: true},
-		{name: "temp function dropped", before: []StateEffect{{Kind: StateCreateTemp, Name: "t", Object: "routine"},
-			{Kind: StateDropTemp, Name: "t", Object: "routine"}}, found: clean},
+		{name: "temp function kept", before: []StateEffect{{Kind: effects.CreateTemp, Name: "t", Object: "routine"}}, found: clean, held: true, dirty: true},
+		{name: "temp function and table of one name", before: []StateEffect{{Kind: effects.CreateTemp, Name: "t", Object: "routine"},
+			{Kind: effects.CreateTemp, Name: "t"}, {Kind: effects.DropTemp, Name: "t"}}, found: clean, held: true, dirty: true},
+		{name: "temp function dropped", before: []StateEffect{{Kind: effects.CreateTemp, Name: "t", Object: "routine"},
+			{Kind: effects.DropTemp, Name: "t", Object: "routine"}}, found: clean},
 		{name: "cursor and prepared", found: Found{Cursors: []string{"c"}, Prepared: []string{"p"}},
-			want: "cursor:c prepare:p", held: true, dirty: true},
+			want: "declare-hold:c prepare:p", held: true, dirty: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var st Session
-			st.Apply(append(tc.before, StateEffect{Kind: StateCall, Name: "f"}), tracked)
+			st.Apply(append(tc.before, StateEffect{Kind: effects.CallRoutine, Name: "f"}), tracked)
 			if !st.Unverified() || !st.Dirty() {
 				t.Fatal("a routine call leaves the session verified")
 			}
@@ -78,7 +80,7 @@ func TestReconcile(t *testing.T) {
 			found := st.Reconcile(f, "app", tracked)
 			var got []string
 			for _, e := range found {
-				got = append(got, kindName(e.Kind)+":"+e.Name)
+				got = append(got, e.Kind.String()+":"+e.Name)
 			}
 			sort.Strings(got)
 			if g := strings.Join(got, " "); g != tc.want {
@@ -97,37 +99,17 @@ func TestReconcile(t *testing.T) {
 	}
 }
 
-func kindName(k StateKind) string {
-	switch k {
-	case StateSet:
-		return "set"
-	case StateRole:
-		return "role"
-	case StateLock:
-		return "lock"
-	case StateListen:
-		return "listen"
-	case StateCreateTemp:
-		return "create-temp"
-	case StateDeclareHold:
-		return "cursor"
-	case StatePrepare:
-		return "prepare"
-	}
-	return "?"
-}
-
 // An unlock of a key the pooler did not see locked, while locks taken
 // inside routines are held, makes the server's state worth reading again.
 func TestUnlockAfterUnknownLock(t *testing.T) {
 	var st Session
 	tracked := func(string) bool { return false }
-	st.Apply([]StateEffect{{Kind: StateCall}}, tracked)
+	st.Apply([]StateEffect{{Kind: effects.CallRoutine}}, tracked)
 	st.Reconcile(Found{Role: "none", SessionUser: "u", Locks: 1}, "u", tracked)
 	if !st.Held() || st.Unverified() {
 		t.Fatal("lock found inside a routine does not pin")
 	}
-	st.Apply([]StateEffect{{Kind: StateUnlock, Key: 5, KeyKnown: true}}, tracked)
+	st.Apply([]StateEffect{{Kind: effects.AdvisoryUnlock, Key: 5, KeyKnown: true}}, tracked)
 	if !st.Unverified() {
 		t.Fatal("unlock of an unseen key does not ask for verification")
 	}
@@ -153,21 +135,21 @@ func TestResolveReach(t *testing.T) {
 	c := &Client{}
 	c.SetPolicy(PolicyPreserve, true, true)
 	c.SetReacher(fakeReacher{"SELECT * FROM v": {"s.f"}, "SELECT 1": nil})
-	stored := []StateEffect{{Kind: StateCall, Name: ReachPending + "SELECT * FROM v"}}
+	stored := []StateEffect{{Kind: effects.CallRoutine, Name: ReachPending + "SELECT * FROM v"}}
 	if got := c.resolveReach(stored); len(got) != 1 || got[0].Name != "s.f" {
 		t.Errorf("resolved %v, want a call of s.f", got)
 	}
 	if stored[0].Name != ReachPending+"SELECT * FROM v" {
 		t.Error("the stored effects were changed")
 	}
-	if got := c.resolveReach([]StateEffect{{Kind: StateCall, Name: ReachPending + "SELECT 1"}}); len(got) != 0 {
+	if got := c.resolveReach([]StateEffect{{Kind: effects.CallRoutine, Name: ReachPending + "SELECT 1"}}); len(got) != 0 {
 		t.Errorf("a text that reaches nothing resolved to %v", got)
 	}
-	unknown := []StateEffect{{Kind: StateSet, Name: "work_mem"}, {Kind: StateCall, Name: ReachPending + "SELECT * FROM w"}}
+	unknown := []StateEffect{{Kind: effects.SetParam, Name: "work_mem"}, {Kind: effects.CallRoutine, Name: ReachPending + "SELECT * FROM w"}}
 	if got := c.resolveReach(unknown); len(got) != 2 || got[1].Name != unknown[1].Name {
 		t.Errorf("an unknown reach resolved to %v, want it kept", got)
 	}
-	c.applyEffects([]StateEffect{{Kind: StateCall, Name: ReachPending + "SELECT 1"}})
+	c.applyEffects([]StateEffect{{Kind: effects.CallRoutine, Name: ReachPending + "SELECT 1"}})
 	if c.Session.Unverified() {
 		t.Error("a statement that reaches nothing left the session unverified")
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler"
+	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -29,7 +30,7 @@ type classifier struct{}
 
 func (classifier) Classify(sql string) ([]pooler.StateEffect, string) {
 	if len(sql) > 4 && sql[:4] == "SET " {
-		return []pooler.StateEffect{{Kind: pooler.StateSet, Name: "work_mem", Rule: "set-work-mem"}}, "fp"
+		return []pooler.StateEffect{{Kind: effects.SetParam, Name: "work_mem", Rule: "set-work-mem"}}, "fp"
 	}
 	return nil, ""
 }

@@ -19,10 +19,12 @@
 // Everything that judges statements consults it: the SQL rules (package
 // rules, fed per statement through rules.Stmt), the traffic analysis
 // (package analyzer), the pooler's classifier (package rules/classify,
-// through internal/sessionstate) and the pooler's analysis of routine
-// bodies (Routine); scan's following of calls uses UserCalls. What is a
-// hazard, and what a pooler or a policy does about it, is decided by
-// those callers, never here. The package imports only the parser wrapper.
+// through internal/sessionstate), whose effects the pooler's engine
+// follows by their Kind (package pooler/engine), and the pooler's
+// analysis of routine bodies (Routine); scan's following of calls uses
+// UserCalls. What is a hazard, and what a pooler or a policy does about
+// it, is decided by those callers, never here. The package imports only
+// the parser wrapper.
 package effects
 
 import "strconv"
