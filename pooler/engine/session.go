@@ -100,18 +100,11 @@ type Session struct {
 	// dynamicSet is a SET whose parameter name the pooler cannot know.
 	DynamicSet bool
 	Settings   []Setting
-	// What pins the client (preserve) or must be cleaned (reset).
-	locks        map[lockID]int
-	unknownLocks int
-	listens      map[string]bool
-	temps        map[string]bool
-	// otherTemps are temporary objects that are not relations (routines,
-	// types, operators), as object kind + NUL + name: the server's state
-	// read does not list them, so Reconcile leaves them.
-	otherTemps map[string]bool
-	cursors    map[string]bool
-	prepared   map[string]bool
-	Loaded     bool
+	// held is what pins the client (preserve) or must be cleaned (reset),
+	// nil until a statement makes or undoes some (own): most clients
+	// never do, and an idle client costs what it holds.
+	*held
+	Loaded bool
 	// logged are the rules already logged for this client.
 	Logged map[string]bool
 	// What the client's statements resolve against beyond their text
@@ -123,6 +116,21 @@ type Session struct {
 	// unverified is set by statements whose effects only the server
 	// knows (CallRoutine): its state must be read (Reconcile).
 	unverified bool
+}
+
+// held is the state of a Session that pins its client or must be cleaned,
+// with what goes with it.
+type held struct {
+	locks        map[lockID]int
+	unknownLocks int
+	listens      map[string]bool
+	temps        map[string]bool
+	// otherTemps are temporary objects that are not relations (routines,
+	// types, operators), as object kind + NUL + name: the server's state
+	// read does not list them, so Reconcile leaves them.
+	otherTemps map[string]bool
+	cursors    map[string]bool
+	prepared   map[string]bool
 	// calls are the routines called since the last verification.
 	calls map[string]bool
 	// tempDrops counts the DROPs of the client's own temporary objects
@@ -131,17 +139,33 @@ type Session struct {
 	tempDrops int
 }
 
+// own makes st's held state, for a change of it.
+func (st *Session) own() {
+	if st.held == nil {
+		st.held = new(held)
+	}
+}
+
+// holds reports whether any held state was made (a change of it may
+// have emptied it again).
+func (st *Session) holds() bool { return st.held != nil }
+
 // Setting is a run-time parameter and its value.
 type Setting struct{ Name, Value string }
 
 // Held reports whether the client holds state that pins it (preserve).
 func (st *Session) Held() bool {
+	if !st.holds() {
+		return st.Loaded || st.DynamicSet
+	}
 	return len(st.locks) > 0 || st.unknownLocks > 0 || len(st.listens) > 0 || st.hasTemps() ||
 		len(st.cursors) > 0 || len(st.prepared) > 0 || st.Loaded || st.DynamicSet
 }
 
 // hasTemps reports whether the client holds temporary objects.
-func (st *Session) hasTemps() bool { return len(st.temps) > 0 || len(st.otherTemps) > 0 }
+func (st *Session) hasTemps() bool {
+	return st.holds() && (len(st.temps) > 0 || len(st.otherTemps) > 0)
+}
 
 // Dirty reports whether the server needs cleaning before reuse.
 func (st *Session) Dirty() bool {
@@ -160,6 +184,9 @@ func SetAdd(m *map[string]bool, k string) {
 // parameters that follow the client anyway (the pooler's varcache).
 func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 	for _, e := range effs {
+		if heldKind(e.Kind) {
+			st.own()
+		}
 		switch e.Kind {
 		case effects.SetParam, effects.ResetParam:
 			if e.Name == "" {
@@ -305,6 +332,9 @@ func CleanupSQL(st *Session) string {
 			q = append(q, "RESET "+QuoteIdent(n))
 		}
 	}
+	if !st.holds() {
+		return strings.Join(q, "; ")
+	}
 	if len(st.locks) > 0 || st.unknownLocks > 0 {
 		q = append(q, "SELECT pg_advisory_unlock_all()")
 	}
@@ -394,4 +424,15 @@ func QuoteLiteral(v string) string {
 		return "E'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), "'", "''") + "'"
 	}
 	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+}
+
+// heldKind reports whether effects of kind k change a Session's held
+// state (settings, roles and LOAD do not).
+func heldKind(k effects.Kind) bool {
+	switch k {
+	case effects.SetParam, effects.ResetParam, effects.ResetAll, effects.SetRole, effects.ResetRole,
+		effects.SessionAuth, effects.ResetSessionAuth, effects.Load:
+		return false
+	}
+	return true
 }

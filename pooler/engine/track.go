@@ -217,7 +217,7 @@ func (c *Client) backend(s *Server, typ byte, body []byte) (forward bool) {
 				}
 			}
 		} else if tag, _, _ := CString(body); schemaChangeTag(tag) {
-			if bytes.Equal(tag, []byte("DROP TABLE")) && c.Session.tempDrops > 0 {
+			if bytes.Equal(tag, []byte("DROP TABLE")) && c.Session.holds() && c.Session.tempDrops > 0 {
 				// The client's own temporary table: only its private
 				// statements could name it, and they are named by the
 				// generation of its temporary objects.

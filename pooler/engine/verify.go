@@ -92,6 +92,9 @@ func (st *Session) Unverified() bool { return st.unverified }
 // verification (CallRoutine names; effects.DOBlock and
 // effects.OpaqueDOBlock for DO blocks) and forgets them.
 func (st *Session) TakeCalls() []string {
+	if !st.holds() {
+		return []string{}
+	}
 	names := make([]string, 0, len(st.calls))
 	for n := range st.calls {
 		names = append(names, n)
@@ -151,7 +154,12 @@ func (c *Client) resolveReach(effs []StateEffect) []StateEffect {
 
 // Calls reports how many routines (and other CallRoutine names) the client
 // called since the last verification.
-func (st *Session) Calls() int { return len(st.calls) }
+func (st *Session) Calls() int {
+	if !st.holds() {
+		return 0
+	}
+	return len(st.calls)
+}
 
 // Unreached notes that the calls taken (TakeCalls) reach no code that
 // may make session state: the session is verified as it is.
@@ -170,6 +178,7 @@ func (st *Session) Opaque() { st.ResetAll = true }
 // authorization, AdvisoryLock, Listen, CreateTemp, DeclareHold and
 // Prepare. It leaves st verified.
 func (st *Session) Reconcile(f Found, user string, tracked func(string) bool) []StateEffect {
+	st.own()
 	st.unverified = false
 	var found []StateEffect
 	for _, n := range f.Settings {
