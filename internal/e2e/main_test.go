@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,7 +31,11 @@ import (
 	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) {
+	code := pgtest.Main(m)
+	removeBuilt()
+	os.Exit(code)
+}
 
 // recording is a proxy in record mode writing one capture file.
 type recording struct {
@@ -203,4 +208,49 @@ func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// built is the pgpoolcheck binary of this test run, built once.
+var built struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// pgpoolcheckBinary builds cmd/pgpoolcheck as a release is built (go
+// build) and returns its path; TestMain removes it. Without the go
+// command (a test binary run on its own) the test is skipped, or fails
+// when CI=true.
+func pgpoolcheckBinary(t *testing.T) string {
+	t.Helper()
+	goCmd, err := exec.LookPath("go") // go test puts its GOROOT/bin first on PATH
+	if err != nil {
+		pgtest.Optional(t, "go-build", "run the tests with go test (the go command on PATH)", "the go command is needed to build pgpoolcheck: "+err.Error())
+	}
+	built.once.Do(func() {
+		start := time.Now()
+		built.dir, built.err = os.MkdirTemp("", "pgpoolcheck-e2e-")
+		if built.err != nil {
+			return
+		}
+		bin := filepath.Join(built.dir, "pgpoolcheck")
+		out, err := exec.Command(goCmd, "build", "-o", bin, "github.com/pgpoolcheck/pgpoolcheck/cmd/pgpoolcheck").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		built.path = bin
+		t.Logf("built %s in %s", bin, time.Since(start).Round(time.Millisecond))
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
+
+// removeBuilt removes the binary pgpoolcheckBinary built.
+func removeBuilt() {
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
 }
