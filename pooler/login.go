@@ -259,7 +259,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		switch {
 		case k == "user" || k == "database" || strings.HasPrefix(k, "_pq_.") || ignoredStartupParams[k]:
 		case engine.IsTracked(k):
-			tracked[canonicalParam(k)] = v
+			tracked[pgparams.Canonical(k)] = v
 		case carry && validParamName(k):
 			startup = append(startup, engine.Setting{Name: k, Value: v})
 		case carry && k == "options":
@@ -274,7 +274,7 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 			}
 			for _, st := range sets {
 				if engine.IsTracked(st.Name) {
-					tracked[canonicalParam(st.Name)] = st.Value
+					tracked[pgparams.Canonical(st.Name)] = st.Value
 				} else {
 					startup = append(startup, engine.Setting(st))
 				}

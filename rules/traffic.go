@@ -172,7 +172,7 @@ func checkStartupParameter(p *TrafficPass) {
 	case "user", "database", "application_name", "replication", "password":
 		return
 	}
-	if TrackedParams[lower] {
+	if pgparams.IsTracked(lower) {
 		return
 	}
 	what := fmt.Sprintf("the client sends startup parameter %s=%s", ev.Name, Clip(ev.Value, 60))
@@ -203,7 +203,7 @@ func untrackedOptions(v string) []string {
 		switch {
 		case o.Err != nil:
 			out = append(out, v[o.Start:o.End])
-		case !TrackedParams[strings.ToLower(o.Name)]:
+		case !pgparams.IsTracked(o.Name):
 			out = append(out, strings.ToLower(o.Name))
 		}
 	}
