@@ -20,9 +20,12 @@
 // rules, fed per statement through rules.Stmt), the traffic analysis
 // (package analyzer), the pooler's classifier (package rules/classify,
 // through internal/sessionstate) and the pooler's analysis of routine
-// bodies (Routine); scan's following of calls uses UserCalls. What is a
-// hazard, and what a pooler or a policy does about it, is decided by
-// those callers, never here. The package imports only the parser wrapper.
+// bodies (Routine); scan's following of calls uses UserCalls. The words
+// of text that tell whether a statement can matter before any parse are
+// listed here once (Keywords), for the pooler's pre-filter and scan's.
+// What is a hazard, and what a pooler or a policy does about it, is
+// decided by those callers, never here. The package imports only the
+// parser wrapper.
 package effects
 
 import "strconv"
