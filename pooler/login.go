@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgparams"
 	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
@@ -259,21 +259,24 @@ func (c *clientConn) login(pkt *startupPacket) bool {
 		switch {
 		case k == "user" || k == "database" || strings.HasPrefix(k, "_pq_.") || ignoredStartupParams[k]:
 		case engine.IsTracked(k):
-			tracked[canonicalParam(k)] = v
+			tracked[pgparams.Canonical(k)] = v
 		case carry && validParamName(k):
 			startup = append(startup, engine.Setting{Name: k, Value: v})
 		case carry && k == "options":
 			// PGOPTIONS / options=-c name=value: the same settings.
-			sets, err := parseStartupOptions(v)
+			// The server's reading (pgparams.Options); other command-line
+			// switches are refused: a pooler cannot give them to a server
+			// it shares or has already started.
+			sets, err := pgparams.Settings(v, validParamName)
 			if err != nil {
 				c.send(append(out, fatal(codeProtocolViolation, "unsupported startup parameter options: %v", err)...))
 				return false
 			}
 			for _, st := range sets {
 				if engine.IsTracked(st.Name) {
-					tracked[canonicalParam(st.Name)] = st.Value
+					tracked[pgparams.Canonical(st.Name)] = st.Value
 				} else {
-					startup = append(startup, st)
+					startup = append(startup, engine.Setting(st))
 				}
 			}
 		case p.cfg.Mode == ModeTransaction:
@@ -476,62 +479,6 @@ func randomKey() cancelKey {
 // validParamName reports whether a startup parameter name looks like a
 // run-time parameter (letters, digits, _ and a dot for custom settings).
 // "options" is not one: its -c switches are not taken apart.
-// parseStartupOptions reads the options startup parameter as PostgreSQL
-// does (words split on white space, a backslash keeps the next character)
-// and returns its settings: -c name=value, -cname=value and --name=value,
-// with dashes in the name read as underscores. Other command-line switches
-// are refused: a pooler cannot give them to a server it shares or has
-// already started.
-func parseStartupOptions(v string) ([]engine.Setting, error) {
-	var words []string
-	var cur []byte
-	in := false
-	for i := 0; i < len(v); i++ {
-		ch := v[i]
-		switch {
-		case engine.IsSpace(ch):
-			if in {
-				words = append(words, string(cur))
-				cur, in = cur[:0], false
-			}
-			continue
-		case ch == '\\' && i+1 < len(v):
-			i++
-			ch = v[i]
-		}
-		cur, in = append(cur, ch), true
-	}
-	if in {
-		words = append(words, string(cur))
-	}
-	var sets []engine.Setting
-	for i := 0; i < len(words); i++ {
-		w := words[i]
-		var opt string
-		switch {
-		case w == "-c":
-			if i+1 == len(words) {
-				return nil, fmt.Errorf("-c without a setting")
-			}
-			i++
-			opt = words[i]
-		case strings.HasPrefix(w, "--"):
-			opt = w[2:]
-		case strings.HasPrefix(w, "-c"):
-			opt = w[2:]
-		default:
-			return nil, fmt.Errorf("only -c name=value settings are supported, not %q", w)
-		}
-		name, value, ok := strings.Cut(opt, "=")
-		name = strings.ReplaceAll(name, "-", "_")
-		if !ok || !validParamName(name) {
-			return nil, fmt.Errorf("invalid setting %q", opt)
-		}
-		sets = append(sets, engine.Setting{Name: name, Value: value})
-	}
-	return sets, nil
-}
-
 func validParamName(k string) bool {
 	if k == "" || k == "options" || k == "replication" {
 		return false

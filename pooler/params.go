@@ -3,7 +3,6 @@ package pooler
 import (
 	"hash/fnv"
 	"maps"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -20,17 +19,6 @@ func paramsSig(m map[string]string) uint64 {
 		h.Write([]byte{0})
 	}
 	return h.Sum64()
-}
-
-// canonicalParam returns the tracked parameter's spelling as the server
-// reports it, or "" for an untracked name.
-func canonicalParam(name string) string {
-	for _, p := range engine.TrackedParams {
-		if strings.EqualFold(p, name) {
-			return p
-		}
-	}
-	return ""
 }
 
 // paramSet is a client's tracked parameters (varcache): what it asked for

@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgpoolcheck/pgpoolcheck/capture"
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgparams"
 	"github.com/pgpoolcheck/pgpoolcheck/internal/pgtest"
-	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
 )
 
 // TestSessionMode: a client keeps one server for its session, session
@@ -277,25 +277,30 @@ func TestStartupOptions(t *testing.T) {
 	}
 }
 
+// TestParseStartupOptions: the settings of the options startup parameter
+// that the pooler carries, and the ones it refuses (other switches, names
+// it does not take as run-time parameters).
 func TestParseStartupOptions(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want []engine.Setting
+		want []pgparams.Setting
 		err  bool
 	}{
 		{"", nil, false},
-		{"-c a=1", []engine.Setting{{Name: "a", Value: "1"}}, false},
-		{"  -cb=2\t--c-d=3 ", []engine.Setting{{Name: "b", Value: "2"}, {Name: "c_d", Value: "3"}}, false},
-		{`-c search_path=a\ b`, []engine.Setting{{Name: "search_path", Value: "a b"}}, false},
-		{"-c x=", []engine.Setting{{Name: "x", Value: ""}}, false},
+		{"-c a=1", []pgparams.Setting{{Name: "a", Value: "1"}}, false},
+		{"  -cb=2\t--c-d=3 ", []pgparams.Setting{{Name: "b", Value: "2"}, {Name: "c_d", Value: "3"}}, false},
+		{`-c search_path=a\ b`, []pgparams.Setting{{Name: "search_path", Value: "a b"}}, false},
+		{"-c x=", []pgparams.Setting{{Name: "x", Value: ""}}, false},
 		{"-c", nil, true},
 		{"-B 100", nil, true},
 		{"-c novalue", nil, true},
 		{"-c =1", nil, true},
+		{"-c options=x", nil, true},
+		{"-c a;b=1", nil, true},
 	} {
-		got, err := parseStartupOptions(tc.in)
+		got, err := pgparams.Settings(tc.in, validParamName)
 		if (err != nil) != tc.err || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("parseStartupOptions(%q) = %v, %v; want %v (error %v)", tc.in, got, err, tc.want, tc.err)
+			t.Errorf("pgparams.Settings(%q, validParamName) = %v, %v; want %v (error %v)", tc.in, got, err, tc.want, tc.err)
 		}
 	}
 }

@@ -1,15 +1,10 @@
 package pooler
 
 import (
-	"maps"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pgpoolcheck/pgpoolcheck/pooler/engine"
-	"github.com/pgpoolcheck/pgpoolcheck/rules"
 )
 
 // TestSettingsTable: every entry of the settings table is consistent:
@@ -99,18 +94,5 @@ func TestSettingParse(t *testing.T) {
 	LookupSetting("max_prepared_statements").Put(&c, 0)
 	if c.MaxPreparedStatements != -1 {
 		t.Errorf("max_prepared_statements 0 put as %d, want -1 (off)", c.MaxPreparedStatements)
-	}
-}
-
-// The parameters the pooler keeps per client (varcache) are the ones the
-// rules call tracked: scan and analyze say a SET of them is carried by
-// the pooler, so the pooler must carry exactly those.
-func TestTrackedParamsAgreeWithRules(t *testing.T) {
-	got := map[string]bool{}
-	for _, p := range engine.TrackedParams {
-		got[strings.ToLower(p)] = true
-	}
-	if !maps.Equal(got, rules.TrackedParams) {
-		t.Errorf("pooler tracks %v, the rules say %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(rules.TrackedParams)))
 	}
 }

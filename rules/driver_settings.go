@@ -1,6 +1,10 @@
 package rules
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgparams"
+)
 
 // The driver settings the rules list (DriverSetting): those that send
 // startup parameters (startup-parameter), those that make the driver
@@ -18,7 +22,7 @@ const pgBouncerLegacyOptions = "PgBouncer before 1.20 does not read options: it 
 // client are no finding; in options, PgBouncer 1.20+ keeps them too, and
 // PgBouncer before 1.20 refuses options whatever they hold.
 func judgeStartupSetting(t Target, s *DriverSetting, param, what string) (Severity, string, string, bool) {
-	if TrackedParams[param] && (!s.Options || t != PgBouncerLegacy && t != Generic) {
+	if pgparams.IsTracked(param) && (!s.Options || t != PgBouncerLegacy && t != Generic) {
 		return 0, "", "", false
 	}
 	sev, why := startupHandling(t, param)

@@ -9,29 +9,15 @@ import (
 )
 
 // keywords are lower-case words of which at least one appears in the text
-// of every statement any SQL rule reports. They let the analyzer skip work
-// (routine bodies, tree walks) on text that cannot produce a finding. Keep
-// it a superset: a missing word is a missed finding.
-var keywords = []string{
-	"set",        // SET, RESET, set_config, pg_settings, SESSION AUTHORIZATION
-	"listen",     // LISTEN, UNLISTEN
-	"temp",       // TEMP, TEMPORARY, pg_temp
-	"hold",       // DECLARE … WITH HOLD
-	"prepare",    // PREPARE
-	"execute",    // EXECUTE, EXPLAIN EXECUTE, EXECUTE 'literal' in PL/pgSQL
-	"deallocate", // DEALLOCATE
-	"load",       // LOAD
-	"discard",    // DISCARD
-	"currval", "lastval",
-	"advisory", // pg_advisory_*, pg_try_advisory_*
-	"backend_pid", "inet_client",
-}
+// of every statement any SQL rule reports (effects.InText). They let the
+// analyzer skip work (routine bodies, tree walks) on text that cannot
+// produce a finding.
+var keywords = effects.Keywords(effects.InText)
 
 // contextKeywords mark text whose findings depend on other statements of
-// the same transaction (currval needs the INSERT or nextval before it, a
-// temporary table dropped before the end of the body is no finding), so
-// all of its statements must be kept.
-var contextKeywords = []string{"currval", "lastval", "advisory", "hold", "temp"}
+// the same transaction (effects.InContext), so all of its statements must
+// be kept.
+var contextKeywords = effects.Keywords(effects.InContext)
 
 // Relevant reports whether lower-case text may hold a statement that an
 // SQL rule reports.

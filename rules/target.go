@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgparams"
 	"github.com/pgpoolcheck/pgpoolcheck/rules/effects"
 )
 
@@ -60,14 +61,6 @@ const (
 	Pins
 )
 
-// TrackedParams are the parameters PgBouncer (and pgpoolcheck) keep per
-// client: it reports them in ParameterStatus and restores them when a
-// client gets another server connection. Lower-case.
-var TrackedParams = map[string]bool{
-	"client_encoding": true, "datestyle": true, "timezone": true, "intervalstyle": true,
-	"standard_conforming_strings": true, "application_name": true,
-}
-
 // Handle says what target t does about the session state that effects
 // of kind k make or rely on, named by the kind that makes it (SetRole for
 // roles, AdvisoryLock for advisory locks, CreateTemp for temporary
@@ -77,9 +70,10 @@ var TrackedParams = map[string]bool{
 func (t Target) Handle(k effects.Kind) (Handling, string) { return t.handle(k, false) }
 
 // HandleParam is Handle for a change of run-time parameter name
-// (lower-case): more targets repair the tracked ones (TrackedParams).
+// (lower-case): more targets repair the tracked ones (pgparams.Tracked),
+// which PgBouncer and pgpoolcheck keep per client.
 func (t Target) HandleParam(name string) (Handling, string) {
-	return t.handle(effects.SetParam, TrackedParams[name])
+	return t.handle(effects.SetParam, pgparams.IsTracked(name))
 }
 
 func (t Target) handle(k effects.Kind, tracked bool) (Handling, string) {

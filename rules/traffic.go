@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgparams"
 )
 
 // The rules in this file need captured traffic: analyze finds them in a
@@ -170,7 +172,7 @@ func checkStartupParameter(p *TrafficPass) {
 	case "user", "database", "application_name", "replication", "password":
 		return
 	}
-	if TrackedParams[lower] {
+	if pgparams.IsTracked(lower) {
 		return
 	}
 	what := fmt.Sprintf("the client sends startup parameter %s=%s", ev.Name, Clip(ev.Value, 60))
@@ -191,30 +193,18 @@ func checkStartupParameter(p *TrafficPass) {
 	p.Report(sev, what+": "+why, fix, "param:"+lower)
 }
 
-// untrackedOptions returns the names of the settings in a startup options
-// string (-c name=value, --name=value) that are not tracked parameters.
+// untrackedOptions returns what of a startup options string PgBouncer
+// does not track, read as the server reads it (pgparams.Options): the
+// names (lower-case) of its settings that are not tracked parameters, and
+// its other switches as written, which PgBouncer refuses.
 func untrackedOptions(v string) []string {
 	var out []string
-	fields := strings.Fields(v)
-	for i := 0; i < len(fields); i++ {
-		f := fields[i]
-		var setting string
+	for _, o := range pgparams.Options(v, nil) {
 		switch {
-		case f == "-c" && i+1 < len(fields):
-			i++
-			setting = fields[i]
-		case strings.HasPrefix(f, "-c"):
-			setting = f[2:]
-		case strings.HasPrefix(f, "--"):
-			setting = f[2:]
-		default:
-			out = append(out, f) // another switch: PgBouncer refuses it
-			continue
-		}
-		name, _, _ := strings.Cut(setting, "=")
-		name = strings.ToLower(strings.ReplaceAll(name, "-", "_"))
-		if !TrackedParams[name] {
-			out = append(out, name)
+		case o.Err != nil:
+			out = append(out, v[o.Start:o.End])
+		case !pgparams.IsTracked(o.Name):
+			out = append(out, strings.ToLower(o.Name))
 		}
 	}
 	return out

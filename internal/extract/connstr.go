@@ -1,6 +1,10 @@
 package extract
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/pgpoolcheck/pgpoolcheck/internal/pgparams"
+)
 
 // Connection strings: the forms a PostgreSQL client is configured with,
 // found in string literals and in configuration values. Only what a
@@ -577,68 +581,25 @@ type OptionSetting struct {
 }
 
 // OptionSettings returns the settings of a startup options string (the
-// "options" connection parameter), which the server splits at blanks
-// (a backslash escapes the next character) and reads as command-line
-// switches: -c name=value, -cname=value and --name=value. Other switches
-// and malformed settings are left out.
+// "options" connection parameter), read as the server reads it
+// (pgparams.Options): -c name=value, -cname=value and --name=value. Other
+// switches and malformed settings are left out.
 func OptionSettings(opts string) []OptionSetting {
-	type word struct {
-		text       string
-		start, end int
-	}
-	var words []word
-	for i := 0; i < len(opts); {
-		for i < len(opts) && isBlank(opts[i]) {
-			i++
-		}
-		if i >= len(opts) {
-			break
-		}
-		s := i
-		var b []byte
-		for i < len(opts) && !isBlank(opts[i]) {
-			if opts[i] == '\\' && i+1 < len(opts) {
-				i++
-			}
-			b = append(b, opts[i])
-			i++
-		}
-		words = append(words, word{string(b), s, i})
-	}
 	var out []OptionSetting
-	for k := 0; k < len(words); k++ {
-		w := words[k]
-		var setting string
-		switch {
-		case w.text == "-c":
-			if k+1 >= len(words) {
-				continue
-			}
-			k++
-			setting = words[k].text
-		case strings.HasPrefix(w.text, "--"):
-			setting = w.text[2:]
-		case strings.HasPrefix(w.text, "-c"):
-			setting = w.text[2:]
-		default:
-			continue
+	for _, o := range pgparams.Options(opts, settingName) {
+		if o.Err == nil {
+			out = append(out, OptionSetting{Name: strings.ToLower(o.Name), Value: o.Value, Start: o.Start, End: o.End})
 		}
-		name, value, ok := strings.Cut(setting, "=")
-		if !ok || name == "" || !settingName(name) {
-			continue
-		}
-		name = strings.ToLower(strings.ReplaceAll(name, "-", "_"))
-		out = append(out, OptionSetting{Name: name, Value: value, Start: w.start, End: words[k].end})
 	}
 	return out
 }
 
-// settingName reports whether n can name a run-time parameter (custom
-// settings have a dot).
+// settingName reports whether n, with its dashes read as underscores, can
+// name a run-time parameter (custom settings have a dot).
 func settingName(n string) bool {
 	for i := 0; i < len(n); i++ {
 		c := n[i]
-		if !isAlnum(c) && c != '_' && c != '-' && c != '.' {
+		if !isAlnum(c) && c != '_' && c != '.' {
 			return false
 		}
 	}

@@ -1,18 +1,11 @@
 package engine
 
-import "strings"
+import "github.com/pgpoolcheck/pgpoolcheck/internal/pgparams"
 
 // TrackedParams are the parameters kept per client and applied to
 // whichever server serves it (PgBouncer's varcache): the server reports
-// each change with a ParameterStatus.
-var TrackedParams = []string{"application_name", "client_encoding", "DateStyle", "TimeZone", "IntervalStyle", "standard_conforming_strings"}
+// each change with a ParameterStatus. The list is pgparams.Tracked.
+var TrackedParams = pgparams.Tracked
 
 // IsTracked reports whether name is one of TrackedParams (any case).
-func IsTracked(name string) bool {
-	for _, p := range TrackedParams {
-		if strings.EqualFold(p, name) {
-			return true
-		}
-	}
-	return false
-}
+func IsTracked(name string) bool { return pgparams.IsTracked(name) }

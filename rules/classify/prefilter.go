@@ -16,7 +16,8 @@ import (
 // and IMPORT, which may change what code other statements reach), when a word
 // anywhere names one of the functions involved (pg_advisory_lock and the
 // other session-level advisory lock functions, set_config) or a temporary
-// object (TEMP, TEMPORARY, pg_temp) or pg_settings, or when a name that
+// object (TEMP, TEMPORARY, pg_temp) or pg_settings (those keywords are the
+// model's, effects.Keywords), or when a name that
 // may be a user routine is followed by a parenthesis: a qualified or
 // quoted name, or a word that is neither a built-in function nor a
 // keyword (a table's column list after INTO, TABLE, REFERENCES or ON does
@@ -284,52 +285,74 @@ func dollarTagLen(s string, i int) int {
 	return j + 1 - i
 }
 
+// statementWords and nameWords are the keywords of the model
+// (effects.Keywords) that count as the first word of a statement
+// (StartsChange) and as a word anywhere (NamesChange); advisoryPrefixes
+// start the names of advisory lock functions (PrefixesChange).
+var (
+	statementWords   = byLength(effects.Keywords(effects.StartsChange))
+	nameWords        = byLength(effects.Keywords(effects.NamesChange))
+	advisoryPrefixes = effects.Keywords(effects.PrefixesChange)
+)
+
+// minPrefixed is the length of the shortest word that advisoryPrefixes
+// count in, pg_advisory_lock's.
+const minPrefixed = len("pg_advisory_lock")
+
 // leadingWord reports whether w, the first word of a statement, is the
 // keyword of a statement that may change session state.
-func leadingWord(w string) bool {
-	switch len(w) {
-	case 2:
-		return strings.EqualFold(w, "do")
-	case 3:
-		return strings.EqualFold(w, "set")
-	case 4:
-		return strings.EqualFold(w, "load") || strings.EqualFold(w, "drop") || strings.EqualFold(w, "call")
-	case 5:
-		return strings.EqualFold(w, "reset") || strings.EqualFold(w, "close") || strings.EqualFold(w, "alter")
-	case 6:
-		return strings.EqualFold(w, "listen") || strings.EqualFold(w, "create") || strings.EqualFold(w, "import")
-	case 7:
-		return strings.EqualFold(w, "declare") || strings.EqualFold(w, "prepare") || strings.EqualFold(w, "discard")
-	case 8:
-		return strings.EqualFold(w, "unlisten")
-	case 10:
-		return strings.EqualFold(w, "deallocate")
-	}
-	return false
-}
+func leadingWord(w string) bool { return statementWords.may(w) && statementWords.equal(w) }
 
 // anywhereWord reports whether w, anywhere in a statement, names a
 // function or object that may change session state.
 func anywhereWord(w string) bool {
-	switch n := len(w); {
-	case n < 4:
+	if nameWords.may(w) && nameWords.equal(w) {
+		return true
+	}
+	if len(w) < minPrefixed || w[0]|0x20 != 'p' {
 		return false
-	case n == 4 || n == 9:
-		return w[0]|0x20 == 't' && (strings.EqualFold(w, "temp") || strings.EqualFold(w, "temporary"))
-	case n == 10:
-		return w[0]|0x20 == 's' && strings.EqualFold(w, "set_config")
-	case n == 7 || n == 11 || n >= 16:
-		if w[0]|0x20 != 'p' || w[1]|0x20 != 'g' || w[2] != '_' {
-			return false
+	}
+	for _, p := range advisoryPrefixes {
+		if hasPrefixFold(w, p) && !hasPrefixFold(w[len(p):], "xact") {
+			return true
 		}
-		switch n {
-		case 7:
-			return strings.EqualFold(w, "pg_temp")
-		case 11:
-			return strings.EqualFold(w, "pg_settings")
+	}
+	return false
+}
+
+// wordsByLength holds lower-case ASCII words by length, for a look-up
+// that rejects most words with one test of their length and first
+// letter, and compares the others with the words of their length only.
+// Lengths are taken modulo 32, which the comparison makes exact.
+type wordsByLength struct {
+	// first[n] has bit c-'a' set when a word of length n starts with c.
+	first [32]uint32
+	words [32][]string
+}
+
+func byLength(words []string) *wordsByLength {
+	t := new(wordsByLength)
+	for _, w := range words {
+		t.first[len(w)&31] |= 1 << (w[0] - 'a')
+		t.words[len(w)&31] = append(t.words[len(w)&31], w)
+	}
+	return t
+}
+
+// may reports whether t has a word of w's length and first letter: a
+// first byte that is no letter shifts out every bit that is set. may and
+// then equal tell whether w is one of t's words, in any case.
+func (t *wordsByLength) may(w string) bool {
+	return len(w) > 0 && t.first[len(w)&31]>>((w[0]|0x20)-'a')&1 != 0
+}
+
+// equal compares w with t's words of its length. They are ASCII, so a
+// word of the same length matches only ASCII bytes.
+func (t *wordsByLength) equal(w string) bool {
+	for _, k := range t.words[len(w)&31] {
+		if strings.EqualFold(w, k) {
+			return true
 		}
-		return hasPrefixFold(w, "pg_advisory_") && !hasPrefixFold(w, "pg_advisory_xact") ||
-			hasPrefixFold(w, "pg_try_advisory_") && !hasPrefixFold(w, "pg_try_advisory_xact")
 	}
 	return false
 }

@@ -22,9 +22,11 @@
 // through internal/sessionstate), whose effects the pooler's engine
 // follows by their Kind (package pooler/engine), and the pooler's
 // analysis of routine bodies (Routine); scan's following of calls uses
-// UserCalls. What is a hazard, and what a pooler or a policy does about
-// it, is decided by those callers, never here. The package imports only
-// the parser wrapper.
+// UserCalls. The words of text that tell whether a statement can matter
+// before any parse are listed here once (Keywords), for the pooler's
+// pre-filter and scan's. What is a hazard, and what a pooler or a policy
+// does about it, is decided by those callers, never here. The package
+// imports only the parser wrapper.
 package effects
 
 import "strconv"
