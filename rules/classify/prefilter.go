@@ -179,21 +179,24 @@ func relationWord(w string) bool {
 }
 
 // parenKeywords are the keywords that a parenthesis may follow and that
-// are not names of built-in functions.
+// cannot name a function: PostgreSQL's reserved and column-name keywords
+// (kwlist.h). An unreserved or type-and-function-name keyword (SET, KEY,
+// FILTER, OVER, LIKE, …) followed by a parenthesis may be a call of a
+// routine of that name (CREATE FUNCTION set() …; SELECT set()), so the
+// pre-filter leaves it to the parser.
 var parenKeywords = map[string]bool{
-	"all": true, "and": true, "any": true, "array": true, "as": true, "between": true, "by": true,
-	"case": true, "cast": true, "check": true, "coalesce": true, "collate": true, "conflict": true,
-	"cube": true, "default": true, "distinct": true, "do": true, "else": true, "except": true,
-	"exists": true, "extract": true, "filter": true, "foreign": true, "from": true, "greatest": true,
-	"group": true, "grouping": true, "having": true, "ilike": true, "in": true, "include": true,
-	"intersect": true, "is": true, "join": true, "key": true, "lateral": true, "least": true,
-	"like": true, "limit": true, "not": true, "nullif": true, "offset": true, "on": true, "only": true,
-	"or": true, "order": true, "over": true, "overlay": true, "partition": true, "position": true,
-	"precision": true, "primary": true, "range": true, "returning": true, "returns": true,
-	"rollup": true, "row": true, "rows": true, "select": true, "set": true, "sets": true,
-	"similar": true, "some": true, "substring": true, "tablesample": true, "then": true,
+	"all": true, "and": true, "any": true, "array": true, "as": true, "between": true,
+	"case": true, "cast": true, "check": true, "coalesce": true, "collate": true,
+	"default": true, "distinct": true, "do": true, "else": true, "except": true,
+	"exists": true, "extract": true, "foreign": true, "from": true, "greatest": true,
+	"group": true, "grouping": true, "having": true, "in": true,
+	"intersect": true, "lateral": true, "least": true,
+	"limit": true, "not": true, "nullif": true, "offset": true, "on": true, "only": true,
+	"or": true, "order": true, "overlay": true, "position": true,
+	"precision": true, "primary": true, "returning": true,
+	"row": true, "select": true, "some": true, "substring": true, "then": true,
 	"treat": true, "trim": true, "union": true, "unique": true, "using": true, "values": true,
-	"varying": true, "when": true, "where": true, "window": true, "with": true, "within": true,
+	"when": true, "where": true, "window": true, "with": true,
 	"xmlattributes": true, "xmlconcat": true, "xmlelement": true, "xmlexists": true,
 	"xmlforest": true, "xmlnamespaces": true, "xmlparse": true, "xmlpi": true, "xmlroot": true,
 	"xmlserialize": true, "xmltable": true,

@@ -47,6 +47,9 @@ func TestPrefilter(t *testing.T) {
 		"DO $x$ BEGIN PERFORM 1; END $x$",
 		"SELECT * FROM \"pg_temp\".t",
 		"SELECT PG_TRY_ADVISORY_LOCK(1)",
+		// Unreserved keywords name routines too (CREATE FUNCTION set()).
+		"SELECT set()",
+		"select Key(1), over(2)",
 	} {
 		if !MayAffect(sql) {
 			t.Errorf("MayAffect(%q) = false, want true", sql)
