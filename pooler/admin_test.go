@@ -268,10 +268,10 @@ func TestAdminShowStats(t *testing.T) {
 
 	// After a stats period the averages cover the last period.
 	t0 := time.Now().Add(-90 * time.Second)
-	tp.samples.mu.Lock()
-	tp.samples.prev = &statsSample{at: t0, dbs: map[string]PoolTotals{pgtest.Database: {Transactions: 100, XactTimeUs: 5000, Queries: 100}}}
-	tp.samples.last = &statsSample{at: t0.Add(statsPeriod), dbs: map[string]PoolTotals{pgtest.Database: {Transactions: 220, XactTimeUs: 6200, Queries: 400, BytesSent: 6000}}}
-	tp.samples.mu.Unlock()
+	tp.samples.pair.Store(&samplePair{
+		prev: &statsSample{at: t0, dbs: map[string]PoolTotals{pgtest.Database: {Transactions: 100, XactTimeUs: 5000, Queries: 100}}},
+		last: &statsSample{at: t0.Add(statsPeriod), dbs: map[string]PoolTotals{pgtest.Database: {Transactions: 220, XactTimeUs: 6200, Queries: 400, BytesSent: 6000}}},
+	})
 	r := poolRow(t, adminShow(t, admin, "SHOW STATS"))
 	if r["avg_xact_count"] != "2" || r["avg_xact_time"] != "10" || r["avg_query_count"] != "5" || r["avg_sent"] != "100" || r["avg_query_time"] != "0" {
 		t.Errorf("averages over a period: %v", r)

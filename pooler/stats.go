@@ -4,7 +4,6 @@ import (
 	"net"
 	"sort"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -490,11 +489,14 @@ func contains(list []string, s string) bool {
 const statsPeriod = time.Minute
 
 // statsSamples are the per-database totals at the last two samples, a
-// stats period apart (under mu).
+// stats period apart: the janitor replaces them whole (sampleStats), SHOW
+// STATS reads them.
 type statsSamples struct {
-	mu         sync.Mutex
-	prev, last *statsSample
+	pair atomic.Pointer[samplePair]
 }
+
+// samplePair is the last two samples (prev nil until there are two).
+type samplePair struct{ prev, last *statsSample }
 
 type statsSample struct {
 	at  time.Time
@@ -535,31 +537,23 @@ func (p *Proxy) dbTotals() map[string]PoolTotals {
 // last one (the janitor calls it every second).
 func (p *Proxy) sampleStats(now time.Time) {
 	ss := &p.samples
-	ss.mu.Lock()
-	due := ss.last == nil || now.Sub(ss.last.at) >= statsPeriod
-	ss.mu.Unlock()
-	if !due {
+	cur := ss.pair.Load()
+	if cur != nil && now.Sub(cur.last.at) < statsPeriod {
 		return
 	}
-	s := &statsSample{at: now, dbs: p.dbTotals()}
-	ss.mu.Lock()
-	if ss.last == nil {
-		// The first sample: the period before it began at zero.
-		ss.last = &statsSample{at: p.started}
+	last := &statsSample{at: p.started} // the first sample: the period before it began at zero
+	if cur != nil {
+		last = cur.last
 	}
-	ss.prev, ss.last = ss.last, s
-	ss.mu.Unlock()
+	ss.pair.Store(&samplePair{prev: last, last: &statsSample{at: now, dbs: p.dbTotals()}})
 }
 
 // statsWindow returns the totals at the start and end of the last
 // complete stats period and its length; before one has passed, the window
 // runs from the start (zero) to now.
 func (p *Proxy) statsWindow(now map[string]PoolTotals) (from, to map[string]PoolTotals, d time.Duration) {
-	ss := &p.samples
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.prev != nil && ss.last != nil && ss.last.at.Sub(ss.prev.at) >= statsPeriod/2 {
-		return ss.prev.dbs, ss.last.dbs, ss.last.at.Sub(ss.prev.at)
+	if pr := p.samples.pair.Load(); pr != nil && pr.last.at.Sub(pr.prev.at) >= statsPeriod/2 {
+		return pr.prev.dbs, pr.last.dbs, pr.last.at.Sub(pr.prev.at)
 	}
 	return nil, now, time.Since(p.started)
 }
