@@ -179,24 +179,16 @@ func (c *csLexer) code(i int, hole bool) int {
 	src := c.src
 	braces, parens := 0, 0
 	for i < len(src) {
-		ch := src[i]
-		next := byte(0)
-		if i+1 < len(src) {
-			next = src[i+1]
-		}
+		ch, next := src[i], byteAt(src, i+1)
 		switch {
 		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v':
 			i++
 			continue
 		case ch == '/' && next == '/':
-			end := lineEnd(src, i)
-			c.comment(i, end, i+2, end)
-			i = end
+			i = c.lineComment(i, i+2)
 			continue
 		case ch == '/' && next == '*':
-			end, textEnd := blockCommentEnd(src, i+2, false)
-			c.comment(i, end, i+2, textEnd)
-			i = end
+			i = c.starComment(i, false)
 			continue
 		case ch == '#':
 			// A preprocessor directive (#if, #region, #pragma, #nullable)
@@ -224,10 +216,7 @@ func (c *csLexer) code(i int, hole bool) int {
 			c.token('i', tokIdent, i, j)
 			i = j
 		case isDigit(ch) || ch == '.' && isDigit(next):
-			j := i + 1
-			for j < len(src) && (isIdentChar(src[j]) || src[j] == '.' && j+1 < len(src) && isDigit(src[j+1])) {
-				j++
-			}
+			j := numberEnd(src, i, false)
 			c.token('o', tokOther, i, j)
 			i = j
 		case ch == '.' && next == '.':
@@ -279,19 +268,6 @@ func (c *csLexer) code(i int, hole bool) int {
 			}
 			c.token('o', tokOther, i, i+1)
 			i++
-		case ch == '{':
-			braces++
-			c.token('o', tokOther, i, i+1)
-			i++
-		case ch == '}':
-			if hole && braces == 0 {
-				return i
-			}
-			if braces > 0 {
-				braces--
-			}
-			c.token('o', tokOther, i, i+1)
-			i++
 		case ch == ':' && next == ':':
 			c.token('o', tokOther, i, i+2) // global::
 			i += 2
@@ -304,7 +280,10 @@ func (c *csLexer) code(i int, hole bool) int {
 			}
 			i++
 		default:
-			c.token('o', tokOther, i, i+1)
+			if !c.punct(i, &braces, hole) {
+				return i
+			}
+			c.note('o', i, i+1)
 			i++
 		}
 	}

@@ -29,13 +29,9 @@ func (lx *lexer) javaCode(i int, kotlin bool) int {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
 			i++
 		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			end := lineEnd(src, i)
-			lx.comment(i, end, i+2, end)
-			i = end
+			i = lx.lineComment(i, i+2)
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			end, textEnd := blockCommentEnd(src, i+2, kotlin)
-			lx.comment(i, end, i+2, textEnd)
-			i = end
+			i = lx.starComment(i, kotlin)
 		case c == '\'':
 			i = javaChar(src, i)
 			lx.add(tokOther, i, i)
@@ -67,10 +63,7 @@ func (lx *lexer) javaCode(i int, kotlin bool) int {
 			lx.add(tokIdent, i, j)
 			i = j
 		case isDigit(c):
-			j := i + 1
-			for j < len(src) && (isIdentChar(src[j]) || src[j] == '.' && j+1 < len(src) && isDigit(src[j+1])) {
-				j++
-			}
+			j := numberEnd(src, i, false)
 			lx.add(tokOther, i, j)
 			i = j
 		case c == '.' && !(i+1 < len(src) && src[i+1] == '.'):
@@ -80,26 +73,11 @@ func (lx *lexer) javaCode(i int, kotlin bool) int {
 			lx.add(tokDot, i, i+2)
 			i += 2
 		case c == '+':
-			if i+1 < len(src) && (src[i+1] == '+' || src[i+1] == '=') {
-				lx.add(tokOther, i, i+2)
-				i += 2
-			} else {
-				lx.add(tokPlus, i, i+1)
-				i++
-			}
-		case c == '{':
-			depth++
-			lx.add(tokOther, i, i+1)
-			i++
-		case c == '}':
-			if depth == 0 {
+			i = lx.operator(i, tokPlus, "+=")
+		default:
+			if !lx.punct(i, &depth, true) {
 				return i
 			}
-			depth--
-			lx.add(tokOther, i, i+1)
-			i++
-		default:
-			lx.add(tokOther, i, i+1)
 			i++
 		}
 	}

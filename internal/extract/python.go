@@ -26,9 +26,7 @@ func lexPython(src []byte) *lexer {
 				i++
 			}
 		case c == '#':
-			end := lineEnd(src, i)
-			lx.comment(i, end, i+1, end)
-			i = end
+			i = lx.lineComment(i, i+1)
 		case c == '"' || c == '\'':
 			i = lx.pyString(i, i, "")
 		case isIdentStart(c):
@@ -43,10 +41,7 @@ func lexPython(src []byte) *lexer {
 			lx.add(tokIdent, i, j)
 			i = j
 		case isDigit(c):
-			j := i + 1
-			for j < len(src) && (isIdentChar(src[j]) || src[j] == '.') {
-				j++
-			}
+			j := numberEnd(src, i, true)
 			lx.add(tokOther, i, j)
 			i = j
 		case c == '.':
