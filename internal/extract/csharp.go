@@ -299,9 +299,9 @@ func (c *csLexer) prefixed(i int, fresh bool) int {
 	if src[i] == '@' {
 		switch {
 		case at(i+1, '"'):
-			return c.verbatim(i, i+1, false, c.formatString(fresh))
+			return c.plain(i, i+1, true, false, c.formatString(fresh))
 		case at(i+1, '$') && at(i+2, '"'):
-			return c.verbatim(i, i+2, true, false)
+			return c.plain(i, i+2, true, true, false)
 		case i+1 < len(src) && isIdentStart(src[i+1]):
 			j := i + 2
 			for j < len(src) && isIdentChar(src[j]) {
@@ -319,7 +319,7 @@ func (c *csLexer) prefixed(i int, fresh bool) int {
 	}
 	switch {
 	case j-i == 1 && at(j, '@') && at(j+1, '"'):
-		return c.verbatim(i, j+1, true, false)
+		return c.plain(i, j+1, true, true, false)
 	case at(j, '"'):
 		return c.quoted(i, j, j-i, true, false)
 	}
@@ -339,12 +339,16 @@ func (c *csLexer) quoted(start, q, dollars int, interp, format bool) int {
 	if n >= 3 {
 		return c.raw(start, q, n, dollars, format)
 	}
-	return c.regular(start, q, interp, format)
+	return c.plain(start, q, false, interp, format)
 }
 
-// regular lexes a one-line string "…" or $"…" whose opening quote is at
-// q. An unterminated one is dropped, and lexing resumes at its line break.
-func (c *csLexer) regular(start, q int, interp, format bool) int {
+// plain lexes a string that one quote opens at q (start is where its
+// prefix starts). A regular one, "…" or $"…", has escapes and stays on
+// one line: an unterminated one is dropped, and lexing resumes at its
+// line break. A verbatim one (verbatim set), @"…" or $@"…", has no
+// escapes but "" for a quote, and keeps its line breaks as they are in
+// the source: an unterminated one ends the file.
+func (c *csLexer) plain(start, q int, verbatim, interp, format bool) int {
 	src := c.src
 	b := newBuilder()
 	j := q + 1
@@ -355,10 +359,15 @@ func (c *csLexer) regular(start, q int, interp, format bool) int {
 		ch := src[j]
 		switch {
 		case ch == '"':
+			if verbatim && j+1 < len(src) && src[j+1] == '"' {
+				b.decoded(`"`, j)
+				j += 2
+				continue
+			}
 			return c.finish(&b, start, j+1, interp)
-		case ch == '\n' || ch == '\r':
+		case !verbatim && (ch == '\n' || ch == '\r'):
 			return j
-		case ch == '\\':
+		case !verbatim && ch == '\\':
 			j = csEscape(&b, src, j)
 		case interp && (ch == '{' || ch == '}'):
 			next, ok := c.braces(&b, j, 1)
@@ -370,47 +379,8 @@ func (c *csLexer) regular(start, q int, interp, format bool) int {
 			j = formatItem(&b, src, j, len(src))
 		default:
 			k := j + 1
-			for k < len(src) && src[k] != '"' && src[k] != '\\' && src[k] != '\n' && src[k] != '\r' &&
-				!((interp || format) && (src[k] == '{' || src[k] == '}')) {
-				k++
-			}
-			b.verbatim(src, j, k)
-			j = k
-		}
-	}
-}
-
-// verbatim lexes a verbatim string @"…" or $@"…" whose opening quote is
-// at q: no escapes but "" for a quote, and line breaks kept as they are
-// in the source. An unterminated one ends the file.
-func (c *csLexer) verbatim(start, q int, interp, format bool) int {
-	src := c.src
-	b := newBuilder()
-	j := q + 1
-	for {
-		if j >= len(src) {
-			return j
-		}
-		ch := src[j]
-		switch {
-		case ch == '"':
-			if j+1 < len(src) && src[j+1] == '"' {
-				b.decoded(`"`, j)
-				j += 2
-				continue
-			}
-			return c.finish(&b, start, j+1, interp)
-		case interp && (ch == '{' || ch == '}'):
-			next, ok := c.braces(&b, j, 1)
-			if !ok {
-				return len(src)
-			}
-			j = next
-		case format && (ch == '{' || ch == '}'):
-			j = formatItem(&b, src, j, len(src))
-		default:
-			k := j + 1
-			for k < len(src) && src[k] != '"' && !((interp || format) && (src[k] == '{' || src[k] == '}')) {
+			for k < len(src) && src[k] != '"' && !((interp || format) && (src[k] == '{' || src[k] == '}')) &&
+				(verbatim || src[k] != '\\' && src[k] != '\n' && src[k] != '\r') {
 				k++
 			}
 			b.verbatim(src, j, k)
