@@ -125,16 +125,13 @@ func javaEscape(b *builder, src []byte, i int, kotlin bool) int {
 		return i + 2
 	case c >= '0' && c <= '7' && !kotlin:
 		return octalEscape(b, src, i)
-	case c == 'v' || c == 'a' || c == '`' || (c == 'f' && kotlin) || (c == '$' && !kotlin):
-		// Not escapes in these languages.
-	default:
-		if s, ok := simpleEscape(c); ok {
-			b.decoded(s, i)
-			return i + 2
-		}
 	}
-	b.verbatim(src, i, i+1)
-	return i + 1
+	// \v, \a and \` are not escapes in these languages, nor \f in Kotlin
+	// and \$ in Java.
+	if kotlin {
+		return simpleOrKept(b, src, i, "va`f")
+	}
+	return simpleOrKept(b, src, i, "va`$")
 }
 
 // javaQuoted lexes a one-line string at src[i].

@@ -205,17 +205,10 @@ func pyEscape(b *builder, src []byte, i int, bytesLit bool) int {
 		}
 		b.decodedRune(r, i)
 		return i + 2 + n
-	case c == '`' || c == '$' || c == '0':
-		// Not escapes in Python ("\0" is handled as octal above).
-	default:
-		if s, ok := simpleEscape(c); ok {
-			b.decoded(s, i)
-			return i + 2
-		}
 	}
-	// Unknown escapes (and \N{...}) keep the backslash.
-	b.verbatim(src, i, i+1)
-	return i + 1
+	// \` and \$ are not escapes in Python ("\0" is handled as octal above);
+	// unknown escapes (and \N{...}) keep the backslash.
+	return simpleOrKept(b, src, i, "`$")
 }
 
 // pyField skips an f-string replacement field whose body starts at i (just
