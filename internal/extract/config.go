@@ -319,12 +319,7 @@ func (cl *configLexer) yaml() {
 	for ls := cl.start; ls < len(src); {
 		end, next := lineBounds(src, ls)
 		i := skipSpaces(src, ls, end)
-		if i >= end {
-			ls = next
-			continue
-		}
-		if src[i] == '#' {
-			cl.comment(i, end, i+1)
+		if cl.yamlBlank(i, end) {
 			ls = next
 			continue
 		}
@@ -345,12 +340,7 @@ func (cl *configLexer) yaml() {
 			i = skipSpaces(src, i+1, end)
 			indent = i - ls
 		}
-		if i >= end {
-			ls = next
-			continue
-		}
-		if src[i] == '#' {
-			cl.comment(i, end, i+1)
+		if cl.yamlBlank(i, end) {
 			ls = next
 			continue
 		}
@@ -431,6 +421,19 @@ func yamlProperties(src []byte, i, end int) int {
 		i = skipSpaces(src, i, end)
 	}
 	return i
+}
+
+// yamlBlank reports whether the rest of a YAML line, from i to end, is
+// blank or a comment, which it then adds.
+func (cl *configLexer) yamlBlank(i, end int) bool {
+	if i >= end {
+		return true
+	}
+	if cl.src[i] == '#' {
+		cl.comment(i, end, i+1)
+		return true
+	}
+	return false
 }
 
 // yamlScalar lexes the scalar value at src[i:end] of a key (or sequence
