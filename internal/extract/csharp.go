@@ -351,6 +351,10 @@ func (c *csLexer) quoted(start, q, dollars int, interp, format bool) int {
 func (c *csLexer) plain(start, q int, verbatim, interp, format bool) int {
 	src := c.src
 	b := newBuilder()
+	holes := 0 // the braces that open a hole
+	if interp {
+		holes = 1
+	}
 	j := q + 1
 	for {
 		if j >= len(src) {
@@ -369,14 +373,11 @@ func (c *csLexer) plain(start, q int, verbatim, interp, format bool) int {
 			return j
 		case !verbatim && ch == '\\':
 			j = csEscape(&b, src, j)
-		case interp && (ch == '{' || ch == '}'):
-			next, ok := c.braces(&b, j, 1)
-			if !ok {
+		case (interp || format) && (ch == '{' || ch == '}'):
+			var ok bool
+			if j, ok = c.stringBrace(&b, j, holes); !ok {
 				return len(src)
 			}
-			j = next
-		case format && (ch == '{' || ch == '}'):
-			j = formatItem(&b, src, j, len(src))
 		default:
 			k := j + 1
 			for k < len(src) && src[k] != '"' && !((interp || format) && (src[k] == '{' || src[k] == '}')) &&
@@ -387,6 +388,17 @@ func (c *csLexer) plain(start, q int, verbatim, interp, format bool) int {
 			j = k
 		}
 	}
+}
+
+// stringBrace decodes the brace at src[j] of a string on one line: of an
+// interpolated one whose holes open with n braces (n > 0), else of a
+// format string. It reports false when a hole is left open at the end of
+// the file.
+func (c *csLexer) stringBrace(b *builder, j, n int) (int, bool) {
+	if n > 0 {
+		return c.braces(b, j, n)
+	}
+	return formatItem(b, c.src, j, len(c.src)), true
 }
 
 // finish adds the string that b holds, from start to end (after its
@@ -508,14 +520,11 @@ func (c *csLexer) raw(start, q, n, dollars int, format bool) int {
 			}
 			b.verbatim(src, j, m)
 			j = m
-		case dollars > 0 && (ch == '{' || ch == '}'):
-			next, ok := c.braces(&b, j, dollars)
-			if !ok {
+		case (dollars > 0 || format) && (ch == '{' || ch == '}'):
+			var ok bool
+			if j, ok = c.stringBrace(&b, j, dollars); !ok {
 				return len(src)
 			}
-			j = next
-		case format && (ch == '{' || ch == '}'):
-			j = formatItem(&b, src, j, len(src))
 		default:
 			m := j + 1
 			for m < len(src) && src[m] != '"' && src[m] != '\n' && src[m] != '\r' &&
