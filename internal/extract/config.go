@@ -262,17 +262,9 @@ func (cl *configLexer) properties() {
 				continue
 			}
 			switch d := src[i+1]; d {
-			case 't':
-				b.decoded("\t", i)
-				i += 2
-			case 'n':
-				b.decoded("\n", i)
-				i += 2
-			case 'r':
-				b.decoded("\r", i)
-				i += 2
-			case 'f':
-				b.decoded("\f", i)
+			case 't', 'n', 'r', 'f':
+				s, _ := simpleEscape(d)
+				b.decoded(s, i)
 				i += 2
 			case 'u':
 				if r, n := hexRun(src, i+2, 4); n == 4 {
