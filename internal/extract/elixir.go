@@ -68,9 +68,7 @@ func (lx *lexer) exCode(i int) int {
 			lx.add(tokIdent, i, j)
 			i = j
 		case isDigit(c):
-			j := numberEnd(src, i, false)
-			lx.add(tokOther, i, j)
-			i = j
+			i = lx.number(i, false)
 		case c == '.' && next != '.':
 			lx.add(tokDot, i, i+1)
 			i++

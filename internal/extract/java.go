@@ -63,9 +63,7 @@ func (lx *lexer) javaCode(i int, kotlin bool) int {
 			lx.add(tokIdent, i, j)
 			i = j
 		case isDigit(c):
-			j := numberEnd(src, i, false)
-			lx.add(tokOther, i, j)
-			i = j
+			i = lx.number(i, false)
 		case c == '.' && !(i+1 < len(src) && src[i+1] == '.'):
 			lx.add(tokDot, i, i+1)
 			i++

@@ -72,10 +72,8 @@ func (js *jsLexer) run(i int) int {
 			}
 			i = j
 		case isDigit(c) || (c == '.' && i+1 < len(src) && isDigit(src[i+1])):
-			j := numberEnd(src, i, true)
-			js.add(tokOther, i, j)
+			i = js.number(i, true)
 			js.regexOK = false
-			i = j
 		case c == '.' && !(i+2 < len(src) && src[i+1] == '.' && src[i+2] == '.'):
 			js.add(tokDot, i, i+1)
 			js.regexOK = false

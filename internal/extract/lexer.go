@@ -24,6 +24,14 @@ func numberEnd(src []byte, i int, anyDot bool) int {
 	return j
 }
 
+// number adds the number that starts at src[i] (see numberEnd) as a
+// token and returns the offset after it.
+func (lx *lexer) number(i int, anyDot bool) int {
+	j := numberEnd(lx.src, i, anyDot)
+	lx.add(tokOther, i, j)
+	return j
+}
+
 // lineComment adds the comment that runs from src[i] to the end of the
 // line, whose text starts at text, and returns the offset of the line
 // break.

@@ -140,9 +140,7 @@ func (p *phpLexer) code(i int, inner bool) int {
 			p.add(tokIdent, i, j)
 			i = j
 		case isDigit(c) || c == '.' && isDigit(next):
-			j := numberEnd(src, i, false)
-			p.add(tokOther, i, j)
-			i = j
+			i = p.number(i, false)
 		case c == '.':
 			switch {
 			case next == '=':

@@ -41,9 +41,7 @@ func lexPython(src []byte) *lexer {
 			lx.add(tokIdent, i, j)
 			i = j
 		case isDigit(c):
-			j := numberEnd(src, i, true)
-			lx.add(tokOther, i, j)
-			i = j
+			i = lx.number(i, true)
 		case c == '.':
 			lx.add(tokDot, i, i+1)
 			i++

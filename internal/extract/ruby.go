@@ -177,10 +177,8 @@ func (r *rbLexer) run(i int, inner bool) int {
 			}
 			i = j
 		case isDigit(c):
-			j := numberEnd(src, i, false)
-			r.add(tokOther, i, j)
+			i = r.number(i, false)
 			r.set(false, false)
-			i = j
 		case c == '.' && next != '.':
 			r.add(tokDot, i, i+1)
 			r.set(false, false)

@@ -130,9 +130,7 @@ func (r *rustLexer) token(i int) int {
 		}
 		return j
 	case isDigit(c):
-		j := numberEnd(src, i, false)
-		r.add(tokOther, i, j)
-		return j
+		return r.number(i, false)
 	case c == '(' || c == '[' || c == '{':
 		r.groups = append(r.groups, rustGroup{fresh: true})
 		r.add(tokOther, i, i+1)
