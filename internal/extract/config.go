@@ -262,17 +262,9 @@ func (cl *configLexer) properties() {
 				continue
 			}
 			switch d := src[i+1]; d {
-			case 't':
-				b.decoded("\t", i)
-				i += 2
-			case 'n':
-				b.decoded("\n", i)
-				i += 2
-			case 'r':
-				b.decoded("\r", i)
-				i += 2
-			case 'f':
-				b.decoded("\f", i)
+			case 't', 'n', 'r', 'f':
+				s, _ := simpleEscape(d)
+				b.decoded(s, i)
 				i += 2
 			case 'u':
 				if r, n := hexRun(src, i+2, 4); n == 4 {
@@ -319,12 +311,7 @@ func (cl *configLexer) yaml() {
 	for ls := cl.start; ls < len(src); {
 		end, next := lineBounds(src, ls)
 		i := skipSpaces(src, ls, end)
-		if i >= end {
-			ls = next
-			continue
-		}
-		if src[i] == '#' {
-			cl.comment(i, end, i+1)
+		if cl.yamlBlank(i, end) {
 			ls = next
 			continue
 		}
@@ -345,12 +332,7 @@ func (cl *configLexer) yaml() {
 			i = skipSpaces(src, i+1, end)
 			indent = i - ls
 		}
-		if i >= end {
-			ls = next
-			continue
-		}
-		if src[i] == '#' {
-			cl.comment(i, end, i+1)
+		if cl.yamlBlank(i, end) {
 			ls = next
 			continue
 		}
@@ -431,6 +413,19 @@ func yamlProperties(src []byte, i, end int) int {
 		i = skipSpaces(src, i, end)
 	}
 	return i
+}
+
+// yamlBlank reports whether the rest of a YAML line, from i to end, is
+// blank or a comment, which it then adds.
+func (cl *configLexer) yamlBlank(i, end int) bool {
+	if i >= end {
+		return true
+	}
+	if cl.src[i] == '#' {
+		cl.comment(i, end, i+1)
+		return true
+	}
+	return false
 }
 
 // yamlScalar lexes the scalar value at src[i:end] of a key (or sequence

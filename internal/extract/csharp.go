@@ -179,24 +179,16 @@ func (c *csLexer) code(i int, hole bool) int {
 	src := c.src
 	braces, parens := 0, 0
 	for i < len(src) {
-		ch := src[i]
-		next := byte(0)
-		if i+1 < len(src) {
-			next = src[i+1]
-		}
+		ch, next := src[i], byteAt(src, i+1)
 		switch {
 		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v':
 			i++
 			continue
 		case ch == '/' && next == '/':
-			end := lineEnd(src, i)
-			c.comment(i, end, i+2, end)
-			i = end
+			i = c.lineComment(i, i+2)
 			continue
 		case ch == '/' && next == '*':
-			end, textEnd := blockCommentEnd(src, i+2, false)
-			c.comment(i, end, i+2, textEnd)
-			i = end
+			i = c.starComment(i, false)
 			continue
 		case ch == '#':
 			// A preprocessor directive (#if, #region, #pragma, #nullable)
@@ -224,10 +216,7 @@ func (c *csLexer) code(i int, hole bool) int {
 			c.token('i', tokIdent, i, j)
 			i = j
 		case isDigit(ch) || ch == '.' && isDigit(next):
-			j := i + 1
-			for j < len(src) && (isIdentChar(src[j]) || src[j] == '.' && j+1 < len(src) && isDigit(src[j+1])) {
-				j++
-			}
+			j := numberEnd(src, i, false)
 			c.token('o', tokOther, i, j)
 			i = j
 		case ch == '.' && next == '.':
@@ -279,19 +268,6 @@ func (c *csLexer) code(i int, hole bool) int {
 			}
 			c.token('o', tokOther, i, i+1)
 			i++
-		case ch == '{':
-			braces++
-			c.token('o', tokOther, i, i+1)
-			i++
-		case ch == '}':
-			if hole && braces == 0 {
-				return i
-			}
-			if braces > 0 {
-				braces--
-			}
-			c.token('o', tokOther, i, i+1)
-			i++
 		case ch == ':' && next == ':':
 			c.token('o', tokOther, i, i+2) // global::
 			i += 2
@@ -304,7 +280,10 @@ func (c *csLexer) code(i int, hole bool) int {
 			}
 			i++
 		default:
-			c.token('o', tokOther, i, i+1)
+			if !c.punct(i, &braces, hole) {
+				return i
+			}
+			c.note('o', i, i+1)
 			i++
 		}
 	}
@@ -320,9 +299,9 @@ func (c *csLexer) prefixed(i int, fresh bool) int {
 	if src[i] == '@' {
 		switch {
 		case at(i+1, '"'):
-			return c.verbatim(i, i+1, false, c.formatString(fresh))
+			return c.plain(i, i+1, true, false, c.formatString(fresh))
 		case at(i+1, '$') && at(i+2, '"'):
-			return c.verbatim(i, i+2, true, false)
+			return c.plain(i, i+2, true, true, false)
 		case i+1 < len(src) && isIdentStart(src[i+1]):
 			j := i + 2
 			for j < len(src) && isIdentChar(src[j]) {
@@ -340,7 +319,7 @@ func (c *csLexer) prefixed(i int, fresh bool) int {
 	}
 	switch {
 	case j-i == 1 && at(j, '@') && at(j+1, '"'):
-		return c.verbatim(i, j+1, true, false)
+		return c.plain(i, j+1, true, true, false)
 	case at(j, '"'):
 		return c.quoted(i, j, j-i, true, false)
 	}
@@ -360,53 +339,22 @@ func (c *csLexer) quoted(start, q, dollars int, interp, format bool) int {
 	if n >= 3 {
 		return c.raw(start, q, n, dollars, format)
 	}
-	return c.regular(start, q, interp, format)
+	return c.plain(start, q, false, interp, format)
 }
 
-// regular lexes a one-line string "…" or $"…" whose opening quote is at
-// q. An unterminated one is dropped, and lexing resumes at its line break.
-func (c *csLexer) regular(start, q int, interp, format bool) int {
+// plain lexes a string that one quote opens at q (start is where its
+// prefix starts). A regular one, "…" or $"…", has escapes and stays on
+// one line: an unterminated one is dropped, and lexing resumes at its
+// line break. A verbatim one (verbatim set), @"…" or $@"…", has no
+// escapes but "" for a quote, and keeps its line breaks as they are in
+// the source: an unterminated one ends the file.
+func (c *csLexer) plain(start, q int, verbatim, interp, format bool) int {
 	src := c.src
 	b := newBuilder()
-	j := q + 1
-	for {
-		if j >= len(src) {
-			return j
-		}
-		ch := src[j]
-		switch {
-		case ch == '"':
-			return c.finish(&b, start, j+1, interp)
-		case ch == '\n' || ch == '\r':
-			return j
-		case ch == '\\':
-			j = csEscape(&b, src, j)
-		case interp && (ch == '{' || ch == '}'):
-			next, ok := c.braces(&b, j, 1)
-			if !ok {
-				return len(src)
-			}
-			j = next
-		case format && (ch == '{' || ch == '}'):
-			j = formatItem(&b, src, j, len(src))
-		default:
-			k := j + 1
-			for k < len(src) && src[k] != '"' && src[k] != '\\' && src[k] != '\n' && src[k] != '\r' &&
-				!((interp || format) && (src[k] == '{' || src[k] == '}')) {
-				k++
-			}
-			b.verbatim(src, j, k)
-			j = k
-		}
+	holes := 0 // the braces that open a hole
+	if interp {
+		holes = 1
 	}
-}
-
-// verbatim lexes a verbatim string @"…" or $@"…" whose opening quote is
-// at q: no escapes but "" for a quote, and line breaks kept as they are
-// in the source. An unterminated one ends the file.
-func (c *csLexer) verbatim(start, q int, interp, format bool) int {
-	src := c.src
-	b := newBuilder()
 	j := q + 1
 	for {
 		if j >= len(src) {
@@ -415,29 +363,42 @@ func (c *csLexer) verbatim(start, q int, interp, format bool) int {
 		ch := src[j]
 		switch {
 		case ch == '"':
-			if j+1 < len(src) && src[j+1] == '"' {
+			if verbatim && j+1 < len(src) && src[j+1] == '"' {
 				b.decoded(`"`, j)
 				j += 2
 				continue
 			}
 			return c.finish(&b, start, j+1, interp)
-		case interp && (ch == '{' || ch == '}'):
-			next, ok := c.braces(&b, j, 1)
-			if !ok {
+		case !verbatim && (ch == '\n' || ch == '\r'):
+			return j
+		case !verbatim && ch == '\\':
+			j = csEscape(&b, src, j)
+		case (interp || format) && (ch == '{' || ch == '}'):
+			var ok bool
+			if j, ok = c.stringBrace(&b, j, holes); !ok {
 				return len(src)
 			}
-			j = next
-		case format && (ch == '{' || ch == '}'):
-			j = formatItem(&b, src, j, len(src))
 		default:
 			k := j + 1
-			for k < len(src) && src[k] != '"' && !((interp || format) && (src[k] == '{' || src[k] == '}')) {
+			for k < len(src) && src[k] != '"' && !((interp || format) && (src[k] == '{' || src[k] == '}')) &&
+				(verbatim || src[k] != '\\' && src[k] != '\n' && src[k] != '\r') {
 				k++
 			}
 			b.verbatim(src, j, k)
 			j = k
 		}
 	}
+}
+
+// stringBrace decodes the brace at src[j] of a string on one line: of an
+// interpolated one whose holes open with n braces (n > 0), else of a
+// format string. It reports false when a hole is left open at the end of
+// the file.
+func (c *csLexer) stringBrace(b *builder, j, n int) (int, bool) {
+	if n > 0 {
+		return c.braces(b, j, n)
+	}
+	return formatItem(b, c.src, j, len(c.src)), true
 }
 
 // finish adds the string that b holds, from start to end (after its
@@ -559,14 +520,11 @@ func (c *csLexer) raw(start, q, n, dollars int, format bool) int {
 			}
 			b.verbatim(src, j, m)
 			j = m
-		case dollars > 0 && (ch == '{' || ch == '}'):
-			next, ok := c.braces(&b, j, dollars)
-			if !ok {
+		case (dollars > 0 || format) && (ch == '{' || ch == '}'):
+			var ok bool
+			if j, ok = c.stringBrace(&b, j, dollars); !ok {
 				return len(src)
 			}
-			j = next
-		case format && (ch == '{' || ch == '}'):
-			j = formatItem(&b, src, j, len(src))
 		default:
 			m := j + 1
 			for m < len(src) && src[m] != '"' && src[m] != '\n' && src[m] != '\r' &&

@@ -24,18 +24,12 @@ func (lx *lexer) exCode(i int) int {
 	src := lx.src
 	depth := 0
 	for i < len(src) {
-		c := src[i]
-		next := byte(0)
-		if i+1 < len(src) {
-			next = src[i+1]
-		}
+		c, next := src[i], byteAt(src, i+1)
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
 			i++
 		case c == '#':
-			end := lineEnd(src, i)
-			lx.comment(i, end, i+1, end)
-			i = end
+			i = lx.lineComment(i, i+1)
 		case c == '"' || c == '\'':
 			i = lx.exString(i, i, c, true, true)
 		case c == '~' && (next >= 'a' && next <= 'z' || next >= 'A' && next <= 'Z'):
@@ -74,28 +68,14 @@ func (lx *lexer) exCode(i int) int {
 			lx.add(tokIdent, i, j)
 			i = j
 		case isDigit(c):
-			j := i + 1
-			for j < len(src) && (isIdentChar(src[j]) || src[j] == '.' && j+1 < len(src) && isDigit(src[j+1])) {
-				j++
-			}
-			lx.add(tokOther, i, j)
-			i = j
+			i = lx.number(i, false)
 		case c == '.' && next != '.':
 			lx.add(tokDot, i, i+1)
 			i++
-		case c == '{':
-			depth++
-			lx.add(tokOther, i, i+1)
-			i++
-		case c == '}':
-			if depth == 0 {
+		default:
+			if !lx.punct(i, &depth, true) {
 				return i
 			}
-			depth--
-			lx.add(tokOther, i, i+1)
-			i++
-		default:
-			lx.add(tokOther, i, i+1)
 			i++
 		}
 	}

@@ -153,32 +153,26 @@ type Comment struct {
 // ends the file. The error is only for an
 // unknown language.
 func Literals(lang Language, src []byte) (lits []Literal, comments []Comment, err error) {
-	var lx *lexer
-	switch lang {
-	case Go:
-		lx = lexGo(src)
-	case Python:
-		lx = lexPython(src)
-	case Ruby:
-		lx = lexRuby(src)
-	case JavaScript:
-		lx = lexJavaScript(src)
-	case Java:
-		lx = lexJava(src, false)
-	case Kotlin:
-		lx = lexJava(src, true)
-	case Elixir:
-		lx = lexElixir(src)
-	case PHP:
-		lx = lexPHP(src)
-	case Rust:
-		lx = lexRust(src)
-	case CSharp:
-		lx = lexCSharp(src)
-	default:
+	lex, ok := lexers[lang]
+	if !ok {
 		return nil, nil, fmt.Errorf("extract: unsupported language %q", lang)
 	}
+	lx := lex(src)
 	return lx.join(), lx.comments, nil
+}
+
+// lexers holds the lexer of each language understood by Literals.
+var lexers = map[Language]func(src []byte) *lexer{
+	Go:         lexGo,
+	Python:     lexPython,
+	Ruby:       lexRuby,
+	JavaScript: lexJavaScript,
+	Java:       func(src []byte) *lexer { return lexJava(src, false) },
+	Kotlin:     func(src []byte) *lexer { return lexJava(src, true) },
+	Elixir:     lexElixir,
+	PHP:        lexPHP,
+	Rust:       lexRust,
+	CSharp:     lexCSharp,
 }
 
 // builder accumulates a decoded value and its segments.

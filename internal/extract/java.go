@@ -29,13 +29,9 @@ func (lx *lexer) javaCode(i int, kotlin bool) int {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
 			i++
 		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			end := lineEnd(src, i)
-			lx.comment(i, end, i+2, end)
-			i = end
+			i = lx.lineComment(i, i+2)
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			end, textEnd := blockCommentEnd(src, i+2, kotlin)
-			lx.comment(i, end, i+2, textEnd)
-			i = end
+			i = lx.starComment(i, kotlin)
 		case c == '\'':
 			i = javaChar(src, i)
 			lx.add(tokOther, i, i)
@@ -67,12 +63,7 @@ func (lx *lexer) javaCode(i int, kotlin bool) int {
 			lx.add(tokIdent, i, j)
 			i = j
 		case isDigit(c):
-			j := i + 1
-			for j < len(src) && (isIdentChar(src[j]) || src[j] == '.' && j+1 < len(src) && isDigit(src[j+1])) {
-				j++
-			}
-			lx.add(tokOther, i, j)
-			i = j
+			i = lx.number(i, false)
 		case c == '.' && !(i+1 < len(src) && src[i+1] == '.'):
 			lx.add(tokDot, i, i+1)
 			i++
@@ -80,26 +71,11 @@ func (lx *lexer) javaCode(i int, kotlin bool) int {
 			lx.add(tokDot, i, i+2)
 			i += 2
 		case c == '+':
-			if i+1 < len(src) && (src[i+1] == '+' || src[i+1] == '=') {
-				lx.add(tokOther, i, i+2)
-				i += 2
-			} else {
-				lx.add(tokPlus, i, i+1)
-				i++
-			}
-		case c == '{':
-			depth++
-			lx.add(tokOther, i, i+1)
-			i++
-		case c == '}':
-			if depth == 0 {
+			i = lx.operator(i, tokPlus, "+=")
+		default:
+			if !lx.punct(i, &depth, true) {
 				return i
 			}
-			depth--
-			lx.add(tokOther, i, i+1)
-			i++
-		default:
-			lx.add(tokOther, i, i+1)
 			i++
 		}
 	}
@@ -147,16 +123,13 @@ func javaEscape(b *builder, src []byte, i int, kotlin bool) int {
 		return i + 2
 	case c >= '0' && c <= '7' && !kotlin:
 		return octalEscape(b, src, i)
-	case c == 'v' || c == 'a' || c == '`' || (c == 'f' && kotlin) || (c == '$' && !kotlin):
-		// Not escapes in these languages.
-	default:
-		if s, ok := simpleEscape(c); ok {
-			b.decoded(s, i)
-			return i + 2
-		}
 	}
-	b.verbatim(src, i, i+1)
-	return i + 1
+	// \v, \a and \` are not escapes in these languages, nor \f in Kotlin
+	// and \$ in Java.
+	if kotlin {
+		return simpleOrKept(b, src, i, "va`f")
+	}
+	return simpleOrKept(b, src, i, "va`$")
 }
 
 // javaQuoted lexes a one-line string at src[i].

@@ -21,9 +21,7 @@ func lexJavaScript(src []byte) *lexer {
 	js := &jsLexer{lexer: newLexer(src), regexOK: true}
 	i := 0
 	if len(src) > 1 && src[0] == '#' && src[1] == '!' {
-		end := lineEnd(src, 0)
-		js.comment(0, end, 2, end)
-		i = end
+		i = js.lineComment(0, 2)
 	}
 	for i < len(src) {
 		i = js.run(i)
@@ -47,13 +45,9 @@ func (js *jsLexer) run(i int) int {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
 			i++
 		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			end := lineEnd(src, i)
-			js.comment(i, end, i+2, end)
-			i = end
+			i = js.lineComment(i, i+2)
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			end, textEnd := blockCommentEnd(src, i+2, false)
-			js.comment(i, end, i+2, textEnd)
-			i = end
+			i = js.starComment(i, false)
 		case c == '/' && js.regexOK:
 			i = jsRegex(src, i)
 			js.add(tokOther, i, i)
@@ -78,13 +72,8 @@ func (js *jsLexer) run(i int) int {
 			}
 			i = j
 		case isDigit(c) || (c == '.' && i+1 < len(src) && isDigit(src[i+1])):
-			j := i + 1
-			for j < len(src) && (isIdentChar(src[j]) || src[j] == '.') {
-				j++
-			}
-			js.add(tokOther, i, j)
+			i = js.number(i, true)
 			js.regexOK = false
-			i = j
 		case c == '.' && !(i+2 < len(src) && src[i+1] == '.' && src[i+2] == '.'):
 			js.add(tokDot, i, i+1)
 			js.regexOK = false
@@ -94,65 +83,22 @@ func (js *jsLexer) run(i int) int {
 			js.regexOK = false
 			i += 2
 		case c == '+':
-			if i+1 < len(src) && (src[i+1] == '+' || src[i+1] == '=') {
-				js.add(tokOther, i, i+2)
-				// After x++ a slash divides; after += a value follows.
-				js.regexOK = src[i+1] == '='
-				i += 2
-			} else {
-				js.add(tokPlus, i, i+1)
-				js.regexOK = true
-				i++
-			}
-		case c == '{':
-			depth++
-			js.add(tokOther, i, i+1)
-			js.regexOK = true
-			i++
-		case c == '}':
-			if depth == 0 {
-				return i
-			}
-			depth--
-			js.add(tokOther, i, i+1)
-			js.regexOK = true
-			i++
+			// After x++ a slash divides; after + and += a value follows.
+			js.regexOK = !(i+1 < len(src) && src[i+1] == '+')
+			i = js.operator(i, tokPlus, "+=")
 		case c == ')' || c == ']':
 			js.add(tokOther, i, i+1)
 			js.regexOK = false
 			i++
 		default:
-			js.add(tokOther, i, i+1)
+			if !js.punct(i, &depth, true) {
+				return i
+			}
 			js.regexOK = true
 			i++
 		}
 	}
 	return i
-}
-
-// blockCommentEnd finds the end of a block comment whose body starts at i.
-// It returns the offset after the closing marker and the offset of the
-// marker itself (both len(src) when unterminated). With nested set, inner
-// block comments nest (Kotlin).
-func blockCommentEnd(src []byte, i int, nested bool) (end, textEnd int) {
-	depth := 1
-	for i+1 < len(src) {
-		if src[i] == '*' && src[i+1] == '/' {
-			depth--
-			if depth == 0 {
-				return i + 2, i
-			}
-			i += 2
-			continue
-		}
-		if nested && src[i] == '/' && src[i+1] == '*' {
-			depth++
-			i += 2
-			continue
-		}
-		i++
-	}
-	return len(src), len(src)
 }
 
 // jsRegex skips the regular expression literal starting at src[i] and

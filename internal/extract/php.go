@@ -68,11 +68,7 @@ func (p *phpLexer) code(i int, inner bool) int {
 	src := p.src
 	depth := 0
 	for i < len(src) {
-		c := src[i]
-		next := byte(0)
-		if i+1 < len(src) {
-			next = src[i+1]
-		}
+		c, next := src[i], byteAt(src, i+1)
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
 			i++
@@ -90,9 +86,7 @@ func (p *phpLexer) code(i int, inner bool) int {
 			p.comment(i, end, text, end)
 			i = end
 		case c == '/' && next == '*':
-			end, textEnd := blockCommentEnd(src, i+2, false)
-			p.comment(i, end, i+2, textEnd)
-			i = end
+			i = p.starComment(i, false)
 		case c == '\'':
 			i = p.single(i, i)
 		case c == '"' || c == '`':
@@ -146,12 +140,7 @@ func (p *phpLexer) code(i int, inner bool) int {
 			p.add(tokIdent, i, j)
 			i = j
 		case isDigit(c) || c == '.' && isDigit(next):
-			j := i + 1
-			for j < len(src) && (isIdentChar(src[j]) || src[j] == '.' && j+1 < len(src) && isDigit(src[j+1])) {
-				j++
-			}
-			p.add(tokOther, i, j)
-			i = j
+			i = p.number(i, false)
 		case c == '.':
 			switch {
 			case next == '=':
@@ -170,21 +159,10 @@ func (p *phpLexer) code(i int, inner bool) int {
 		case c == '?' && next == '-' && i+2 < len(src) && src[i+2] == '>':
 			p.add(tokDot, i, i+3)
 			i += 3
-		case c == '{':
-			depth++
-			p.add(tokOther, i, i+1)
-			i++
-		case c == '}':
-			if depth == 0 && inner {
+		default:
+			if !p.punct(i, &depth, inner) {
 				return i
 			}
-			if depth > 0 {
-				depth--
-			}
-			p.add(tokOther, i, i+1)
-			i++
-		default:
-			p.add(tokOther, i, i+1)
 			i++
 		}
 	}
@@ -257,17 +235,10 @@ func (p *phpLexer) quoted(start, q int, quote byte) int {
 		case c == '\\':
 			j = phpEscape(&b, src, j, quote)
 		case c == '$' || c == '{':
-			end := p.interpolation(j)
-			if end == j {
-				b.verbatim(src, j, j+1)
-				j++
-				continue
-			}
-			if end > len(src) {
+			var ok bool
+			if j, ok = b.interpolation(src, j, p.interpolation(j)); !ok {
 				return len(src)
 			}
-			b.decoded(Placeholder, j)
-			j = end
 		default:
 			k := j + 1
 			for k < len(src) && src[k] != quote && src[k] != '\\' && src[k] != '$' && src[k] != '{' {
@@ -452,14 +423,7 @@ func (p *phpLexer) heredoc(start, i int) (int, bool) {
 		case escapes && c == '\\':
 			j = phpEscape(&b, body, j, 0)
 		case escapes && (c == '$' || c == '{'):
-			e := p.interpolation(j)
-			if e == j {
-				b.verbatim(src, j, j+1)
-				j++
-				continue
-			}
-			b.decoded(Placeholder, j)
-			j = min(e, bodyEnd)
+			j, _ = b.interpolation(src, j, min(p.interpolation(j), bodyEnd))
 		default:
 			m := j + 1
 			for m < bodyEnd && src[m-1] != '\n' && !(escapes && (src[m] == '\\' || src[m] == '$' || src[m] == '{')) {

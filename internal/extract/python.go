@@ -26,9 +26,7 @@ func lexPython(src []byte) *lexer {
 				i++
 			}
 		case c == '#':
-			end := lineEnd(src, i)
-			lx.comment(i, end, i+1, end)
-			i = end
+			i = lx.lineComment(i, i+1)
 		case c == '"' || c == '\'':
 			i = lx.pyString(i, i, "")
 		case isIdentStart(c):
@@ -43,12 +41,7 @@ func lexPython(src []byte) *lexer {
 			lx.add(tokIdent, i, j)
 			i = j
 		case isDigit(c):
-			j := i + 1
-			for j < len(src) && (isIdentChar(src[j]) || src[j] == '.') {
-				j++
-			}
-			lx.add(tokOther, i, j)
-			i = j
+			i = lx.number(i, true)
 		case c == '.':
 			lx.add(tokDot, i, i+1)
 			i++
@@ -210,17 +203,10 @@ func pyEscape(b *builder, src []byte, i int, bytesLit bool) int {
 		}
 		b.decodedRune(r, i)
 		return i + 2 + n
-	case c == '`' || c == '$' || c == '0':
-		// Not escapes in Python ("\0" is handled as octal above).
-	default:
-		if s, ok := simpleEscape(c); ok {
-			b.decoded(s, i)
-			return i + 2
-		}
 	}
-	// Unknown escapes (and \N{...}) keep the backslash.
-	b.verbatim(src, i, i+1)
-	return i + 1
+	// \` and \$ are not escapes in Python ("\0" is handled as octal above);
+	// unknown escapes (and \N{...}) keep the backslash.
+	return simpleOrKept(b, src, i, "`$")
 }
 
 // pyField skips an f-string replacement field whose body starts at i (just

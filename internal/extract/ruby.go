@@ -58,10 +58,7 @@ func (r *rbLexer) run(i int, inner bool) int {
 		c := src[i]
 		lineStart := i == 0 || src[i-1] == '\n'
 		space := i > 0 && (src[i-1] == ' ' || src[i-1] == '\t')
-		next := byte(0)
-		if i+1 < len(src) {
-			next = src[i+1]
-		}
+		next := byteAt(src, i+1)
 		switch {
 		case c == '\n':
 			r.add(tokBreak, i, i+1)
@@ -78,9 +75,7 @@ func (r *rbLexer) run(i int, inner bool) int {
 				i++
 			}
 		case c == '#':
-			end := lineEnd(src, i)
-			r.comment(i, end, i+1, end)
-			i = end
+			i = r.lineComment(i, i+1)
 		case lineStart && c == '=' && bytes.HasPrefix(src[i:], []byte("=begin")) && (i+6 == len(src) || !isIdentChar(src[i+6])):
 			i = r.blockComment(i)
 		case lineStart && !inner && bytes.HasPrefix(src[i:], []byte("__END__")) &&
@@ -182,13 +177,8 @@ func (r *rbLexer) run(i int, inner bool) int {
 			}
 			i = j
 		case isDigit(c):
-			j := i + 1
-			for j < len(src) && (isIdentChar(src[j]) || src[j] == '.' && j+1 < len(src) && isDigit(src[j+1])) {
-				j++
-			}
-			r.add(tokOther, i, j)
+			i = r.number(i, false)
 			r.set(false, false)
-			i = j
 		case c == '.' && next != '.':
 			r.add(tokDot, i, i+1)
 			r.set(false, false)
@@ -201,30 +191,16 @@ func (r *rbLexer) run(i int, inner bool) int {
 			r.add(tokPlus, i, i+1)
 			r.set(true, false)
 			i++
-		case c == '{' || c == '(' || c == '[':
-			if c == '{' {
-				depth++
-			}
-			r.add(tokOther, i, i+1)
-			r.set(true, false)
-			i++
-		case c == '}':
-			if depth == 0 && inner {
-				return i
-			}
-			if depth > 0 {
-				depth--
-			}
-			r.add(tokOther, i, i+1)
-			r.set(false, false)
-			i++
 		case c == ')' || c == ']':
 			r.add(tokOther, i, i+1)
 			r.set(false, false)
 			i++
 		default:
-			r.add(tokOther, i, i+1)
-			r.set(true, false)
+			if !r.punct(i, &depth, inner) {
+				return i
+			}
+			// After an opening bracket or an operator a value may start.
+			r.set(c != '}', false)
 			i++
 		}
 	}
@@ -357,15 +333,11 @@ func (r *rbLexer) quoted(start, body int, open, close byte, double, emit bool) i
 		case double && c == '#':
 			end, ok := r.interpolation(j)
 			if !ok {
-				b.verbatim(src, j, j+1)
-				j++
-				continue
+				end = j
 			}
-			if end > len(src) {
+			if j, ok = b.interpolation(src, j, end); !ok {
 				return len(src)
 			}
-			b.decoded(Placeholder, j)
-			j = end
 		default:
 			if open != close {
 				if c == open {

@@ -150,15 +150,9 @@ func (r *rbLexer) heredocBody(h rbHeredoc, i int) (int, bool) {
 		case h.double && c == '#':
 			end, ok := r.interpolation(j)
 			if !ok {
-				b.verbatim(src, j, j+1)
-				j++
-				continue
+				end = j
 			}
-			if end > bodyEnd {
-				end = bodyEnd
-			}
-			b.decoded(Placeholder, j)
-			j = end
+			j, _ = b.interpolation(src, j, min(end, bodyEnd))
 		default:
 			k := j + 1
 			for k < bodyEnd && src[k-1] != '\n' && src[k] != '\\' && src[k] != '#' {

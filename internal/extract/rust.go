@@ -42,9 +42,7 @@ func lexRust(src []byte) *lexer {
 	r := &rustLexer{lexer: newLexer(src)}
 	i := 0
 	if len(src) > 1 && src[0] == '#' && src[1] == '!' && !(len(src) > 2 && src[2] == '[') {
-		end := lineEnd(src, 0)
-		r.comment(0, end, 2, end)
-		i = end
+		i = r.lineComment(0, 2)
 	}
 	for i < len(src) {
 		i = r.token(i)
@@ -69,13 +67,9 @@ func (r *rustLexer) token(i int) int {
 	case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
 		return i + 1
 	case c == '/' && i+1 < len(src) && src[i+1] == '/':
-		end := lineEnd(src, i)
-		r.comment(i, end, i+2, end)
-		return end
+		return r.lineComment(i, i+2)
 	case c == '/' && i+1 < len(src) && src[i+1] == '*':
-		end, textEnd := blockCommentEnd(src, i+2, true)
-		r.comment(i, end, i+2, textEnd)
-		return end
+		return r.starComment(i, true)
 	}
 	g := r.top()
 	fresh := g != nil && g.fresh
@@ -136,12 +130,7 @@ func (r *rustLexer) token(i int) int {
 		}
 		return j
 	case isDigit(c):
-		j := i + 1
-		for j < len(src) && (isIdentChar(src[j]) || src[j] == '.' && j+1 < len(src) && isDigit(src[j+1])) {
-			j++
-		}
-		r.add(tokOther, i, j)
-		return j
+		return r.number(i, false)
 	case c == '(' || c == '[' || c == '{':
 		r.groups = append(r.groups, rustGroup{fresh: true})
 		r.add(tokOther, i, i+1)
@@ -164,19 +153,9 @@ func (r *rustLexer) token(i int) int {
 		r.add(tokOther, i, i+1)
 		return i + 1
 	case c == '+':
-		if i+1 < len(src) && src[i+1] == '=' {
-			r.add(tokOther, i, i+2)
-			return i + 2
-		}
-		r.add(tokPlus, i, i+1)
-		return i + 1
+		return r.operator(i, tokPlus, "=")
 	case c == '.':
-		if i+1 < len(src) && src[i+1] == '.' {
-			r.add(tokOther, i, i+2)
-			return i + 2
-		}
-		r.add(tokDot, i, i+1)
-		return i + 1
+		return r.operator(i, tokDot, ".")
 	case c == ':' && i+1 < len(src) && src[i+1] == ':':
 		r.add(tokDot, i, i+2)
 		return i + 2

@@ -1,5 +1,7 @@
 package extract
 
+import "strings"
+
 // The pieces of string-literal scanning that several lexers share: escape
 // decoding and delimiters. Each language's escape decoder (exEscape,
 // rbEscape, phpEscape, javaEscape, jsEscape, pyEscape, rustEscape,
@@ -63,6 +65,20 @@ func rbFamilyEscape(b *builder, src []byte, i int) int {
 		}
 	}
 	return selfEscape(b, src, i)
+}
+
+// simpleOrKept decodes the escape at src[i] (a backslash) when
+// simpleEscape knows it and it is not one of except, which the language
+// lacks; otherwise the backslash is kept as text. It returns the offset
+// after what it decoded.
+func simpleOrKept(b *builder, src []byte, i int, except string) int {
+	c := src[i+1]
+	if s, ok := simpleEscape(c); ok && strings.IndexByte(except, c) < 0 {
+		b.decoded(s, i)
+		return i + 2
+	}
+	b.verbatim(src, i, i+1)
+	return i + 1
 }
 
 // octalRun parses up to max octal digits at src[i:], returning the value
