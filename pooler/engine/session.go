@@ -83,10 +83,11 @@ type StateEffect struct {
 	Rule, Fix string
 }
 
-// lockID is an advisory lock's identity.
-type lockID struct {
-	key          int64
-	shared, pair bool
+// Effect is e as an effect of rules/effects, for the pairing rules of
+// effects.Session.
+func (e StateEffect) Effect() effects.Effect {
+	return effects.Effect{Kind: e.Kind, Name: e.Name, Object: e.Object,
+		Key: e.Key, KeyKnown: e.KeyKnown, Shared: e.Shared, Pair: e.Pair, Location: -1}
 }
 
 // Session is what the pooler knows of the session state a client created
@@ -121,16 +122,16 @@ type Session struct {
 // held is the state of a Session that pins its client or must be cleaned,
 // with what goes with it.
 type held struct {
-	locks        map[lockID]int
-	unknownLocks int
-	listens      map[string]bool
-	temps        map[string]bool
-	// otherTemps are temporary objects that are not relations (routines,
-	// types, operators), as object kind + NUL + name: the server's state
-	// read does not list them, so Reconcile leaves them.
-	otherTemps map[string]bool
-	cursors    map[string]bool
-	prepared   map[string]bool
+	// state holds the advisory locks (one per lock taken: they stack),
+	// LISTENs, temporary objects, held cursors and SQL prepared
+	// statements, paired with what undoes them by effects.Session, which
+	// is Strict: it never takes a lock for released that the server may
+	// still hold. Temporary objects that are not relations (routines,
+	// types, operators) are not in the server's state read, so Reconcile
+	// leaves them. The pooler opens no transaction in it (it is given
+	// session-scoped effects only): what a rolled-back transaction made
+	// is still believed made, which at worst cleans what is not there.
+	state effects.Session
 	// calls are the routines called since the last verification.
 	calls map[string]bool
 	// tempDrops counts the DROPs of the client's own temporary objects
@@ -142,7 +143,7 @@ type held struct {
 // own makes st's held state, for a change of it.
 func (st *Session) own() {
 	if st.held == nil {
-		st.held = new(held)
+		st.held = &held{state: effects.Session{Strict: true}}
 	}
 }
 
@@ -158,13 +159,12 @@ func (st *Session) Held() bool {
 	if !st.holds() {
 		return st.Loaded || st.DynamicSet
 	}
-	return len(st.locks) > 0 || st.unknownLocks > 0 || len(st.listens) > 0 || st.hasTemps() ||
-		len(st.cursors) > 0 || len(st.prepared) > 0 || st.Loaded || st.DynamicSet
+	return len(st.state.Holds()) > 0 || st.Loaded || st.DynamicSet
 }
 
 // hasTemps reports whether the client holds temporary objects.
 func (st *Session) hasTemps() bool {
-	return st.holds() && (len(st.temps) > 0 || len(st.otherTemps) > 0)
+	return st.holds() && st.state.Has(effects.CreateTemp)
 }
 
 // Dirty reports whether the server needs cleaning before reuse.
@@ -184,8 +184,10 @@ func SetAdd(m *map[string]bool, k string) {
 // parameters that follow the client anyway (the pooler's varcache).
 func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 	for _, e := range effs {
+		var step effects.Step
 		if heldKind(e.Kind) {
 			st.own()
+			step = st.state.Apply(e.Effect())
 		}
 		switch e.Kind {
 		case effects.SetParam, effects.ResetParam:
@@ -215,77 +217,21 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 				SetAdd(&st.Touched, "session_authorization")
 			}
 			SetAdd(&st.Touched, "role")
-		case effects.AdvisoryLock:
-			if !e.KeyKnown {
-				st.unknownLocks++
-				continue
-			}
-			if st.locks == nil {
-				st.locks = make(map[lockID]int)
-			}
-			st.locks[lockID{e.Key, e.Shared, e.Pair}]++
 		case effects.AdvisoryUnlock:
-			if !e.KeyKnown {
-				// Which lock is unknown: assume the last unknown one.
-				if st.unknownLocks > 0 {
-					st.unknownLocks--
-				}
-				continue
-			}
-			id := lockID{e.Key, e.Shared, e.Pair}
-			if st.locks[id] == 0 && st.unknownLocks > 0 {
+			if step.Guess && len(step.Ended) == 0 {
 				// Perhaps one of the locks whose key the pooler could
 				// not see: the server says.
 				st.unverified = true
 			}
-			if st.locks[id] > 1 {
-				st.locks[id]--
-			} else {
-				delete(st.locks, id)
-			}
-		case effects.AdvisoryUnlockAll:
-			st.locks, st.unknownLocks = nil, 0
-		case effects.Listen:
-			SetAdd(&st.listens, e.Name)
-		case effects.Unlisten:
-			delete(st.listens, e.Name)
-		case effects.UnlistenAll:
-			st.listens = nil
-		case effects.CreateTemp:
+		case effects.CreateTemp, effects.DiscardTemp:
 			st.ctxGen++
-			if e.Object != "" {
-				SetAdd(&st.otherTemps, e.Object+"\x00"+e.Name)
-				break
-			}
-			SetAdd(&st.temps, e.Name)
 		case effects.DropTemp:
-			if e.Object != "" {
-				if k := e.Object + "\x00" + e.Name; st.otherTemps[k] {
-					st.ctxGen++
-					delete(st.otherTemps, k)
-				}
-				break
-			}
-			if st.temps[e.Name] {
+			if len(step.Ended) > 0 {
 				st.ctxGen++
-				st.tempDrops++
-				delete(st.temps, e.Name)
+				if e.Object == "" {
+					st.tempDrops++
+				}
 			}
-		case effects.DiscardTemp:
-			st.ctxGen++
-			st.temps, st.otherTemps = nil, nil
-		case effects.DeclareHold:
-			SetAdd(&st.cursors, e.Name)
-		case effects.CloseCursor:
-			delete(st.cursors, e.Name)
-		case effects.CloseAll:
-			st.cursors = nil
-		case effects.Prepare:
-			SetAdd(&st.prepared, e.Name)
-		case effects.Deallocate:
-			delete(st.prepared, e.Name)
-		case effects.DeallocateAll:
-			st.prepared = nil
 		case effects.Load:
 			st.Loaded = true
 		case effects.CallRoutine:
@@ -295,8 +241,6 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 			}
 		case effects.DiscardAll:
 			st.resolveChanged()
-			st.locks, st.unknownLocks, st.listens, st.temps, st.cursors, st.prepared = nil, 0, nil, nil, nil, nil
-			st.otherTemps = nil
 			st.ResetAll = true
 			SetAdd(&st.Touched, "role")
 			SetAdd(&st.Touched, "session_authorization")
@@ -335,20 +279,22 @@ func CleanupSQL(st *Session) string {
 	if !st.holds() {
 		return strings.Join(q, "; ")
 	}
-	if len(st.locks) > 0 || st.unknownLocks > 0 {
+	if st.state.Has(effects.AdvisoryLock) {
 		q = append(q, "SELECT pg_advisory_unlock_all()")
 	}
-	if len(st.listens) > 0 {
+	if st.state.Has(effects.Listen) {
 		q = append(q, "UNLISTEN *")
 	}
 	if st.hasTemps() {
 		q = append(q, "DISCARD TEMP")
 	}
-	if len(st.cursors) > 0 {
+	if st.state.Has(effects.DeclareHold) {
 		q = append(q, "CLOSE ALL")
 	}
-	for n := range st.prepared {
-		q = append(q, "DEALLOCATE "+QuoteIdent(n))
+	for _, h := range st.state.Holds() {
+		if h.Kind == effects.Prepare {
+			q = append(q, "DEALLOCATE "+QuoteIdent(h.Name))
+		}
 	}
 	return strings.Join(q, "; ")
 }
@@ -427,7 +373,8 @@ func QuoteLiteral(v string) string {
 }
 
 // heldKind reports whether effects of kind k change a Session's held
-// state (settings, roles and LOAD do not).
+// state, through its effects.Session or its calls (settings, roles and
+// LOAD do not).
 func heldKind(k effects.Kind) bool {
 	switch k {
 	case effects.SetParam, effects.ResetParam, effects.ResetAll, effects.SetRole, effects.ResetRole,

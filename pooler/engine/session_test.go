@@ -39,6 +39,18 @@ func TestSessionApply(t *testing.T) {
 		{name: "load", effs: [][]StateEffect{{{Kind: effects.Load}}}, held: true, dirty: true},
 		{name: "discard all", effs: [][]StateEffect{{{Kind: effects.Listen, Name: "ch"}, {Kind: effects.CreateTemp, Name: "t"}}, {{Kind: effects.DiscardAll}}}, dirty: true,
 			cleanup: "SET SESSION AUTHORIZATION DEFAULT; RESET ROLE; RESET ALL"},
+		{name: "unknown unlock keeps a known lock", effs: [][]StateEffect{{lock(effects.AdvisoryLock, 7)}, {{Kind: effects.AdvisoryUnlock}}}, held: true, dirty: true, cleanup: "SELECT pg_advisory_unlock_all()"},
+		{name: "unknown unlock of an unknown lock", effs: [][]StateEffect{{{Kind: effects.AdvisoryLock}}, {{Kind: effects.AdvisoryUnlock}}}},
+		{name: "two-int4 key apart", effs: [][]StateEffect{{{Kind: effects.AdvisoryLock, Key: 1, KeyKnown: true, Pair: true}}, {lock(effects.AdvisoryUnlock, 1)}}, held: true, dirty: true, cleanup: "SELECT pg_advisory_unlock_all()"},
+		{name: "listen then unlisten", effs: [][]StateEffect{{{Kind: effects.Listen, Name: "a"}, {Kind: effects.Listen, Name: "b"}}, {{Kind: effects.Unlisten, Name: "a"}}}, held: true, dirty: true, cleanup: "UNLISTEN *"},
+		{name: "temp function and table", effs: [][]StateEffect{{{Kind: effects.CreateTemp, Name: "t", Object: "routine"}, {Kind: effects.CreateTemp, Name: "t"}}, {{Kind: effects.DropTemp, Name: "t"}}}, held: true, dirty: true, cleanup: "DISCARD TEMP"},
+		{name: "discard temp", effs: [][]StateEffect{{{Kind: effects.CreateTemp, Name: "t", Object: "routine"}, {Kind: effects.CreateTemp, Name: "u"}}, {{Kind: effects.DiscardTemp}}}},
+		{name: "cursor closed", effs: [][]StateEffect{{{Kind: effects.DeclareHold, Name: "c"}, {Kind: effects.DeclareHold, Name: "d"}}, {{Kind: effects.CloseCursor, Name: "c"}}, {{Kind: effects.CloseAll}}}},
+		{name: "prepared in the order made", effs: [][]StateEffect{{{Kind: effects.Prepare, Name: "q"}, {Kind: effects.Prepare, Name: "p"}, {Kind: effects.Prepare, Name: "r"}}, {{Kind: effects.Deallocate, Name: "r"}}},
+			held: true, dirty: true, cleanup: "DEALLOCATE q; DEALLOCATE p"},
+		{name: "deallocate all", effs: [][]StateEffect{{{Kind: effects.Prepare, Name: "q"}}, {{Kind: effects.DeallocateAll}}}},
+		{name: "discard all keeps a load", effs: [][]StateEffect{{{Kind: effects.Load}, lock(effects.AdvisoryLock, 1), {Kind: effects.DeclareHold, Name: "c"}, {Kind: effects.Prepare, Name: "p"}}, {{Kind: effects.DiscardAll}}},
+			held: true, dirty: true, cleanup: "SET SESSION AUTHORIZATION DEFAULT; RESET ROLE; RESET ALL"},
 		{name: "dotted custom setting", effs: [][]StateEffect{{{Kind: effects.SetParam, Name: "app.Tenant"}}}, dirty: true, cleanup: "RESET app.tenant"},
 	}
 	for _, tt := range tests {
@@ -125,5 +137,16 @@ func TestKinds(t *testing.T) {
 		if st.Held() != w.pins || !st.Dirty() {
 			t.Errorf("%v: held %v dirty %v, want held %v and dirty", k, st.Held(), st.Dirty(), w.pins)
 		}
+	}
+}
+
+// TestSessionIdleAllocs: a client whose statements make no held state
+// costs no held state.
+func TestSessionIdleAllocs(t *testing.T) {
+	var st Session
+	effs := []StateEffect{{Kind: effects.SetParam, Name: "application_name"}, {Kind: effects.Load}}
+	tracked := func(n string) bool { return n == "application_name" }
+	if n := testing.AllocsPerRun(10, func() { st.Apply(effs, tracked) }); n != 0 || st.holds() {
+		t.Errorf("%v allocations, held state made %v", n, st.holds())
 	}
 }

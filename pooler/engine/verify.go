@@ -203,41 +203,28 @@ func (st *Session) Reconcile(f Found, user string, tracked func(string) bool) []
 		SetAdd(&st.Touched, "role")
 		found = append(found, StateEffect{Kind: effects.SessionAuth, Name: "session_authorization"})
 	}
-	// Each known lock is one row of pg_locks; more rows are locks taken
-	// where the pooler could not see their keys.
-	if f.Locks == 0 {
-		st.locks, st.unknownLocks = nil, 0
-	} else if extra := f.Locks - len(st.locks); extra > st.unknownLocks {
+	// Each lock of a known key and mode is one row of pg_locks; more rows
+	// are locks taken where the pooler could not see their keys.
+	if made, _ := st.state.FoundLocks(f.Locks); len(made) > 0 {
 		found = append(found, StateEffect{Kind: effects.AdvisoryLock})
-		st.unknownLocks = extra
 	}
-	found, _ = reconcileSet(&st.listens, f.Listens, effects.Listen, found)
+	found, _ = st.found(effects.Listen, f.Listens, found)
 	var changed bool
-	if found, changed = reconcileSet(&st.temps, f.Temps, effects.CreateTemp, found); changed {
+	if found, changed = st.found(effects.CreateTemp, f.Temps, found); changed {
 		st.ctxGen++ // names may resolve to other objects now
 	}
-	found, _ = reconcileSet(&st.cursors, f.Cursors, effects.DeclareHold, found)
-	found, _ = reconcileSet(&st.prepared, f.Prepared, effects.Prepare, found)
+	found, _ = st.found(effects.DeclareHold, f.Cursors, found)
+	found, _ = st.found(effects.Prepare, f.Prepared, found)
 	return found
 }
 
-// reconcileSet makes *set hold exactly names, appending an effect of kind
-// k for each name it did not hold; changed reports whether *set changed.
-func reconcileSet(set *map[string]bool, names []string, k effects.Kind, found []StateEffect) (_ []StateEffect, changed bool) {
-	for _, n := range names {
-		if !(*set)[n] {
-			found = append(found, StateEffect{Kind: k, Name: n})
-			changed = true
-		}
+// found makes the held state of kind k the names the server listed
+// (effects.Session.Found), appending an effect of kind k for each it did
+// not hold; changed reports whether the state changed.
+func (st *Session) found(k effects.Kind, names []string, found []StateEffect) (_ []StateEffect, changed bool) {
+	made, forgot := st.state.Found(k, names)
+	for _, h := range made {
+		found = append(found, StateEffect{Kind: k, Name: h.Name})
 	}
-	for n := range *set {
-		if !slices.Contains(names, n) {
-			delete(*set, n)
-			changed = true
-		}
-	}
-	for _, n := range names {
-		SetAdd(set, n)
-	}
-	return found, changed
+	return found, len(made)+len(forgot) > 0
 }

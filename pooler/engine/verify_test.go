@@ -49,6 +49,14 @@ func TestReconcile(t *testing.T) {
 		{name: "known lock only", before: []StateEffect{{Kind: effects.AdvisoryLock, Key: 1, KeyKnown: true}}, found: Found{Locks: 1}, held: true, dirty: true},
 		{name: "known lock and another", before: []StateEffect{{Kind: effects.AdvisoryLock, Key: 1, KeyKnown: true}}, found: Found{Locks: 2},
 			want: "advisory-lock:", held: true, dirty: true},
+		// pg_locks lists a lock taken again once: a second row is another
+		// lock.
+		{name: "known lock taken twice and another", before: []StateEffect{{Kind: effects.AdvisoryLock, Key: 1, KeyKnown: true},
+			{Kind: effects.AdvisoryLock, Key: 1, KeyKnown: true}}, found: Found{Locks: 2}, want: "advisory-lock:", held: true, dirty: true},
+		{name: "known lock in two modes", before: []StateEffect{{Kind: effects.AdvisoryLock, Key: 1, KeyKnown: true},
+			{Kind: effects.AdvisoryLock, Key: 1, KeyKnown: true, Shared: true}}, found: Found{Locks: 2}, held: true, dirty: true},
+		{name: "listens changed inside", before: []StateEffect{{Kind: effects.Listen, Name: "a"}, {Kind: effects.Listen, Name: "b"}},
+			found: Found{Listens: []string{"b", "c"}}, want: "listen:c", held: true, dirty: true},
 		{name: "lock released inside", before: []StateEffect{{Kind: effects.AdvisoryLock, Key: 1, KeyKnown: true}}, found: clean},
 		{name: "listen", found: Found{Listens: []string{"ch"}}, want: "listen:ch", held: true, dirty: true},
 		{name: "temp table", found: Found{Temps: []string{"secrets"}}, want: "create-temp:secrets", held: true, dirty: true},
@@ -110,8 +118,8 @@ func TestUnlockAfterUnknownLock(t *testing.T) {
 		t.Fatal("lock found inside a routine does not pin")
 	}
 	st.Apply([]StateEffect{{Kind: effects.AdvisoryUnlock, Key: 5, KeyKnown: true}}, tracked)
-	if !st.Unverified() {
-		t.Fatal("unlock of an unseen key does not ask for verification")
+	if !st.Unverified() || !st.Held() {
+		t.Fatalf("unlock of an unseen key: unverified %v held %v, want both", st.Unverified(), st.Held())
 	}
 	st.Reconcile(Found{Role: "none", SessionUser: "u"}, "u", tracked)
 	if st.Held() {

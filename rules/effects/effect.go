@@ -14,7 +14,8 @@
 // the transactions around them: the pairing rules (RESET, the unlocks,
 // UNLISTEN, DROP, CLOSE, DEALLOCATE, DISCARD, ROLLBACK and savepoints,
 // SET LOCAL) are written there once. The SQL rules run each transaction
-// through it, and the traffic analysis each captured session.
+// through it, the traffic analysis each captured session, and the
+// pooler's engine what each client left on its server (Strict).
 //
 // Everything that judges statements consults it: the SQL rules (package
 // rules, fed per statement through rules.Stmt), the traffic analysis

@@ -68,6 +68,17 @@ type Step struct {
 // they need per Held and decide what it means. The zero value is an
 // empty session.
 type Session struct {
+	// Strict is for a caller that must never believe the session holds
+	// fewer advisory locks than it may (a pooler that hands the server to
+	// another client): an unlock ends a lock of another key only when
+	// both keys are known only at run time (taken to pair, as
+	// pg_advisory_lock($1) and pg_advisory_unlock($1) do), never a lock
+	// of a known key, and an unlock of a known key that no lock was taken
+	// with ends none: while locks of run-time keys are held, its Step is
+	// a Guess with nothing Ended (it may have released one of them, which
+	// only the server knows).
+	Strict bool
+
 	holds  []*Held
 	frames []frame // the open transaction and its savepoints; empty outside one
 	next   int
@@ -89,6 +100,11 @@ func (s *Session) Alive(h *Held) bool { return h != nil && h.alive }
 
 // InTx reports whether a transaction is open (Begin).
 func (s *Session) InTx() bool { return len(s.frames) > 0 }
+
+// Has reports whether the session holds state of kind k.
+func (s *Session) Has(k Kind) bool {
+	return slices.ContainsFunc(s.holds, func(h *Held) bool { return h.Kind == k })
+}
 
 // Find returns the state of kind k named name that the session holds, in
 // the order it was made. Parameter names of run-time values are "".
@@ -186,13 +202,19 @@ func Releases(u, l Effect) bool {
 	case !u.KeyKnown || !l.KeyKnown:
 		return true
 	}
-	return u.Key == l.Key && u.Pair == l.Pair && u.Shared == l.Shared
+	return sameLock(u, l)
 }
+
+// sameLock reports whether the advisory lock functions of a and b, whose
+// keys are known, name one lock: the same key and mode. PostgreSQL lists
+// it once (one row of pg_locks) however many times it is held.
+func sameLock(a, b Effect) bool { return a.Key == b.Key && a.Pair == b.Pair && a.Shared == b.Shared }
 
 // unlock ends one advisory lock that u releases (Releases): the latest of
 // the same key and mode; for a key known only at run time, the latest
 // taken with the same argument, else the latest whose key is unknown,
-// else the latest one. Only the first is no Guess.
+// else the latest one. Only the first is no Guess. A Strict session
+// guesses less (see Session).
 func (s *Session) unlock(st *Step, u Effect) {
 	locks := s.FindKind(AdvisoryLock)
 	pick := func(match func(l Effect) bool) *Held {
@@ -205,14 +227,15 @@ func (s *Session) unlock(st *Step, u Effect) {
 	}
 	h := pick(func(l Effect) bool { return u.KeyKnown && l.KeyKnown })
 	if h == nil {
-		h = pick(func(l Effect) bool { return !u.KeyKnown && l.Arg == u.Arg && l.Shared == u.Shared })
+		may := func(l Effect) bool { return !s.Strict || !u.KeyKnown && !l.KeyKnown }
+		h = pick(func(l Effect) bool { return may(l) && !u.KeyKnown && l.Arg == u.Arg && l.Shared == u.Shared })
 		if h == nil {
-			h = pick(func(l Effect) bool { return !l.KeyKnown })
+			h = pick(func(l Effect) bool { return may(l) && !l.KeyKnown })
 		}
 		if h == nil {
-			h = pick(func(Effect) bool { return true })
+			h = pick(may)
 		}
-		st.Guess = h != nil
+		st.Guess = h != nil || s.Strict && u.KeyKnown && slices.ContainsFunc(locks, func(l *Held) bool { return !l.Effect.KeyKnown })
 	}
 	if h != nil {
 		st.end(s, func(x *Held) bool { return x == h })
@@ -504,10 +527,12 @@ func (s *Session) Found(k Kind, names []string) (made, forgot []*Held) {
 }
 
 // FoundLocks adjusts the advisory locks the session holds to the number
-// of them a server listed (its rows of pg_locks): none ends them all,
-// more than the session knows of are locks whose keys it could not see,
-// made with an unknown key. Fewer leave them: which ones went, only the
-// server knows. It returns what it made and what it forgot.
+// of them a server listed (its rows of pg_locks, one per key and mode
+// however many times it is held; a lock of a key known only at run time
+// counts as a row of its own): none ends them all, more than the session
+// knows of are locks whose keys it could not see, made with an unknown
+// key. Fewer leave them: which ones went, only the server knows. It
+// returns what it made and what it forgot.
 func (s *Session) FoundLocks(n int) (made, forgot []*Held) {
 	locks := s.FindKind(AdvisoryLock)
 	if n == 0 {
@@ -516,7 +541,14 @@ func (s *Session) FoundLocks(n int) (made, forgot []*Held) {
 		}
 		return nil, locks
 	}
-	for i := len(locks); i < n; i++ {
+	rows := 0
+	for i, h := range locks {
+		again := func(x *Held) bool { return x.Effect.KeyKnown && sameLock(x.Effect, h.Effect) }
+		if !h.Effect.KeyKnown || !slices.ContainsFunc(locks[:i], again) {
+			rows++
+		}
+	}
+	for i := rows; i < n; i++ {
 		var st Step
 		st.make(s, Effect{Kind: AdvisoryLock, Arg: "?", Location: -1})
 		made = append(made, st.Held)

@@ -38,11 +38,17 @@ func renderHeld(hs []*Held) string {
 // statement did (the steps of its effects together).
 func runScript(t *testing.T, sql string) (*Session, Step) {
 	t.Helper()
+	var s Session
+	return &s, runOn(t, &s, sql)
+}
+
+// runOn runs the statements of sql through s, as runScript does.
+func runOn(t *testing.T, s *Session, sql string) Step {
+	t.Helper()
 	res, err := sqlparse.Parse(sql)
 	if err != nil {
 		t.Fatalf("parse %q: %v", sql, err)
 	}
-	var s Session
 	var last Step
 	for _, raw := range res.Stmts {
 		start := int(raw.StmtLocation)
@@ -65,7 +71,7 @@ func runScript(t *testing.T, sql string) (*Session, Step) {
 			last.Guess = last.Guess || step.Guess
 		}
 	}
-	return &s, last
+	return last
 }
 
 // renderStep describes a step: what it made (new or renewed), ended and
@@ -94,9 +100,7 @@ func renderStep(st Step) string {
 // TestSessionPairing covers each pairing rule: the state a script leaves
 // on the session, and what its last statement did.
 func TestSessionPairing(t *testing.T) {
-	tests := []struct {
-		name, sql, holds, last string
-	}{
+	runPairing(t, false, []pairingCase{
 		// Parameters: SET replaces, RESET and RESET ALL end.
 		{"set", "SET work_mem = '1MB'", "set-param work_mem", "made set-param work_mem"},
 		{"set again replaces", "SET work_mem = '1MB'; SET work_mem = '2MB'", "set-param work_mem", "made set-param work_mem, ended set-param work_mem"},
@@ -185,10 +189,19 @@ func TestSessionPairing(t *testing.T) {
 		{"unknown savepoint", "BEGIN; SET work_mem = '1MB'; ROLLBACK TO nope; COMMIT", "set-param work_mem", ""},
 		{"lock after savepoint stays", "BEGIN; SAVEPOINT s; SELECT pg_advisory_lock(1); PREPARE p AS SELECT 1; ROLLBACK TO s", "advisory-lock(i1); prepare p", ""},
 		{"made and ended in the span", "SET work_mem = '1MB'; BEGIN; SAVEPOINT s; SET work_mem = '2MB'; RESET work_mem; ROLLBACK TO s", "set-param work_mem", "restored set-param work_mem"},
-	}
+	})
+}
+
+// pairingCase is a script, the state it leaves and what its last
+// statement did.
+type pairingCase struct{ name, sql, holds, last string }
+
+// runPairing runs each case through a session (Strict or not).
+func runPairing(t *testing.T, strict bool, tests []pairingCase) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, last := runScript(t, tt.sql)
+			s := Session{Strict: strict}
+			last := runOn(t, &s, tt.sql)
 			if got := renderHeld(s.Holds()); got != tt.holds {
 				t.Errorf("holds: got %q, want %q", got, tt.holds)
 			}
@@ -314,6 +327,11 @@ func TestSessionFound(t *testing.T) {
 			"advisory-lock(i1); advisory-lock(?); advisory-lock(?)", "advisory-lock(?); advisory-lock(?)", ""},
 		{"fewer locks than seen", "SELECT pg_advisory_lock(1), pg_advisory_lock(2)", func(s *Session) ([]*Held, []*Held) { return s.FoundLocks(1) },
 			"advisory-lock(i1); advisory-lock(i2)", "", ""},
+		{"a lock taken again is one row", "SELECT pg_advisory_lock(1); SELECT pg_advisory_lock(1)", func(s *Session) ([]*Held, []*Held) { return s.FoundLocks(2) },
+			"advisory-lock(i1); advisory-lock(i1); advisory-lock(?)", "advisory-lock(?)", ""},
+		{"modes and key forms are rows apart", "SELECT pg_advisory_lock(1), pg_advisory_lock_shared(1), pg_advisory_lock(0, 1), pg_advisory_lock($1)",
+			func(s *Session) ([]*Held, []*Held) { return s.FoundLocks(4) },
+			"advisory-lock(i1); advisory-lock(i1) shared; advisory-lock(i0,i1); advisory-lock($1)", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -332,5 +350,28 @@ func TestSessionFound(t *testing.T) {
 				t.Errorf("forgot: got %q, want %q", got, tt.forgot)
 			}
 		})
+	}
+}
+
+// TestSessionStrictUnlock covers the unlocks of a Strict session, which
+// never ends a lock the unlock may not have released but for locks of
+// run-time keys, which an unlock of a run-time key is taken to pair with.
+func TestSessionStrictUnlock(t *testing.T) {
+	tests := []pairingCase{
+		{"same key", "SELECT pg_advisory_lock(1); SELECT pg_advisory_lock(1); SELECT pg_advisory_unlock(1)", "advisory-lock(i1)", "ended advisory-lock(i1)"},
+		{"known unlock of an unknown lock", "SELECT pg_advisory_lock($1); SELECT pg_advisory_unlock(5)", "advisory-lock($1)", "guess"},
+		{"known unlock of another key", "SELECT pg_advisory_lock(4); SELECT pg_advisory_unlock(5)", "advisory-lock(i4)", ""},
+		{"unknown unlock of an unknown lock", "SELECT pg_advisory_lock(5); SELECT pg_advisory_lock($1); SELECT pg_advisory_unlock($2)", "advisory-lock(i5)", "ended advisory-lock($1), guess"},
+		{"unknown unlock of a known lock", "SELECT pg_advisory_lock(4); SELECT pg_advisory_lock(5); SELECT pg_advisory_unlock($2)", "advisory-lock(i4); advisory-lock(i5)", ""},
+		{"unlock all", "SELECT pg_advisory_lock(4), pg_advisory_lock($1); SELECT pg_advisory_unlock_all()", "", "ended advisory-lock(i4); advisory-lock($1)"},
+	}
+	runPairing(t, true, tests)
+}
+
+// TestSessionHas covers Has, by kind.
+func TestSessionHas(t *testing.T) {
+	s, _ := runScript(t, "LISTEN a; PREPARE p AS SELECT 1; DEALLOCATE p")
+	if !s.Has(Listen) || s.Has(Prepare) || s.Has(AdvisoryLock) {
+		t.Errorf("Has: listen %v, prepare %v, lock %v; want true, false, false", s.Has(Listen), s.Has(Prepare), s.Has(AdvisoryLock))
 	}
 }
