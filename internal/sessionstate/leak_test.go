@@ -251,6 +251,42 @@ func TestLeakAdvisoryLock(t *testing.T) {
 	}
 }
 
+// A takes an advisory lock and unlocks another key, both keys parameters
+// the pooler cannot see: PostgreSQL releases nothing, so A still holds its
+// lock and stays on its server (preserve); B, on the pool's other server,
+// does not get the lock. A pooler that paired the unlock with the lock
+// from their text alone would let B onto A's server, where the lock is
+// B's too.
+func TestLeakAdvisoryLockUnseenKeys(t *testing.T) {
+	srv := pgtest.Shared(t)
+	p := start(t, srv, pooler.PolicyPreserve, 2)
+	ctx := context.Background()
+	a := p.conn(t)
+	b := p.conn(t)
+	var ok bool
+	if _, err := a.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(4242)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.QueryRow(ctx, "SELECT pg_advisory_unlock($1)", int64(4243)).Scan(&ok); err != nil || ok {
+		t.Fatalf("unlock of a key never locked: %v, %v", ok, err)
+	}
+	if err := b.QueryRow(ctx, "SELECT pg_try_advisory_lock(4242)").Scan(&ok); err != nil {
+		t.Fatal(err)
+	}
+	if ok {
+		t.Fatal("b got the lock a still holds: a's server was given to b")
+	}
+	if err := a.QueryRow(ctx, "SELECT pg_advisory_unlock($1)", int64(4242)).Scan(&ok); err != nil || !ok {
+		t.Fatalf("a's unlock of its own key: %v, %v", ok, err)
+	}
+	if err := b.QueryRow(ctx, "SELECT pg_try_advisory_lock(4242)").Scan(&ok); err != nil || !ok {
+		t.Fatalf("b after a's unlock: %v, %v", ok, err)
+	}
+	if _, err := b.Exec(ctx, "SELECT pg_advisory_unlock_all()"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // (h) A is killed (its socket closed, no Terminate) while it holds an
 // advisory lock inside a transaction and between transactions: the lock is
 // gone before the server serves anyone else.

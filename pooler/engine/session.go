@@ -218,9 +218,10 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 			}
 			SetAdd(&st.Touched, "role")
 		case effects.AdvisoryUnlock:
-			if step.Guess && len(step.Ended) == 0 {
-				// Perhaps one of the locks whose key the pooler could
-				// not see: the server says.
+			if step.Guess {
+				// A key the pooler could not see, on one side or the
+				// other: which lock it released (if any) only the server
+				// knows, and it says (Reconcile).
 				st.unverified = true
 			}
 		case effects.CreateTemp, effects.DiscardTemp:
