@@ -287,6 +287,45 @@ func TestLeakAdvisoryLockUnseenKeys(t *testing.T) {
 	}
 }
 
+// What a rolled-back transaction undid is still there: A's DROP of its
+// temporary table and its UNLISTEN inside a transaction it rolls back
+// change nothing on the server, so A stays on its server (preserve) and
+// B, on the pool's other server, sees neither.
+func TestLeakRolledBackUndo(t *testing.T) {
+	srv := pgtest.Shared(t)
+	for _, tc := range []struct{ make, undo string }{
+		{"CREATE TEMP TABLE rb_tmp (x int)", "DROP TABLE rb_tmp"},
+		{"LISTEN rb_chan", "UNLISTEN rb_chan"},
+		{"LISTEN rb_chan", "UNLISTEN *"},
+	} {
+		t.Run(tc.undo, func(t *testing.T) {
+			p := start(t, srv, pooler.PolicyPreserve, 2)
+			ctx := context.Background()
+			a := p.conn(t)
+			b := p.conn(t)
+			for _, q := range []string{tc.make, "BEGIN", tc.undo, "ROLLBACK"} {
+				if _, err := a.Exec(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			var temp bool
+			var chans int
+			if err := b.QueryRow(ctx, "SELECT to_regclass('pg_temp.rb_tmp') IS NOT NULL, (SELECT count(*) FROM pg_listening_channels())").Scan(&temp, &chans); err != nil {
+				t.Fatal(err)
+			}
+			if temp || chans != 0 {
+				t.Fatalf("b sees a's temporary table %v, %d channels: a's server was given to b", temp, chans)
+			}
+			if err := a.QueryRow(ctx, "SELECT to_regclass('pg_temp.rb_tmp') IS NOT NULL, (SELECT count(*) FROM pg_listening_channels())").Scan(&temp, &chans); err != nil {
+				t.Fatal(err)
+			}
+			if made := strings.HasPrefix(tc.make, "CREATE"); temp != made || (chans == 1) == made {
+				t.Fatalf("a lost its state: temporary table %v, %d channels", temp, chans)
+			}
+		})
+	}
+}
+
 // (h) A is killed (its socket closed, no Terminate) while it holds an
 // advisory lock inside a transaction and between transactions: the lock is
 // gone before the server serves anyone else.

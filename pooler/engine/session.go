@@ -232,6 +232,11 @@ func (st *Session) Apply(effs []StateEffect, tracked func(name string) bool) {
 				if e.Object == "" {
 					st.tempDrops++
 				}
+				st.undone()
+			}
+		case effects.Unlisten, effects.UnlistenAll:
+			if len(step.Ended) > 0 {
+				st.undone()
 			}
 		case effects.Load:
 			st.Loaded = true
@@ -372,6 +377,12 @@ func QuoteLiteral(v string) string {
 	}
 	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 }
+
+// undone marks state the client's statement ended as unverified: a DROP
+// or an UNLISTEN is undone by the rollback of its transaction (and
+// does nothing when it fails), which the pooler does not follow, so the
+// server says what is left (Reconcile) before it serves anyone else.
+func (st *Session) undone() { st.unverified = true }
 
 // heldKind reports whether effects of kind k change a Session's held
 // state, through its effects.Session or its calls (settings, roles and
