@@ -3,8 +3,8 @@ package pooler
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -30,9 +30,19 @@ func (p *pool) resize(n int) {
 
 // pauseState is the console's PAUSE: all databases, or some.
 type pauseState struct {
-	// on is set while anything is paused (acquire's only check).
-	on      atomic.Bool
-	mu      sync.Mutex
+	// cur is what is paused now; nil while nothing is. It needs no lock:
+	// a pauseSnap is never changed once published, and PAUSE, RESUME and
+	// KILL publish a new one with CompareAndSwap, retrying when another
+	// console client published first, so each decides on the snapshot it
+	// replaces and exactly one of them closes its channel.
+	cur atomic.Pointer[pauseSnap]
+}
+
+// pauseSnap is one published state of PAUSE, never changed. resumed is
+// closed by the RESUME or KILL (kick) that replaces the snapshot; a PAUSE
+// of one more database passes it on to its new snapshot instead, so the
+// clients waiting on it wait on.
+type pauseSnap struct {
 	all     bool
 	dbs     map[string]bool
 	resumed chan struct{}
@@ -41,71 +51,89 @@ type pauseState struct {
 // pausedNow returns whether everything is paused and the databases paused
 // one by one.
 func (p *Proxy) pausedNow() (bool, []string) {
-	ps := &p.pause
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
+	s := p.pause.cur.Load()
+	if s == nil {
+		return false, nil
+	}
 	var dbs []string
-	for db := range ps.dbs {
+	for db := range s.dbs {
 		dbs = append(dbs, db)
 	}
 	sort.Strings(dbs)
-	return ps.all, dbs
+	return s.all, dbs
 }
 
 // pauseDB pauses db ("" for all databases).
 func (p *Proxy) pauseDB(db string) error {
 	ps := &p.pause
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	switch {
-	case ps.all:
-		return &adminError{code: "55000", msg: "already paused"}
-	case db != "" && ps.dbs[db]:
-		return &adminError{code: "55000", msg: fmt.Sprintf("database %q is already paused", db)}
-	case isAdminDatabase(db):
-		return adminErrorf("cannot pause the admin console")
-	}
-	if ps.resumed == nil {
-		ps.resumed = make(chan struct{})
-	}
-	if db == "" {
-		ps.all = true
-	} else {
-		if ps.dbs == nil {
-			ps.dbs = make(map[string]bool)
+	for {
+		old := ps.cur.Load()
+		var all bool
+		var dbs map[string]bool
+		if old != nil {
+			all, dbs = old.all, old.dbs
 		}
-		ps.dbs[db] = true
+		switch {
+		case all:
+			return &adminError{code: "55000", msg: "already paused"}
+		case db != "" && dbs[db]:
+			return &adminError{code: "55000", msg: fmt.Sprintf("database %q is already paused", db)}
+		case isAdminDatabase(db):
+			return adminErrorf("cannot pause the admin console")
+		}
+		next := &pauseSnap{all: all, dbs: dbs}
+		if old != nil {
+			next.resumed = old.resumed
+		} else {
+			next.resumed = make(chan struct{})
+		}
+		if db == "" {
+			next.all = true
+		} else {
+			next.dbs = make(map[string]bool, len(dbs)+1)
+			maps.Copy(next.dbs, dbs)
+			next.dbs[db] = true
+		}
+		if ps.cur.CompareAndSwap(old, next) {
+			return nil
+		}
 	}
-	ps.on.Store(true)
-	return nil
 }
 
 // resumeDB resumes db ("" for everything).
 func (p *Proxy) resumeDB(db string) error {
 	ps := &p.pause
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	switch {
-	case db == "" && !ps.all && len(ps.dbs) == 0:
-		return &adminError{code: "55000", msg: "nothing is paused"}
-	case db != "" && ps.all:
-		return &adminError{code: "55000", msg: "all databases are paused: RESUME without a database name"}
-	case db != "" && !ps.dbs[db]:
-		return &adminError{code: "55000", msg: fmt.Sprintf("database %q is not paused", db)}
+	for {
+		old := ps.cur.Load()
+		var all bool
+		var dbs map[string]bool
+		if old != nil {
+			all, dbs = old.all, old.dbs
+		}
+		switch {
+		case db == "" && !all && len(dbs) == 0:
+			return &adminError{code: "55000", msg: "nothing is paused"}
+		case db != "" && all:
+			return &adminError{code: "55000", msg: "all databases are paused: RESUME without a database name"}
+		case db != "" && !dbs[db]:
+			return &adminError{code: "55000", msg: fmt.Sprintf("database %q is not paused", db)}
+		}
+		// Nothing paused is a nil snapshot; the others get a channel of
+		// their own, as old's is closed.
+		var next *pauseSnap
+		if db != "" && len(dbs) > 1 {
+			next = &pauseSnap{dbs: make(map[string]bool, len(dbs)-1), resumed: make(chan struct{})}
+			for d := range dbs {
+				if d != db {
+					next.dbs[d] = true
+				}
+			}
+		}
+		if ps.cur.CompareAndSwap(old, next) {
+			close(old.resumed)
+			return nil
+		}
 	}
-	if db == "" {
-		ps.all, ps.dbs = false, nil
-	} else {
-		delete(ps.dbs, db)
-	}
-	close(ps.resumed)
-	ps.resumed = nil
-	if ps.all || len(ps.dbs) > 0 {
-		ps.resumed = make(chan struct{})
-	} else {
-		ps.on.Store(false)
-	}
-	return nil
 }
 
 // waitPaused waits, up to the shutdown timeout, until no server of a
@@ -126,14 +154,13 @@ func (p *Proxy) waitPaused(db string) int {
 	}
 }
 
+// active reports whether anything is paused (acquire's only check).
+func (ps *pauseState) active() bool { return ps.cur.Load() != nil }
+
 // paused reports whether db is paused (all databases or db by name).
 func (ps *pauseState) paused(db string) bool {
-	if !ps.on.Load() {
-		return false
-	}
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	return ps.all || ps.dbs[db]
+	s := ps.cur.Load()
+	return s != nil && (s.all || s.dbs[db])
 }
 
 // pauseWait holds a client that wants a server of a paused pool until it
@@ -152,14 +179,11 @@ func (pl *pool) pauseWait(ctx context.Context, deadline time.Time, w *waiter) er
 		}
 	}()
 	for {
-		ps.mu.Lock()
-		ch := ps.resumed
-		paused := ps.all || ps.dbs[pl.key.database]
-		ps.mu.Unlock()
+		s := ps.cur.Load()
 		if w.killed() {
 			return errKilled
 		}
-		if !paused || ch == nil {
+		if s == nil || !(s.all || s.dbs[pl.key.database]) {
 			return nil
 		}
 		if t == nil {
@@ -168,7 +192,7 @@ func (pl *pool) pauseWait(ctx context.Context, deadline time.Time, w *waiter) er
 			pl.ctr.pauseWaiting.Add(1)
 		}
 		select {
-		case <-ch:
+		case <-s.resumed:
 		case <-t.C:
 			return errWaitTimeout
 		case <-ctx.Done():

@@ -249,10 +249,17 @@ var errKilled = errors.New("database killed")
 // kick wakes every client waiting for a paused database, which waits
 // again unless KILL closed it.
 func (ps *pauseState) kick() {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	if ps.resumed != nil {
-		close(ps.resumed)
-		ps.resumed = make(chan struct{})
+	for {
+		old := ps.cur.Load()
+		if old == nil {
+			return
+		}
+		// The same pause, with a channel of its own; dbs is shared, as
+		// no snapshot's is ever changed.
+		next := &pauseSnap{all: old.all, dbs: old.dbs, resumed: make(chan struct{})}
+		if ps.cur.CompareAndSwap(old, next) {
+			close(old.resumed)
+			return
+		}
 	}
 }

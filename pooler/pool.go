@@ -186,7 +186,7 @@ var errPoolClosed = errors.New("pooler is shutting down")
 // slot, and otherwise waiting until deadline, with w (nil: a new one) as
 // its place in the queue.
 func (p *pool) acquire(ctx context.Context, deadline time.Time, params map[string]string, w *waiter) (*serverConn, error) {
-	if p.proxy.pause.on.Load() {
+	if p.proxy.pause.active() {
 		if err := p.pauseWait(ctx, deadline, w); err != nil {
 			return nil, err
 		}
