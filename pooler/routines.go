@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -114,12 +113,13 @@ type routineEntry struct {
 
 // routineCache keeps what the pooler learned per database: the verdicts
 // per routine name and what statements reach (reach.go). Every statement
-// reads it, so it is read without a lock: each database's knowledge is
-// immutable, and store replaces it (and the map of them) whole under mu,
-// which only writers take. gen is advanced by every routine change the
-// pooler sees; an entry or a reach of an older generation is stale.
+// reads it, and nothing takes a lock: each database's knowledge and the
+// map of them are immutable, and store publishes a new map with
+// CompareAndSwap, building it again when another store published first,
+// so no store's knowledge is lost. gen is advanced by every routine
+// change the pooler sees; an entry or a reach of an older generation is
+// stale.
 type routineCache struct {
-	mu  sync.Mutex
 	gen atomic.Uint64
 	dbs atomic.Pointer[map[string]*dbKnown]
 }
@@ -163,25 +163,28 @@ func (rc *routineCache) clean(db, name string, now time.Time) bool {
 // store keeps, for database db, verdicts read in generation gen (may be
 // empty) and the reach rs (nil: the one kept stays).
 func (rc *routineCache) store(db string, verdicts map[string]routineVerdict, rs *reachSnap, gen uint64, now time.Time) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	next := make(map[string]*dbKnown)
-	if m := rc.dbs.Load(); m != nil {
-		maps.Copy(next, *m)
-	}
-	k := &dbKnown{verdicts: make(map[string]routineEntry), reach: rs}
-	if old := next[db]; old != nil {
-		maps.Copy(k.verdicts, old.verdicts)
-		if rs == nil {
-			k.reach = old.reach
+	for {
+		cur := rc.dbs.Load()
+		next := make(map[string]*dbKnown)
+		if cur != nil {
+			maps.Copy(next, *cur)
+		}
+		k := &dbKnown{verdicts: make(map[string]routineEntry), reach: rs}
+		if old := next[db]; old != nil {
+			maps.Copy(k.verdicts, old.verdicts)
+			if rs == nil {
+				k.reach = old.reach
+			}
+		}
+		for n, v := range verdicts {
+			// A verdict read before a routine change is stale at once.
+			k.verdicts[n] = routineEntry{routineVerdict: v, gen: gen, at: now}
+		}
+		next[db] = k
+		if rc.dbs.CompareAndSwap(cur, &next) {
+			return
 		}
 	}
-	for n, v := range verdicts {
-		// A verdict read before a routine change is stale at once.
-		k.verdicts[n] = routineEntry{routineVerdict: v, gen: gen, at: now}
-	}
-	next[db] = k
-	rc.dbs.Store(&next)
 }
 
 // invalidate forgets every verdict and reach (a routine, a schema or an
