@@ -3,6 +3,7 @@ package pooler
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -74,43 +75,54 @@ type StateRules interface {
 // hazardKey is one rule under one action.
 type hazardKey struct{ rule, action string }
 
-// hazardInfo is what the pooler keeps of one rule under one action.
+// hazardInfo is what the pooler keeps of one rule under one action. add
+// publishes latest before it counts, and Hazards reads the counts before
+// latest, so a line with a count has its latest occurrence, and clients
+// never exceeds count.
 type hazardInfo struct {
-	count, clients int64
-	appName, fp    string
-	last           time.Time
+	count, clients atomic.Int64
+	latest         atomic.Pointer[hazardLast]
 }
 
-// hazards counts the session-state hazards the pooler saw. Only
-// statements that change session state reach it, so a mutex is cheap.
+// hazardLast is the latest occurrence of a hazard; never changed once
+// published.
+type hazardLast struct {
+	appName, fp string
+	at          time.Time
+}
+
+// hazards counts the session-state hazards the pooler saw. It takes no
+// lock: an entry, once in the map, stays, its counters are atomic and
+// its latest occurrence is an immutable value swapped whole.
 type hazards struct {
-	mu     sync.Mutex
-	counts map[hazardKey]*hazardInfo
+	counts sync.Map // hazardKey → *hazardInfo
 }
 
 // add counts one hazard; newClient says it is the client's first of the
 // rule.
 func (h *hazards) add(rule, action string, newClient bool, appName, fp string) {
 	now := time.Now()
-	h.mu.Lock()
-	if h.counts == nil {
-		h.counts = make(map[hazardKey]*hazardInfo)
-	}
 	k := hazardKey{rule, action}
-	hi := h.counts[k]
-	if hi == nil {
-		hi = &hazardInfo{}
-		h.counts[k] = hi
+	v, ok := h.counts.Load(k)
+	if !ok {
+		v, _ = h.counts.LoadOrStore(k, new(hazardInfo))
 	}
-	hi.count++
+	hi := v.(*hazardInfo)
+	last := &hazardLast{appName: appName, fp: fp, at: now}
+	for {
+		// An occurrence without a fingerprint keeps the latest one known.
+		old := hi.latest.Load()
+		if fp == "" && old != nil {
+			last.fp = old.fp
+		}
+		if hi.latest.CompareAndSwap(old, last) {
+			break
+		}
+	}
+	hi.count.Add(1)
 	if newClient {
-		hi.clients++
+		hi.clients.Add(1)
 	}
-	if fp != "" {
-		hi.fp = fp
-	}
-	hi.appName, hi.last = appName, now
-	h.mu.Unlock()
 }
 
 // HazardCount is one line of the hazard counters: a rule under one
@@ -127,13 +139,20 @@ type HazardCount struct {
 
 // Hazards returns the session-state hazards seen so far, sorted.
 func (p *Proxy) Hazards() []HazardCount {
-	p.hazards.mu.Lock()
-	defer p.hazards.mu.Unlock()
-	out := make([]HazardCount, 0, len(p.hazards.counts))
-	for k, hi := range p.hazards.counts {
-		out = append(out, HazardCount{Rule: k.rule, Action: k.action, Count: hi.count, Clients: hi.clients,
-			ApplicationName: hi.appName, Fingerprint: hi.fp, LastSeen: hi.last})
-	}
+	out := []HazardCount{}
+	p.hazards.counts.Range(func(k, v any) bool {
+		hk, hi := k.(hazardKey), v.(*hazardInfo)
+		clients := hi.clients.Load()
+		count := hi.count.Load()
+		if count == 0 {
+			// Its first add has not counted yet.
+			return true
+		}
+		last := hi.latest.Load()
+		out = append(out, HazardCount{Rule: hk.rule, Action: hk.action, Count: count, Clients: clients,
+			ApplicationName: last.appName, Fingerprint: last.fp, LastSeen: last.at})
+		return true
+	})
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Rule != out[j].Rule {
 			return out[i].Rule < out[j].Rule
