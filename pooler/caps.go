@@ -2,7 +2,6 @@ package pooler
 
 import (
 	"slices"
-	"sync"
 	"sync/atomic"
 )
 
@@ -29,9 +28,21 @@ type connCap struct {
 	// them too.
 	onWay atomic.Int64
 
-	mu    sync.Mutex
-	pools []*pool // the pools under the cap (under mu)
-	next  int     // where the next wake starts, for fairness
+	// pools are the pools under the cap: a slice never changed once
+	// stored, replaced whole by add and remove (under Proxy.mu, so they
+	// do not race each other), so that wakes and evictions read it
+	// without a lock; a pool that left it meanwhile is closed and grants
+	// nothing.
+	pools atomic.Pointer[[]*pool]
+	next  atomic.Int64 // where the next wake starts, for fairness
+}
+
+// list returns the pools under the cap.
+func (c *connCap) list() []*pool {
+	if l := c.pools.Load(); l != nil {
+		return *l
+	}
+	return nil
 }
 
 // take reserves a slot, unless the cap is reached.
@@ -65,13 +76,12 @@ func (c *connCap) release() {
 // start) that has a waiting client and room for a server; when none has,
 // the cap is no longer starved.
 func (c *connCap) wake() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := len(c.pools)
+	pools := c.list()
+	n := len(pools)
+	start := int(c.next.Load())
 	for i := range n {
-		pl := c.pools[(c.next+i)%n]
-		if pl.grantCapped() {
-			c.next = (c.next + i + 1) % n
+		if pl := pools[(start+i)%n]; pl.grantCapped() {
+			c.next.Store(int64((start + i + 1) % n))
 			return
 		}
 	}
@@ -82,10 +92,9 @@ func (c *connCap) wake() {
 // except, to make room for except's waiting client; it reports whether it
 // found one.
 func (c *connCap) evictIdle(except *pool) bool {
-	c.mu.Lock()
 	var victim *serverConn
 	var from *pool
-	for _, pl := range c.pools {
+	for _, pl := range c.list() {
 		if pl == except {
 			continue
 		}
@@ -101,7 +110,6 @@ func (c *connCap) evictIdle(except *pool) bool {
 			break
 		}
 	}
-	c.mu.Unlock()
 	if victim == nil {
 		return false
 	}
@@ -134,18 +142,19 @@ func (c *connCap) starvedNow() bool {
 	return c.max.Load() > 0 && c.starved.Load() && c.onWay.Load() == 0
 }
 
+// add puts pl under the cap; Proxy.mu is held.
 func (c *connCap) add(pl *pool) {
-	c.mu.Lock()
-	c.pools = append(c.pools, pl)
-	c.mu.Unlock()
+	l := append(slices.Clip(c.list()), pl)
+	c.pools.Store(&l)
 }
 
+// remove takes pl from under the cap; Proxy.mu is held.
 func (c *connCap) remove(pl *pool) {
-	c.mu.Lock()
-	if i := slices.Index(c.pools, pl); i >= 0 {
-		c.pools = slices.Delete(c.pools, i, i+1)
+	old := c.list()
+	if i := slices.Index(old, pl); i >= 0 {
+		l := slices.Delete(slices.Clone(old), i, i+1)
+		c.pools.Store(&l)
 	}
-	c.mu.Unlock()
 }
 
 // takeCaps reserves a slot under both of the pool's caps.
@@ -250,9 +259,7 @@ func (c *connCap) wakeOne() bool {
 	if c.full() {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, pl := range c.pools {
+	for _, pl := range c.list() {
 		if pl.grantCapped() {
 			return true
 		}

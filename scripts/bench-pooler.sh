@@ -67,6 +67,9 @@
 #                                    processes with CLIENTS/APPS clients each, application_name
 #                                    app1..appN, their results summed (servers must be set up for
 #                                    their next client's name)
+#   SYSCALLS (0)                     1: count each pooler's system calls during every run
+#                                    (perf stat -e raw_syscalls:sys_enter, plus read, write,
+#                                    epoll_pwait/epoll_wait) and print them per transaction
 #   EVLOOP (0)                       1: also scripts/evloop, the event-loop experiment (not a
 #                                    product: -S simple and extended only, no prepared)
 #   EVLOOP_LOOPS (2)                 its event loops
@@ -108,6 +111,12 @@ APPS=${APPS:-1}
 SCRIPT=${SCRIPT-}
 SERVER_TLS=${SERVER_TLS:-0}
 CLIENT_TLS=${CLIENT_TLS:-0}
+SYSCALLS=${SYSCALLS:-0}
+if [ "$SYSCALLS" = 1 ] && ! command -v perf >/dev/null 2>&1; then
+  echo "SYSCALLS=1 needs perf (linux-perf)" >&2
+  exit 1
+fi
+SYSCALL_EVENTS=raw_syscalls:sys_enter,syscalls:sys_enter_read,syscalls:sys_enter_write,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_wait
 EVLOOP_LOOPS=${EVLOOP_LOOPS:-2}
 read -ra EVLOOP_EXTRA <<<"${EVLOOP_ARGS-}"
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
@@ -516,6 +525,11 @@ for proto in $PROTOCOLS; do
         if per_run "$t"; then start_target "$t"; fi
         pid=${PID[$t]:-}
         if [ -n "$pid" ]; then echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true; c0=$(cpu_ticks "$pid"); fi
+        spid=
+        if [ "$SYSCALLS" = 1 ] && [ -n "$pid" ]; then
+          perf stat -x, -e "$SYSCALL_EVENTS" -p "$pid" -o "$WORK/syscalls.stat" >/dev/null 2>&1 &
+          spid=$!
+        fi
         g0=$(pg_ticks)
         out=$( { TIMEFORMAT='%U %S'; time timeout "$((DURATION + 60))" bash -c 'pgbench_run "$@"' _ "$proto" "$c" "$(url_for "$t")" 2>&1; echo "pgbench-exit $?"; } 2>"$WORK/time" || true)
         if grep -q '^pgbench-exit 124$' <<<"$out"; then
@@ -523,6 +537,10 @@ for proto in $PROTOCOLS; do
           out="$out"$'\n'"ERROR: pgbench overstayed by 60 s: killed (diagnostics in $OVERSTAY_DIR)"
         fi
         g1=$(pg_ticks)
+        if [ -n "$spid" ]; then
+          kill -INT "$spid" 2>/dev/null || true
+          wait "$spid" 2>/dev/null || true
+        fi
         tps=$(awk '/^tps = / {printf "%.1f", $3; exit}' <<<"$out")
         lat=$(awk '/^latency average/ {print $4; exit}' <<<"$out")
         txns=$(awk '/number of transactions actually processed/ {print $6; exit}' <<<"$out")
@@ -538,6 +556,13 @@ for proto in $PROTOCOLS; do
         if [ "${txns:-0}" -gt 0 ]; then
           pgus=$(awk -v d=$((g1 - g0)) -v t="$TICK" -v n="$txns" 'BEGIN {printf "%.1f", d / t * 1e6 / n}')
           benchus=$(awk -v n="$txns" '{printf "%.1f", ($1 + $2) * 1e6 / n; exit}' "$WORK/time")
+        fi
+        if [ -n "$spid" ] && [ "${txns:-0}" -gt 0 ]; then
+          # total, read, write, epoll waits per transaction.
+          awk -F, -v n="$txns" -v row="$proto $t $c $r" '
+            $3 ~ /raw_syscalls/ { all = $1 } $3 ~ /enter_read$/ { rd = $1 } $3 ~ /enter_write$/ { wr = $1 }
+            $3 ~ /enter_epoll_p?wait$/ { ep += $1 }
+            END { printf "%s %.2f %.2f %.2f %.2f\n", row, all / n, rd / n, wr / n, ep / n }' "$WORK/syscalls.stat" >>"$WORK/syscalls"
         fi
         [ -z "$tps" ] && tps=ERR lat=ERR
         if per_run "$t"; then
@@ -652,6 +677,15 @@ awk -v protocols="$PROTOCOLS" -v clients="$CLIENTS" -v targets="${TARGETS[*]}" '
         nc[k] ? sprintf("%.1f", pc) : "–", pg[k] / n[k], b[k] / n[k], pc + pg[k] / n[k] + b[k] / n[k]
     }
   }' "$ROWS"
+
+# --- system calls per transaction -------------------------------------------------------
+if [ "$SYSCALLS" = 1 ] && [ -s "$WORK/syscalls" ]; then
+  printf '\n### system calls per transaction (perf stat on the pooler, mean over the rounds)\n\n'
+  printf '| protocol | clients | target | all | read | write | epoll wait |\n'
+  printf '|----------|--------:|--------|----:|-----:|------:|-----------:|\n'
+  awk '{ k = $1 " | " $3 " | " $2; if (!(k in n)) order[++m] = k; n[k]++; a[k] += $5; r[k] += $6; w[k] += $7; e[k] += $8 }
+    END { for (i = 1; i <= m; i++) { k = order[i]; printf "| %s | %.2f | %.2f | %.2f | %.2f |\n", k, a[k] / n[k], r[k] / n[k], w[k] / n[k], e[k] / n[k] } }' "$WORK/syscalls"
+fi
 
 # --- record mode: record TPS ÷ session TPS ---------------------------------------------
 if [ "$RECORD" = 1 ]; then
