@@ -48,6 +48,14 @@ type pauseSnap struct {
 	resumed chan struct{}
 }
 
+// state returns what s pauses; a nil s pauses nothing.
+func (s *pauseSnap) state() (all bool, dbs map[string]bool) {
+	if s == nil {
+		return false, nil
+	}
+	return s.all, s.dbs
+}
+
 // pausedNow returns whether everything is paused and the databases paused
 // one by one.
 func (p *Proxy) pausedNow() (bool, []string) {
@@ -68,11 +76,7 @@ func (p *Proxy) pauseDB(db string) error {
 	ps := &p.pause
 	for {
 		old := ps.cur.Load()
-		var all bool
-		var dbs map[string]bool
-		if old != nil {
-			all, dbs = old.all, old.dbs
-		}
+		all, dbs := old.state()
 		switch {
 		case all:
 			return &adminError{code: "55000", msg: "already paused"}
@@ -105,11 +109,7 @@ func (p *Proxy) resumeDB(db string) error {
 	ps := &p.pause
 	for {
 		old := ps.cur.Load()
-		var all bool
-		var dbs map[string]bool
-		if old != nil {
-			all, dbs = old.all, old.dbs
-		}
+		all, dbs := old.state()
 		switch {
 		case db == "" && !all && len(dbs) == 0:
 			return &adminError{code: "55000", msg: "nothing is paused"}
