@@ -71,3 +71,17 @@ func TestHazardsConcurrent(t *testing.T) {
 		t.Errorf("after an occurrence without a fingerprint: %+v", h)
 	}
 }
+
+// TestHazardsAddAllocatesNothing: once a rule and action were seen, a
+// hazard from the same application with the same (or no) fingerprint
+// allocates nothing (a SET in every transaction counts one).
+func TestHazardsAddAllocatesNothing(t *testing.T) {
+	var h hazards
+	h.add("rule", "pinned", true, "app", "fp")
+	if n := testing.AllocsPerRun(100, func() {
+		h.add("rule", "pinned", false, "app", "fp")
+		h.add("rule", "pinned", false, "app", "")
+	}); n != 0 {
+		t.Errorf("%v allocations per add", n/2)
+	}
+}

@@ -1,8 +1,8 @@
 package pooler
 
 import (
+	"maps"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -76,49 +76,70 @@ type StateRules interface {
 type hazardKey struct{ rule, action string }
 
 // hazardInfo is what the pooler keeps of one rule under one action. add
-// publishes latest before it counts, and Hazards reads the counts before
-// latest, so a line with a count has its latest occurrence, and clients
+// publishes latest and at before it counts, and Hazards reads the counts
+// first, so a line with a count has its latest occurrence, and clients
 // never exceeds count.
 type hazardInfo struct {
 	count, clients atomic.Int64
-	latest         atomic.Pointer[hazardLast]
+	// at is when it was seen last (Unix nanoseconds).
+	at     atomic.Int64
+	latest atomic.Pointer[hazardLast]
 }
 
-// hazardLast is the latest occurrence of a hazard; never changed once
-// published.
-type hazardLast struct {
-	appName, fp string
-	at          time.Time
-}
+// hazardLast is the application name and statement fingerprint of the
+// latest occurrence of a hazard; never changed once published, and
+// replaced only when they change.
+type hazardLast struct{ appName, fp string }
 
 // hazards counts the session-state hazards the pooler saw. It takes no
-// lock: an entry, once in the map, stays, its counters are atomic and
-// its latest occurrence is an immutable value swapped whole.
+// lock and, once a rule and action were seen, allocates nothing: m is a
+// map never changed once stored, replaced whole (CompareAndSwap) only when
+// a new rule or action appears; the counters in it are atomic.
 type hazards struct {
-	counts sync.Map // hazardKey → *hazardInfo
+	m atomic.Pointer[map[hazardKey]*hazardInfo]
+}
+
+// entry returns the counters of k, making them.
+func (h *hazards) entry(k hazardKey) *hazardInfo {
+	for {
+		cur := h.m.Load()
+		if cur != nil {
+			if hi := (*cur)[k]; hi != nil {
+				return hi
+			}
+		}
+		next := make(map[hazardKey]*hazardInfo)
+		if cur != nil {
+			maps.Copy(next, *cur)
+		}
+		hi := new(hazardInfo)
+		next[k] = hi
+		if h.m.CompareAndSwap(cur, &next) {
+			return hi
+		}
+	}
 }
 
 // add counts one hazard; newClient says it is the client's first of the
 // rule.
 func (h *hazards) add(rule, action string, newClient bool, appName, fp string) {
-	now := time.Now()
-	k := hazardKey{rule, action}
-	v, ok := h.counts.Load(k)
-	if !ok {
-		v, _ = h.counts.LoadOrStore(k, new(hazardInfo))
-	}
-	hi := v.(*hazardInfo)
-	last := &hazardLast{appName: appName, fp: fp, at: now}
+	hi := h.entry(hazardKey{rule, action})
 	for {
-		// An occurrence without a fingerprint keeps the latest one known.
 		old := hi.latest.Load()
+		if old != nil && old.appName == appName && (fp == "" || fp == old.fp) {
+			break
+		}
+		last := &hazardLast{appName: appName, fp: fp}
 		if fp == "" && old != nil {
+			// An occurrence without a fingerprint keeps the latest one
+			// known.
 			last.fp = old.fp
 		}
 		if hi.latest.CompareAndSwap(old, last) {
 			break
 		}
 	}
+	hi.at.Store(time.Now().UnixNano())
 	hi.count.Add(1)
 	if newClient {
 		hi.clients.Add(1)
@@ -140,19 +161,21 @@ type HazardCount struct {
 // Hazards returns the session-state hazards seen so far, sorted.
 func (p *Proxy) Hazards() []HazardCount {
 	out := []HazardCount{}
-	p.hazards.counts.Range(func(k, v any) bool {
-		hk, hi := k.(hazardKey), v.(*hazardInfo)
+	m := p.hazards.m.Load()
+	if m == nil {
+		return out
+	}
+	for k, hi := range *m {
 		clients := hi.clients.Load()
 		count := hi.count.Load()
 		if count == 0 {
 			// Its first add has not counted yet.
-			return true
+			continue
 		}
 		last := hi.latest.Load()
-		out = append(out, HazardCount{Rule: hk.rule, Action: hk.action, Count: count, Clients: clients,
-			ApplicationName: last.appName, Fingerprint: last.fp, LastSeen: last.at})
-		return true
-	})
+		out = append(out, HazardCount{Rule: k.rule, Action: k.action, Count: count, Clients: clients,
+			ApplicationName: last.appName, Fingerprint: last.fp, LastSeen: time.Unix(0, hi.at.Load())})
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Rule != out[j].Rule {
 			return out[i].Rule < out[j].Rule
