@@ -68,8 +68,9 @@
 #                                    app1..appN, their results summed (servers must be set up for
 #                                    their next client's name)
 #   SYSCALLS (0)                     1: count each pooler's system calls during every run
-#                                    (perf stat -e raw_syscalls:sys_enter, plus read, write,
-#                                    epoll_pwait/epoll_wait) and print them per transaction
+#                                    (perf stat: all, read/recvfrom, write/sendto, the epoll
+#                                    waits, epoll_ctl, futex) and print them per transaction; a Go
+#                                    pooler's epoll waits include the runtime's network poller's
 #   EVLOOP (0)                       1: also scripts/evloop, the event-loop experiment (not a
 #                                    product: -S simple and extended only, no prepared)
 #   EVLOOP_LOOPS (2)                 its event loops
@@ -116,7 +117,7 @@ if [ "$SYSCALLS" = 1 ] && ! command -v perf >/dev/null 2>&1; then
   echo "SYSCALLS=1 needs perf (linux-perf)" >&2
   exit 1
 fi
-SYSCALL_EVENTS=raw_syscalls:sys_enter,syscalls:sys_enter_read,syscalls:sys_enter_write,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_wait
+SYSCALL_EVENTS=raw_syscalls:sys_enter,syscalls:sys_enter_read,syscalls:sys_enter_recvfrom,syscalls:sys_enter_write,syscalls:sys_enter_sendto,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_ctl,syscalls:sys_enter_futex
 EVLOOP_LOOPS=${EVLOOP_LOOPS:-2}
 read -ra EVLOOP_EXTRA <<<"${EVLOOP_ARGS-}"
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
@@ -558,11 +559,12 @@ for proto in $PROTOCOLS; do
           benchus=$(awk -v n="$txns" '{printf "%.1f", ($1 + $2) * 1e6 / n; exit}' "$WORK/time")
         fi
         if [ -n "$spid" ] && [ "${txns:-0}" -gt 0 ]; then
-          # total, read, write, epoll waits per transaction.
+          # all, reads, writes, epoll waits, epoll_ctl, futex per transaction.
           awk -F, -v n="$txns" -v row="$proto $t $c $r" '
-            $3 ~ /raw_syscalls/ { all = $1 } $3 ~ /enter_read$/ { rd = $1 } $3 ~ /enter_write$/ { wr = $1 }
-            $3 ~ /enter_epoll_p?wait$/ { ep += $1 }
-            END { printf "%s %.2f %.2f %.2f %.2f\n", row, all / n, rd / n, wr / n, ep / n }' "$WORK/syscalls.stat" >>"$WORK/syscalls"
+            $3 ~ /raw_syscalls/ { all = $1 } $3 ~ /enter_(read|recvfrom)$/ { rd += $1 }
+            $3 ~ /enter_(write|sendto)$/ { wr += $1 } $3 ~ /enter_epoll_p?wait$/ { ep += $1 }
+            $3 ~ /enter_epoll_ctl$/ { ctl = $1 } $3 ~ /enter_futex$/ { fx = $1 }
+            END { printf "%s %.2f %.2f %.2f %.2f %.2f %.2f\n", row, all / n, rd / n, wr / n, ep / n, ctl / n, fx / n }' "$WORK/syscalls.stat" >>"$WORK/syscalls"
         fi
         [ -z "$tps" ] && tps=ERR lat=ERR
         if per_run "$t"; then
@@ -681,10 +683,10 @@ awk -v protocols="$PROTOCOLS" -v clients="$CLIENTS" -v targets="${TARGETS[*]}" '
 # --- system calls per transaction -------------------------------------------------------
 if [ "$SYSCALLS" = 1 ] && [ -s "$WORK/syscalls" ]; then
   printf '\n### system calls per transaction (perf stat on the pooler, mean over the rounds)\n\n'
-  printf '| protocol | clients | target | all | read | write | epoll wait |\n'
-  printf '|----------|--------:|--------|----:|-----:|------:|-----------:|\n'
-  awk '{ k = $1 " | " $3 " | " $2; if (!(k in n)) order[++m] = k; n[k]++; a[k] += $5; r[k] += $6; w[k] += $7; e[k] += $8 }
-    END { for (i = 1; i <= m; i++) { k = order[i]; printf "| %s | %.2f | %.2f | %.2f | %.2f |\n", k, a[k] / n[k], r[k] / n[k], w[k] / n[k], e[k] / n[k] } }' "$WORK/syscalls"
+  printf '| protocol | clients | target | all | read, recvfrom | write, sendto | epoll wait | epoll_ctl | futex |\n'
+  printf '|----------|--------:|--------|----:|--------------:|--------------:|-----------:|----------:|------:|\n'
+  awk '{ k = $1 " | " $3 " | " $2; if (!(k in n)) order[++m] = k; n[k]++; a[k] += $5; r[k] += $6; w[k] += $7; e[k] += $8; c[k] += $9; f[k] += $10 }
+    END { for (i = 1; i <= m; i++) { k = order[i]; printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", k, a[k] / n[k], r[k] / n[k], w[k] / n[k], e[k] / n[k], c[k] / n[k], f[k] / n[k] } }' "$WORK/syscalls"
 fi
 
 # --- record mode: record TPS ÷ session TPS ---------------------------------------------
