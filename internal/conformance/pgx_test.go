@@ -315,8 +315,8 @@ func runSuite(ctx context.Context, t *testing.T, srv *pgtest.Server, sc suiteCon
 func skipPattern(skip map[string]string, name string) string {
 	var tests []string
 	for full := range skip {
-		if pkg, test := full[:strings.LastIndexByte(full, '/')], full[strings.LastIndexByte(full, '/')+1:]; pkg == name {
-			tests = append(tests, regexp.QuoteMeta(test))
+		if i := strings.LastIndexByte(full, '/'); full[:i] == name {
+			tests = append(tests, regexp.QuoteMeta(full[i+1:]))
 		}
 	}
 	if len(tests) == 0 {
