@@ -23,35 +23,64 @@ import (
 // is given it (names carry the schema epoch).
 
 // stmtRefs counts, per server-side statement name, the clients that hold
-// a statement under it (Client.stmts). Its lock is a leaf, held for a
-// map update when a client prepares, closes or leaves, and for a pass
-// over one server's cache when a count fell to zero since that server
-// last served.
+// a statement under it (Client.stmts), across loops, with no lock: each
+// name has a count of its own (stmtRef) in a map whose entries are
+// written once and then only read, which is what sync.Map is for. A
+// count that falls to zero retires its entry (-1) unless a client took
+// the name meanwhile; a retired entry is taken out of the map by whoever
+// finds it, and a client that takes the name then stores a new one.
 type stmtRefs struct {
-	mu sync.Mutex
-	n  map[string]int
+	m sync.Map // name → *stmtRef
 	// gen advances whenever a count falls to zero.
 	gen atomic.Uint64
 }
 
+// stmtRef is one name's count of holders; -1 once retired.
+type stmtRef struct{ n atomic.Int64 }
+
 func (r *stmtRefs) ref(name string) {
-	r.mu.Lock()
-	if r.n == nil {
-		r.n = make(map[string]int)
+	for {
+		v, ok := r.m.Load(name)
+		if !ok {
+			v, _ = r.m.LoadOrStore(name, new(stmtRef))
+		}
+		e := v.(*stmtRef)
+		for {
+			n := e.n.Load()
+			if n < 0 {
+				r.m.CompareAndDelete(name, e) // retired: make room
+				break
+			}
+			if e.n.CompareAndSwap(n, n+1) {
+				return
+			}
+		}
 	}
-	r.n[name]++
-	r.mu.Unlock()
 }
 
+// unref gives back a ref: the entry it counted in is in the map until
+// its count falls to zero.
 func (r *stmtRefs) unref(name string) {
-	r.mu.Lock()
-	if r.n[name] <= 1 {
-		delete(r.n, name)
-		r.gen.Add(1)
-	} else {
-		r.n[name]--
+	v, ok := r.m.Load(name)
+	if !ok {
+		return
 	}
-	r.mu.Unlock()
+	e := v.(*stmtRef)
+	if e.n.Add(-1) > 0 {
+		return
+	}
+	if e.n.CompareAndSwap(0, -1) {
+		r.m.CompareAndDelete(name, e)
+	}
+	r.gen.Add(1)
+}
+
+// held returns how many clients hold a statement under name.
+func (r *stmtRefs) held(name string) int64 {
+	if v, ok := r.m.Load(name); ok {
+		return max(v.(*stmtRef).n.Load(), 0)
+	}
+	return 0
 }
 
 // putStmt gives the client statement st under its name cname.
@@ -91,14 +120,12 @@ func (s *Server) serve(l *Limits) {
 	if s.refGen == gen {
 		return
 	}
-	l.Refs.mu.Lock()
 	for n := s.lru.head; n != nil; {
 		next := n.next
-		if l.Refs.n[n.name] == 0 {
+		if l.Refs.held(n.name) == 0 {
 			s.doom(n.name)
 		}
 		n = next
 	}
-	l.Refs.mu.Unlock()
 	s.refGen = gen
 }

@@ -287,8 +287,4 @@ func TestDoomedCloseSkipped(t *testing.T) {
 
 // Held reports how many clients hold a statement under server-side name
 // name.
-func (l *Limits) Held(name string) int {
-	l.Refs.mu.Lock()
-	defer l.Refs.mu.Unlock()
-	return l.Refs.n[name]
-}
+func (l *Limits) Held(name string) int { return int(l.Refs.held(name)) }
