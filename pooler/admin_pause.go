@@ -204,22 +204,33 @@ func (pl *pool) pauseWait(ctx context.Context, deadline time.Time, w *waiter) er
 // setDisabled refuses (or admits again) new logins to db; its connected
 // clients stay.
 func (p *Proxy) setDisabled(db string, off bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !off {
-		delete(p.disabled, db)
-		return
+	for {
+		old := p.disabled.Load()
+		var cur map[string]bool
+		if old != nil {
+			cur = *old
+		}
+		if cur[db] == off {
+			return
+		}
+		next := maps.Clone(cur)
+		if off {
+			if next == nil {
+				next = make(map[string]bool)
+			}
+			next[db] = true
+		} else {
+			delete(next, db)
+		}
+		if p.disabled.CompareAndSwap(old, &next) {
+			return
+		}
 	}
-	if p.disabled == nil {
-		p.disabled = make(map[string]bool)
-	}
-	p.disabled[db] = true
 }
 
 func (p *Proxy) isDisabled(db string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.disabled[db]
+	m := p.disabled.Load()
+	return m != nil && (*m)[db]
 }
 
 // matchingPools returns the pools of db ("" for all).

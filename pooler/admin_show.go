@@ -261,11 +261,9 @@ func (p *Proxy) showDatabases(s Snapshot) *resultSet {
 	}
 	sort.Strings(names)
 	caps := make(map[string]int, len(names))
-	p.mu.Lock()
 	for _, db := range names {
 		caps[db] = p.dbCapMax(db)
 	}
-	p.mu.Unlock()
 	host := p.upstream.Host
 	paused := func(db string) string {
 		if s.Paused || contains(s.PausedDatabases, db) {

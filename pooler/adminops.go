@@ -92,9 +92,7 @@ func (p *Proxy) kill(db string) (int, error) {
 	p.mu.Unlock()
 	msg := fatal(codeAdminShutdown, "database %q was killed on the pooler's admin console (KILL)", db)
 	for _, c := range victims {
-		if c.kill.CompareAndSwap(nil, &msg) {
-			c.shutRead()
-		}
+		c.end(&msg)
 	}
 	p.pause.kick()
 	for _, pl := range p.matchingPools(db) {
@@ -176,16 +174,17 @@ func connFD(nc net.Conn) int {
 		nc = t.NetConn()
 	}
 	if r, ok := nc.(*rawIO); ok {
-		r.mu.RLock()
-		defer r.mu.RUnlock()
-		if r.closed {
-			return -1
-		}
-		if r.br != nil {
+		// Its owner asks, or anyone for a socket no loop takes (rawIO).
+		switch {
+		case r.br != nil:
 			return syscallFD(r.br.nc) // the socket under the bridge
-		}
-		if r.nc == nil {
+		case r.nb:
+			if r.closed {
+				return -1
+			}
 			return r.fd
+		case r.nc == nil:
+			return -1
 		}
 		nc = r.nc
 	}

@@ -50,13 +50,11 @@ func (p *Proxy) authQuerySettings(database string) (user, query, dbname string) 
 // false when the query returns no row or a NULL name; a NULL secret is
 // returned as "", which no password matches.
 func (p *Proxy) authQuery(database, user string) (secret string, found bool, err error) {
-	p.mu.Lock()
 	authUser, query, dbname := p.authQuerySettings(database)
 	password := ""
 	if authUser != "" {
 		password = p.serverPassword(authUser)
 	}
-	p.mu.Unlock()
 	if authUser == "" {
 		return "", false, nil
 	}

@@ -67,7 +67,7 @@ func newBridge(nc net.Conn) *bridge {
 
 // newBridgedIO returns a rawIO that moves nc's bytes through a bridge.
 func newBridgedIO(nc net.Conn) *rawIO {
-	return &rawIO{br: newBridge(nc), fd: -1, raddr: nc.RemoteAddr()}
+	return &rawIO{br: newBridge(nc), fd: -1, raddr: nc.RemoteAddr(), laddr: nc.LocalAddr()}
 }
 
 // start runs the goroutines (toRaw); the caller holds mu.

@@ -225,7 +225,7 @@ func capFor(caps map[string]*connCap, name string, max int) *connCap {
 }
 
 // dbCapMax is the server connection cap of database name: its entry's
-// max_db_connections, else the global one. p.mu is held.
+// max_db_connections, else the global one.
 func (p *Proxy) dbCapMax(name string) int {
 	if db, ok := p.database(name); ok && db.MaxDBConnections > 0 {
 		return db.MaxDBConnections

@@ -49,8 +49,9 @@ type clientConn struct {
 	// statsEpoch): its last message, or the change of its state that
 	// started that timeout (its loop's: evLoop.touch, timedOut).
 	tsince int64
-	// kill is the FATAL a client closed by the pooler gets (a timeout):
-	// set before its socket's read side is shut, sent by vanish.
+	// kill is the FATAL a client closed by the pooler gets (a timeout,
+	// KILL): set before its owner shuts its socket's read side, sent by
+	// vanish.
 	kill atomic.Pointer[[]byte]
 	// pooled is set while the client counts in c.pool.clients (under
 	// Proxy.mu).
@@ -65,8 +66,7 @@ type clientConn struct {
 
 	// w is the client's write buffer, written only by its owner (the
 	// login goroutine, then its loop; a console client's goroutine):
-	// others that must end a client set kill and shut its socket's read
-	// side. It is taken from clientWriters when needed and given back once
+	// others that must end a client post to its owner (end). It is taken from clientWriters when needed and given back once
 	// flushed between transactions.
 	w *bufio.Writer
 
@@ -113,19 +113,20 @@ type clientConn struct {
 	// follows them.
 	eng engine.Client
 
-	// Event-loop state (evloop.go). inLoop is set from the hand-off to an
-	// event loop until the loop lets the client go; which loop owns it is
-	// that loop's own record (evLoop.own). The fields after it are used by
+	// Event-loop state (evloop.go). loop is the loop the client is handed
+	// to, from the hand-off until the loop lets the client go (whether
+	// the loop owns it yet is its own record, evLoop.own): whoever must
+	// end the client posts to it (end). The fields after it are used by
 	// the owning loop alone: lwait is set while the client waits, for a
 	// server (its pool's queue, a login aside, a paused database) or for
 	// the pooler's own queries on its server (setup, verify, clean); its
 	// first unrelayed message was judged already (eng.Hold). lout is set
 	// while the loop watches the socket for writing.
-	inLoop atomic.Bool
-	lwait  bool
-	lmore  bool // the socket may hold bytes the loop has not read
-	lout   bool
-	lhup   bool // the client closed its end: read until the end (see serverConn.lhup)
+	loop  atomic.Pointer[evLoop]
+	lwait bool
+	lmore bool // the socket may hold bytes the loop has not read
+	lout  bool
+	lhup  bool // the client closed its end: read until the end (see serverConn.lhup)
 	// A message larger than the read buffer: lleft is what is still to
 	// come of one the loop streams to the server (or drops: ldrop);
 	// lbig gathers one the pooler must see whole.
@@ -208,6 +209,7 @@ func (p *Proxy) serveClient(nc net.Conn) {
 		eng:   engine.Client{Limits: &p.limits},
 	}
 	r := newRawIO(nc, p.cfg.Relay == RelayBridged)
+	r.laddr = p.localAddr(r.laddr)
 	c.rio, c.conn, c.raw = r, r, r
 	c.r.Reset(c.rio)
 	ok := c.handshake()
@@ -243,10 +245,48 @@ type bigMessage struct {
 	body []byte
 }
 
+// localAddr returns a, a client socket's own address, shared with the
+// clients that came to the same one: the listeners have few, and each
+// accepted socket would otherwise keep its own copy.
+func (p *Proxy) localAddr(a net.Addr) net.Addr {
+	var k any
+	switch a := a.(type) {
+	case *net.TCPAddr:
+		k = a.AddrPort()
+	case *net.UnixAddr:
+		k = a.Name
+	default:
+		return a
+	}
+	v, _ := p.locals.LoadOrStore(k, a)
+	return v.(net.Addr)
+}
+
 // toLoop hands a logged-in client to an event loop.
 func (c *clientConn) toLoop() {
-	c.inLoop.Store(true)
-	c.proxy.pickLoop().post(loopMsg{kind: msgAdopt, c: c})
+	l := c.proxy.pickLoop()
+	c.loop.Store(l)
+	if h := handOffHook.Load(); h != nil {
+		(*h)(c) // tests: what lands between the two
+	}
+	l.post(loopMsg{kind: msgAdopt, c: c})
+}
+
+// handOffHook, when set, runs in toLoop after the client names its loop
+// and before the loop is asked to adopt it (tests).
+var handOffHook atomic.Pointer[func(*clientConn)]
+
+// end has the client closed with msg (KILL) by its owner: its loop
+// (msgKill), or, when it has none yet, the loop it is handed to (adopt
+// looks at c.kill after c.loop is set). A login that must wait for a
+// server is woken by its pool (waiter.killed).
+func (c *clientConn) end(msg *[]byte) {
+	if !c.kill.CompareAndSwap(nil, msg) {
+		return
+	}
+	if l := c.loop.Load(); l != nil {
+		l.post(loopMsg{kind: msgKill, c: c})
+	}
 }
 
 // getReader takes a read buffer from the pool.
@@ -260,9 +300,10 @@ func (c *clientConn) local() bool {
 	return c.conn.RemoteAddr().Network() == "unix"
 }
 
-// shutRead shuts the read side of the client's socket: whichever driver
-// has the client then reads the end of the stream and lets it vanish
-// (sending c.kill), as when the client leaves. Writes still work.
+// shutRead shuts the read side of the client's socket: its owner then
+// reads the end of the stream and lets it vanish (sending c.kill), as when
+// the client leaves. Writes still work. Its loop calls it, or anyone for a
+// console client, which no loop takes (rawIO).
 func (c *clientConn) shutRead() {
 	nc := c.conn
 	if t, ok := nc.(*tls.Conn); ok {
@@ -278,9 +319,7 @@ func (c *clientConn) shutRead() {
 		err = errors.ErrUnsupported
 	}
 	if err != nil {
-		// A socket that cannot be shut for reading is closed: its loop
-		// notices at its next read.
-		c.conn.Close()
+		c.proxy.log.Warn("client socket not shut for reading", "err", err, "user", c.user, "database", c.database)
 	}
 }
 

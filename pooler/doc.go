@@ -33,10 +33,11 @@
 // (serverConn.internalAnswer). A client has one owner at a time (its
 // login goroutine, then its loop; a loop's own record, evLoop.own, says
 // which clients are its) and no lock: the janitor's timeouts, cancel
-// requests and the statistics are posted to its loop (msgTimeouts,
-// msgCancel, msgReport), and whoever must end it sets its FATAL and shuts
-// its socket's read side. Clients of the admin console stay on their login
-// goroutine. docs/design-event-loop.md describes the loops, where a client
+// requests, the statistics and KILL are posted to its loop (msgTimeouts,
+// msgCancel, msgReport, msgKill): whoever must end it sets its FATAL, and
+// its owner shuts its socket's read side. Clients of the admin console stay
+// on their login goroutine. A socket (rawIO) has no lock either: only its
+// owner uses it. docs/design-event-loop.md describes the loops, where a client
 // can be, the bridges and the locks that remain.
 //
 // Files:

@@ -119,6 +119,7 @@ const (
 	msgTimeouts                    // close the clients whose timeouts ran out (the loop's timer, the janitor's tick)
 	msgCancel                      // a cancel request for the client's server (posted to every loop)
 	msgReport                      // report the loop's clients (Snapshot)
+	msgKill                        // close the client with its FATAL (clientConn.end)
 )
 
 type loopMsg struct {
@@ -180,18 +181,20 @@ func (l *evLoop) post(m loopMsg) {
 	if l.stopped {
 		l.mu.Unlock()
 		switch m.kind {
-		case msgCancel:
-			return
+		case msgCancel, msgKill:
+			return // the loop closed its clients
 		case msgReport:
 			m.views <- nil
 			return
 		}
-		// Shutdown is over: the client is closed on a goroutine.
+		// Shutdown is over. A server on its way to a client goes back;
+		// a client the loop owned was closed as it stopped, and one on
+		// its way to it is still the sender's, which closes it here.
 		if m.s != nil {
 			m.c.pool.putBack(m.s, closeServer)
 		}
-		if m.c != nil {
-			m.c.inLoop.Store(false)
+		if m.kind == msgAdopt {
+			m.c.loop.Store(nil)
 			m.c.conn.Close()
 			go m.c.closed()
 		}
@@ -330,6 +333,11 @@ func (l *evLoop) handle(m loopMsg) {
 		l.cancel(c)
 	case msgReport:
 		m.views <- l.report()
+	case msgKill:
+		if l.owns(c) {
+			c.shutRead()
+			l.clientReadable(c) // reads to the end of the stream: vanish
+		}
 	case msgTimeouts:
 		l.timeouts()
 	case msgExpired, msgClosed:
@@ -410,6 +418,7 @@ func (l *evLoop) report() []clientView {
 	for c := range l.own {
 		v := clientView{c: c, info: c.info()}
 		v.info.PreparedStatements = c.eng.Statements()
+		v.info.FD = connFD(c.conn)
 		if s := c.server; s != nil {
 			pinned := c.eng.State().Pinned
 			v.info.State, v.info.ServerPID, v.info.Pinned = "active", s.pid, pinned
@@ -430,7 +439,7 @@ func (l *evLoop) stop(work []loopMsg) {
 	l.inbox = nil
 	l.mu.Unlock()
 	for _, m := range rest {
-		if m.kind != msgStop && m.kind != msgShutdown && m.kind != msgTimeouts && m.kind != msgCancel {
+		if m.kind != msgStop && m.kind != msgShutdown && m.kind != msgTimeouts && m.kind != msgCancel && m.kind != msgKill {
 			l.post(m) // closes the client
 		}
 	}

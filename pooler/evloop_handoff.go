@@ -8,7 +8,7 @@ import ()
 func (l *evLoop) adopt(c *clientConn) {
 	fd, err := l.take(c.raw)
 	if err != nil {
-		c.inLoop.Store(false)
+		c.loop.Store(nil)
 		go c.closed() // closed meanwhile
 		return
 	}
@@ -16,6 +16,9 @@ func (l *evLoop) adopt(c *clientConn) {
 	// taken over.
 	l.own[c] = fd
 	l.clients.set(fd, c)
+	if c.kill.Load() != nil {
+		c.shutRead() // ended on its way here (end): read to the end below
+	}
 	s := c.server
 	if s != nil {
 		if err := l.watch(s); err != nil {
@@ -84,7 +87,7 @@ func (l *evLoop) forget(c *clientConn) {
 		l.clients.del(fd)
 		l.del(c.raw, fd)
 	}
-	c.inLoop.Store(false)
+	c.loop.Store(nil)
 }
 
 // finish ends a client the loop closed between transactions.

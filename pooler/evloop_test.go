@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -290,4 +291,40 @@ func TestMessagesArriveWhileWaiting(t *testing.T) {
 	}
 	expectTypes(t, fe, "RowDescription", "DataRow", "CommandComplete", "ReadyForQuery",
 		"RowDescription", "DataRow", "CommandComplete", "ReadyForQuery")
+}
+
+// TestKillDuringHandOff: a client ended (KILL) after it named its loop and
+// before the loop adopted it is closed with its FATAL once adopted: the
+// loop ignores the msgKill that reaches it first, and adopt looks at the
+// FATAL set before.
+func TestKillDuringHandOff(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{})
+	ctx := testCtx(t, 30*time.Second)
+	msg := fatal(codeAdminShutdown, "killed during its hand-off (test)")
+	ended := make(chan struct{})
+	hook := func(c *clientConn) {
+		handOffHook.Store(nil)
+		c.end(&msg)
+		close(ended)
+	}
+	handOffHook.Store(&hook)
+	defer handOffHook.Store(nil)
+	c := tp.connect(t, pgx.QueryExecModeExec)
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client was not handed to a loop")
+	}
+	// The FATAL may come in one read with the login's last message:
+	// the next query returns it.
+	if _, err := c.Exec(ctx, "SELECT 1"); sqlState(err) != "57P01" || !strings.Contains(err.Error(), "hand-off") {
+		t.Fatalf("a client killed during its hand-off: %v, want its FATAL", err)
+	}
+	// The pooler goes on: a new client runs a query.
+	c2 := tp.connect(t, pgx.QueryExecModeExec)
+	var one int
+	if err := c2.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("after the kill: %v %d", err, one)
+	}
 }

@@ -6,7 +6,7 @@ func ClientsOnLoops(p *Proxy) int {
 	defer p.mu.Unlock()
 	n := 0
 	for c := range p.clients {
-		if c.inLoop.Load() {
+		if c.loop.Load() != nil {
 			n++
 		}
 	}

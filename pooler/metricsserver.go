@@ -37,9 +37,7 @@ func (p *Proxy) serveMetrics() {
 		return
 	}
 	srv := &http.Server{Handler: p.cfg.MetricsHandler(p), ReadHeaderTimeout: 10 * time.Second}
-	p.mu.Lock()
-	p.metricsSrv = srv
-	p.mu.Unlock()
+	p.metricsSrv.Store(srv)
 	p.log.Info("metrics listening", "listen", p.metricsLn.Addr().String())
 	p.wg.Add(1)
 	go func() {
@@ -52,10 +50,7 @@ func (p *Proxy) serveMetrics() {
 
 // stopMetrics shuts the metrics server down.
 func (p *Proxy) stopMetrics(ctx context.Context) {
-	p.mu.Lock()
-	srv := p.metricsSrv
-	p.mu.Unlock()
-	if srv != nil {
+	if srv := p.metricsSrv.Load(); srv != nil {
 		srv.Shutdown(ctx)
 	} else if p.metricsLn != nil {
 		p.metricsLn.Close()

@@ -45,6 +45,8 @@ type Proxy struct {
 	keys    map[cancelKey]*clientConn
 
 	hazards hazards
+	// locals are the clients' local addresses (Proxy.localAddr).
+	locals sync.Map
 	// params are the clients' tracked parameter sets (params.go).
 	params paramSets
 	// routines are the verdicts on the routines clients call (routines.go).
@@ -55,8 +57,9 @@ type Proxy struct {
 	// pause is the admin console's PAUSE; admins its admin users
 	// (admin.go).
 	pause pauseState
-	// disabled are the databases DISABLE refused new logins to (under mu).
-	disabled map[string]bool
+	// disabled are the databases DISABLE refused new logins to: a map
+	// never changed once published (setDisabled).
+	disabled atomic.Pointer[map[string]bool]
 	// started is when New made the proxy; samples are the counters at
 	// the last stats periods (stats.go).
 	started time.Time
@@ -64,7 +67,7 @@ type Proxy struct {
 	// metricsLn and metricsSrv serve Config.MetricsHandler
 	// (metricsserver.go).
 	metricsLn  net.Listener
-	metricsSrv *http.Server
+	metricsSrv atomic.Pointer[http.Server]
 
 	stats struct {
 		serversOpened, serversLost, attaches atomic.Int64
@@ -452,7 +455,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 		l.post(loopMsg{kind: msgShutdown})
 	}
 	for _, c := range clients {
-		if c.inLoop.Load() {
+		if c.loop.Load() != nil {
 			continue // its loop closes it
 		}
 		// A console client: its goroutine sends the FATAL when it reads
@@ -478,15 +481,15 @@ wait:
 	}
 	p.mu.Lock()
 	for c := range p.clients {
-		// Its loop, stopped below, closes its server.
-		c.conn.Close()
-	}
-	pools := make([]*pool, 0, len(p.pools))
-	for _, pl := range p.pools {
-		pools = append(pools, pl)
+		// A loop's clients are closed as it stops (below), a client on
+		// its way to a loop by the loop or on its login goroutine
+		// (evLoop.post); a console client is closed here.
+		if c.ready.Load() && c.admin {
+			c.raw.abort()
+		}
 	}
 	p.mu.Unlock()
-	for _, pl := range pools {
+	for _, pl := range p.matchingPools("") {
 		pl.closeIdle()
 	}
 	for _, l := range p.loops {
@@ -608,7 +611,7 @@ func (p *Proxy) forgetPools(now time.Time) {
 
 // serverPassword is the password a pool of user logs in to the server
 // with: the upstream URL's for its user, else the user's plain-text
-// password in the auth file, else none. p.mu is held.
+// password in the auth file, else none.
 func (p *Proxy) serverPassword(user string) string {
 	if user == p.upstream.User {
 		return p.upstream.Password
@@ -621,7 +624,7 @@ func (p *Proxy) serverPassword(user string) string {
 
 // database returns the allow-list entry that admits a client's database
 // name: its own, else "*". Without an allow-list every name is admitted
-// as itself. p.mu is held.
+// as itself.
 func (p *Proxy) database(name string) (Database, bool) {
 	dbs := p.live.Load().Databases
 	if len(dbs) == 0 {
@@ -636,8 +639,6 @@ func (p *Proxy) database(name string) (Database, bool) {
 
 // admits reports whether a client may connect to database name.
 func (p *Proxy) admits(name string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	_, ok := p.database(name)
 	return ok
 }
@@ -645,15 +646,13 @@ func (p *Proxy) admits(name string) bool {
 // serverDatabase returns the server database of the pools of a client
 // database name (an alias names another).
 func (p *Proxy) serverDatabase(name string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if db, ok := p.database(name); ok && db.DBName != "" {
 		return db.DBName
 	}
 	return name
 }
 
-// poolSize returns the size of the pools of database name; p.mu is held.
+// poolSize returns the size of the pools of database name.
 func (p *Proxy) poolSize(name string) int {
 	if db, ok := p.database(name); ok && db.PoolSize > 0 {
 		return db.PoolSize
@@ -673,13 +672,7 @@ func (p *Proxy) janitor() {
 		case <-p.ctx.Done():
 			return
 		case now := <-t.C:
-			p.mu.Lock()
-			pools := make([]*pool, 0, len(p.pools))
-			for _, pl := range p.pools {
-				pools = append(pools, pl)
-			}
-			p.mu.Unlock()
-			for _, pl := range pools {
+			for _, pl := range p.matchingPools("") {
 				pl.reap(now)
 			}
 			p.forgetPools(now)

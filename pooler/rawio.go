@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,6 +25,15 @@ import (
 // runtime's poller while it owns it (toRaw): the runtime's net.Conn is
 // closed then and the socket lives on as a duplicate descriptor, fd, until
 // toRuntime makes a new net.Conn of it.
+//
+// A rawIO has no lock: its connection's owner (a login or console
+// goroutine, an event loop, the goroutine that terminates a server) alone
+// reads, writes, changes its mode and closes it, so its descriptor cannot
+// be closed, and its number reused, under a call in progress. Others post
+// to the owner (msgKill, msgReport). The exceptions read what never
+// changes: the addresses, and a socket no loop ever takes (a console
+// client's), whose runtime connection or bridge is safe for concurrent use
+// (shutdownRead, abort, connFD).
 type rawIO struct {
 	rc syscall.RawConn
 	// nb is set while an event loop owns the socket (evloop.go), which is
@@ -36,16 +44,15 @@ type rawIO struct {
 	// lock that guards the writer.
 	nb   bool
 	pend []byte
-	// nc is the runtime's connection (nil while raw); mu guards nc, fd
-	// and closed against Close from other goroutines (a raw read or write
-	// holds it for reading).
-	mu     sync.RWMutex
+	// nc is the runtime's connection (nil while raw), fd the raw
+	// descriptor.
 	nc     net.Conn
 	fd     int
 	closed bool
-	// raddr is the peer's address, kept for after the close; the local
-	// one is asked of the socket (LocalAddr).
-	raddr net.Addr
+	// raddr and laddr are the peer's address and the socket's own, kept
+	// from the start (a client's laddr is shared with the clients that
+	// came to the same address: Proxy.localAddr).
+	raddr, laddr net.Addr
 	// A read and a write may run at once (a goroutine's blocking read
 	// while the loop writes, at login): each has its own state.
 	rbuf, wbuf []byte
@@ -74,7 +81,7 @@ func newRawIO(nc net.Conn, bridged bool) *rawIO {
 	if err != nil {
 		return newBridgedIO(nc)
 	}
-	return &rawIO{rc: rc, nc: nc, fd: -1, raddr: nc.RemoteAddr()}
+	return &rawIO{rc: rc, nc: nc, fd: -1, raddr: nc.RemoteAddr(), laddr: nc.LocalAddr()}
 }
 
 func (r *rawIO) Read(b []byte) (int, error) {
@@ -252,8 +259,6 @@ func (r *rawIO) doWrite(fd uintptr) bool {
 // rawCall runs writeNB (write) or readNB on the raw descriptor (nb
 // mode), unless the connection was closed.
 func (r *rawIO) rawCall(write bool) error {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
 	if r.closed {
 		return net.ErrClosed
 	}
@@ -270,8 +275,6 @@ func (r *rawIO) rawCall(write bool) error {
 // socket, and reads and writes no longer wait (nb). It returns the
 // descriptor.
 func (r *rawIO) toRaw() (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
 		return -1, net.ErrClosed
 	}
@@ -312,27 +315,28 @@ func (r *rawIO) toBridge() (int, error) {
 	if err := r.toRuntime(); err != nil {
 		return -1, err
 	}
-	r.mu.Lock()
 	r.br = newBridge(r.nc)
 	r.br.out, r.pend = r.pend, nil
 	r.nc, r.rc = nil, nil
-	r.mu.Unlock()
 	return r.toRaw()
 }
 
 // shutdownRead shuts the socket's read side (its reads return the end of
-// the stream, in whichever mode); writes still work.
+// the stream, in whichever mode); writes still work. Its owner calls it,
+// or anyone for a socket no loop takes: a bridge or a runtime connection
+// looks after its own close.
 func (r *rawIO) shutdownRead() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	switch {
-	case r.closed:
-		return net.ErrClosed
 	case r.br != nil:
 		r.br.shutRead()
 		return nil
 	case r.nb:
+		if r.closed {
+			return net.ErrClosed
+		}
 		return syscall.Shutdown(r.fd, syscall.SHUT_RD)
+	case r.nc == nil:
+		return net.ErrClosed
 	}
 	if tc, ok := r.nc.(interface{ CloseRead() error }); ok {
 		return tc.CloseRead()
@@ -340,12 +344,22 @@ func (r *rawIO) shutdownRead() error {
 	return errors.ErrUnsupported
 }
 
+// abort closes a socket no loop takes (a console client's) from another
+// goroutine: its owner's reads and writes fail, and its own Close later
+// finds the runtime connection or the bridge closed.
+func (r *rawIO) abort() {
+	switch {
+	case r.br != nil:
+		r.br.close()
+	case r.nc != nil:
+		r.nc.Close()
+	}
+}
+
 // toRuntime gives the socket back to the runtime (a new net.Conn of the
 // raw descriptor, which is closed): reads and writes wait again. The
 // caller has taken the descriptor out of any epoll set of its own.
 func (r *rawIO) toRuntime() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if !r.nb {
 		return nil
 	}
@@ -354,11 +368,8 @@ func (r *rawIO) toRuntime() error {
 		return net.ErrClosed
 	}
 	if r.br != nil {
-		// The writer may wait for the peer: Close must not wait for it.
 		r.fd = -1
-		r.mu.Unlock()
 		r.br.stop()
-		r.mu.Lock()
 		return nil
 	}
 	f := os.NewFile(uintptr(r.fd), "socket")
@@ -379,60 +390,28 @@ func (r *rawIO) toRuntime() error {
 
 // Close closes the connection, raw or not.
 func (r *rawIO) Close() error {
-	r.mu.Lock()
 	if r.closed {
-		r.mu.Unlock()
 		return net.ErrClosed
 	}
 	r.closed = true
-	if r.br != nil {
-		r.mu.Unlock()
+	switch {
+	case r.br != nil:
 		return r.br.close()
+	case r.nb:
+		return syscall.Close(r.fd)
+	case r.nc == nil:
+		return net.ErrClosed
 	}
-	if r.nb {
-		err := syscall.Close(r.fd)
-		r.mu.Unlock()
-		return err
-	}
-	nc := r.nc
-	r.mu.Unlock()
-	return nc.Close()
+	return r.nc.Close()
 }
 
-// LocalAddr asks the socket for its address (nil once it is closed): an
-// idle connection does not keep it.
-func (r *rawIO) LocalAddr() net.Addr {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	switch {
-	case r.closed:
-		return nil
-	case r.br != nil:
-		return r.br.nc.LocalAddr()
-	case r.nc != nil:
-		return r.nc.LocalAddr()
-	}
-	sa, err := syscall.Getsockname(r.fd)
-	if err != nil {
-		return nil
-	}
-	switch sa := sa.(type) {
-	case *syscall.SockaddrInet4:
-		return &net.TCPAddr{IP: net.IP(sa.Addr[:]).To16(), Port: sa.Port}
-	case *syscall.SockaddrInet6:
-		return &net.TCPAddr{IP: net.IP(sa.Addr[:]), Port: sa.Port}
-	case *syscall.SockaddrUnix:
-		return &net.UnixAddr{Name: sa.Name, Net: "unix"}
-	}
-	return nil
-}
+// LocalAddr returns the socket's own address.
+func (r *rawIO) LocalAddr() net.Addr { return r.laddr }
 
 func (r *rawIO) RemoteAddr() net.Addr { return r.raddr }
 
 // conn returns the runtime's connection, or nil while the socket is raw.
 func (r *rawIO) conn() net.Conn {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
 	if r.br != nil && !r.nb {
 		return r.br.nc
 	}
@@ -488,8 +467,6 @@ func (r *rawIO) SyscallConn() (syscall.RawConn, error) {
 // peekAlive reports, for a raw socket, whether nothing is readable (a
 // terminated backend sends a FATAL error and closes its end).
 func (r *rawIO) peekAlive() bool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
 	if r.closed {
 		return false
 	}

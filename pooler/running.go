@@ -130,18 +130,8 @@ func (p *Proxy) apply(cur *Config, next Config, what string) error {
 		p.applyCaps()
 	}
 	if snap.PoolSize != cur.PoolSize || !maps.Equal(snap.Databases, cur.Databases) {
-		type resize struct {
-			pl   *pool
-			size int
-		}
-		p.mu.Lock()
-		var todo []resize
-		for _, pl := range p.pools {
-			todo = append(todo, resize{pl, p.poolSize(pl.key.database)})
-		}
-		p.mu.Unlock()
-		for _, r := range todo {
-			r.pl.resize(r.size)
+		for _, pl := range p.matchingPools("") {
+			pl.resize(p.poolSize(pl.key.database))
 		}
 	}
 	if len(applied) > 0 {
@@ -149,14 +139,12 @@ func (p *Proxy) apply(cur *Config, next Config, what string) error {
 	}
 	if users {
 		p.auth.setUsers(snap.Users)
-		p.mu.Lock()
-		for _, pl := range p.pools {
+		for _, pl := range p.matchingPools("") {
 			pw := p.serverPassword(pl.key.user)
 			pl.lock()
 			pl.password = pw
 			pl.unlock()
 		}
-		p.mu.Unlock()
 		p.log.Info(verb+": auth file applied", "users", len(snap.Users))
 	}
 	if tlsChanged {

@@ -228,10 +228,7 @@ var terminateMsg = []byte{'X', 0, 0, 0, 4}
 // s.
 func (s *serverConn) terminate(gone func()) {
 	r := s.raw
-	r.mu.RLock()
-	closed := r.closed
-	r.mu.RUnlock()
-	if closed {
+	if r.closed {
 		// Nothing to wait on (and the number of a closed raw
 		// descriptor is not to be taken out of an epoll set).
 		gone()

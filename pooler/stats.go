@@ -236,7 +236,8 @@ type ClientInfo struct {
 	PreparedStatements int
 	// Key is the client's cancel key PID, which identifies it.
 	Key uint32
-	// FD is the client socket's descriptor (-1: closed or none).
+	// FD is the client socket's descriptor (-1: closed, none, or on its way
+	// to a loop).
 	FD int
 }
 
@@ -341,6 +342,12 @@ func (p *Proxy) Snapshot() Snapshot {
 				continue // logging in
 			}
 			v = clientView{c: c, info: c.info()}
+			// Only a console client's socket may be asked from here
+			// (rawIO); one on its way to a loop shows none.
+			v.info.FD = -1
+			if c.admin {
+				v.info.FD = connFD(c.conn)
+			}
 		}
 		ci := v.info
 		s, pinned := v.server, ci.Pinned
@@ -354,7 +361,6 @@ func (p *Proxy) Snapshot() Snapshot {
 		}
 		ci.Addr, ci.Port = splitAddr(c.conn.RemoteAddr())
 		ci.LocalAddr, ci.LocalPort = splitAddr(c.conn.LocalAddr())
-		ci.FD = connFD(c.conn)
 		snap.Clients = append(snap.Clients, ci)
 		if c.admin {
 			snap.AdminClients++
@@ -505,14 +511,8 @@ type statsSample struct {
 
 // dbTotals sums the pools' counters per database.
 func (p *Proxy) dbTotals() map[string]PoolTotals {
-	p.mu.Lock()
-	pools := make([]*pool, 0, len(p.pools))
-	for _, pl := range p.pools {
-		pools = append(pools, pl)
-	}
-	p.mu.Unlock()
 	out := make(map[string]PoolTotals)
-	for _, pl := range pools {
+	for _, pl := range p.matchingPools("") {
 		t := out[pl.key.database]
 		u := pl.totals()
 		t.ServerAssignments += u.ServerAssignments
