@@ -66,8 +66,9 @@ type clientConn struct {
 
 	// w is the client's write buffer, written only by its owner (the
 	// login goroutine, then its loop; a console client's goroutine):
-	// others that must end a client post to its owner (end). It is taken from clientWriters when needed and given back once
-	// flushed between transactions.
+	// others that must end a client post to its owner (end). It is taken
+	// from clientWriters when needed and given back once flushed between
+	// transactions.
 	w *bufio.Writer
 
 	user, database, appName string
@@ -318,7 +319,7 @@ func (c *clientConn) shutRead() {
 	default:
 		err = errors.ErrUnsupported
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, net.ErrClosed) {
 		c.proxy.log.Warn("client socket not shut for reading", "err", err, "user", c.user, "database", c.database)
 	}
 }
