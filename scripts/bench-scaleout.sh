@@ -5,7 +5,7 @@
 #
 # Targets, each started afresh for its run and stopped after it:
 #   ppc-1          one pgpoolcheck process, one event loop
-#   ppc-loops2     one pgpoolcheck process, --relay-loops 2
+#   ppc-loops2     one pgpoolcheck process, --event-loops 2
 #   ppc-2proc      two pgpoolcheck processes, --so-reuseport, peer ids 1 and 2
 #   pgb-1          one PgBouncer process
 #   pgb-2proc      two PgBouncer processes, so_reuseport, peer_id 1 and 2
@@ -66,7 +66,7 @@ start() {
   local peers="1=127.0.0.1:$POOL_PORT,2=127.0.0.1:$POOL_PORT"
   case $1 in
     ppc-1) launch_ppc "${common[@]}" ;;
-    ppc-loops2) launch_ppc "${common[@]}" --relay-loops 2 ;;
+    ppc-loops2) launch_ppc "${common[@]}" --event-loops 2 ;;
     ppc-2proc)
       launch_ppc "${common[@]}" --so-reuseport --peer-id 1 --peers "$peers"
       launch_ppc "${common[@]}" --so-reuseport --peer-id 2 --peers "$peers"

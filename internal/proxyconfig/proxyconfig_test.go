@@ -70,7 +70,7 @@ max_pending_output=65536
 max_owed_answers=8192
 max_prepared_statements=0
 relay=bridged
-relay_loops=2
+event_loops=2
 log_level=debug
 log_format=json
 on_session_state=preserve
@@ -456,7 +456,7 @@ func proxyFlagSet() *pflag.FlagSet {
 	fs.Int("max-message-size", 64<<20, "")
 	fs.Int("max-prepared-statements", 200, "")
 	fs.String("relay", "loop", "")
-	fs.Int("relay-loops", 1, "")
+	fs.Int("event-loops", 1, "")
 	fs.String("log-level", "info", "")
 	fs.String("log-format", "text", "")
 	fs.StringSlice("admin-users", nil, "")
