@@ -27,9 +27,10 @@ import (
 // toRuntime makes a new net.Conn of it.
 //
 // A rawIO has no lock: its connection's owner (a login or console
-// goroutine, an event loop, the goroutine that terminates a server) alone
-// reads, writes, changes its mode and closes it, so its descriptor cannot
-// be closed, and its number reused, under a call in progress. Others post
+// goroutine, with pgconn's reader beside it while a server logs in; an
+// event loop; the goroutine that terminates a server) alone reads, writes,
+// changes its mode and closes it, so its descriptor cannot be closed, and
+// its number reused, under a call in progress. Others post
 // to the owner (msgKill, msgReport). The exceptions read what never
 // changes: the addresses, and a socket no loop ever takes (a console
 // client's), whose runtime connection or bridge is safe for concurrent use
