@@ -68,7 +68,11 @@ func (p *Proxy) unregisterCancelKey(k cancelKey) {
 
 // forwardCancel sends a client's CancelRequest on to the server attached to
 // that client, if any. Without an attached server the request is dropped,
-// so a late cancel never reaches another client's query.
+// so a late cancel never reaches another client's query. It returns once
+// the request is dropped or PostgreSQL has taken it (at most
+// cancelAckWait): the caller closes the requester's connection then, as
+// PostgreSQL does, and libpq and pgx wait for that close, so a query the
+// client sends after its cancel returned is never the one cancelled.
 func (p *Proxy) forwardCancel(req *pgproto3.CancelRequest) {
 	if len(req.SecretKey) != 4 {
 		return
@@ -94,11 +98,26 @@ func (p *Proxy) forwardCancel(req *pgproto3.CancelRequest) {
 		return
 	}
 	// The loop that owns the client sends the request for the server
-	// attached now (evLoop.cancel).
-	for _, l := range p.loops {
-		l.post(loopMsg{kind: msgCancel, c: c})
+	// attached now (evLoop.cancel); a client on no loop (logging in, the
+	// console's) has no server to cancel.
+	l := c.loop.Load()
+	if l == nil {
+		return
+	}
+	done := make(chan struct{})
+	l.post(loopMsg{kind: msgCancel, c: c, done: done})
+	t := time.NewTimer(cancelAckWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		p.log.Warn("cancel request not taken in time", "wait", cancelAckWait.String())
 	}
 }
+
+// cancelAckWait bounds how long a CancelRequest's connection waits for the
+// request to be dropped or taken by PostgreSQL (sendCancel's own limit).
+const cancelAckWait = 6 * time.Second
 
 // forwardToPeer sends a CancelRequest for key k, marked forwarded, to the
 // peer that owns it.

@@ -117,7 +117,7 @@ const (
 	msgLoggedIn                    // a server logged in aside for a waiting client (s), or err
 	msgResumed                     // a waiting client's database is no longer paused, or err
 	msgTimeouts                    // close the clients whose timeouts ran out (the loop's timer, the janitor's tick)
-	msgCancel                      // a cancel request for the client's server (posted to every loop)
+	msgCancel                      // a cancel request for the client's server (forwardCancel)
 	msgReport                      // report the loop's clients (Snapshot)
 	msgKill                        // close the client with its FATAL (clientConn.end)
 )
@@ -129,6 +129,9 @@ type loopMsg struct {
 	err  error
 	// views takes the loop's report of its clients (msgReport).
 	views chan<- []clientView
+	// done is closed once a cancel request is dropped or PostgreSQL has
+	// taken it (msgCancel).
+	done chan struct{}
 }
 
 // clientView is what a loop reports of one of its clients (Snapshot):
@@ -181,7 +184,10 @@ func (l *evLoop) post(m loopMsg) {
 	if l.stopped {
 		l.mu.Unlock()
 		switch m.kind {
-		case msgCancel, msgKill:
+		case msgCancel:
+			close(m.done) // the loop closed its clients
+			return
+		case msgKill:
 			return // the loop closed its clients
 		case msgReport:
 			m.views <- nil
@@ -330,7 +336,7 @@ func (l *evLoop) handle(m loopMsg) {
 	case msgShutdown:
 		l.shutdownIdle()
 	case msgCancel:
-		l.cancel(c)
+		l.cancel(c, m.done)
 	case msgReport:
 		m.views <- l.report()
 	case msgKill:
@@ -390,25 +396,25 @@ func (l *evLoop) spareWaiter(w *waiter) {
 }
 
 // cancel sends a client's cancel request for the server attached to it,
-// if the loop owns the client. The request goes out aside (it dials
+// if the loop owns the client, and closes done once the request is
+// dropped or PostgreSQL has taken it. The request goes out aside (it dials
 // PostgreSQL); until PostgreSQL has taken it, a release of the server
 // waits (serverConn.cancels), so that it cannot cancel another client's
 // query.
-func (l *evLoop) cancel(c *clientConn) {
-	if !l.owns(c) {
+func (l *evLoop) cancel(c *clientConn, done chan struct{}) {
+	if !l.owns(c) || c.server == nil {
+		l.p.log.Debug("cancel request for a client without a server dropped", "user", c.user)
+		close(done)
 		return
 	}
 	s := c.server
-	if s == nil {
-		l.p.log.Debug("cancel request for a client without a server dropped", "user", c.user)
-		return
-	}
 	s.cancelStarted()
 	go func() {
 		if err := s.sendCancel(); err != nil {
 			l.p.log.Warn("cancel request failed", "user", c.user, "err", err)
 		}
 		s.cancelDone()
+		close(done)
 	}()
 }
 
@@ -439,6 +445,9 @@ func (l *evLoop) stop(work []loopMsg) {
 	l.inbox = nil
 	l.mu.Unlock()
 	for _, m := range rest {
+		if m.kind == msgCancel {
+			close(m.done)
+		}
 		if m.kind != msgStop && m.kind != msgShutdown && m.kind != msgTimeouts && m.kind != msgCancel && m.kind != msgKill {
 			l.post(m) // closes the client
 		}

@@ -328,3 +328,48 @@ func TestKillDuringHandOff(t *testing.T) {
 		t.Fatalf("after the kill: %v %d", err, one)
 	}
 }
+
+// TestLateCancelWaitsForTheLoop: a CancelRequest's connection is closed
+// only once the client's loop has dropped the request (no server is
+// attached): pgx returns from CancelRequest at that close, so the query it
+// sends next cannot be the one the request reaches. The loop is held by a
+// report no one reads yet.
+func TestLateCancelWaitsForTheLoop(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tp := startProxy(t, srv, Config{PoolSize: 2})
+	ctx := testCtx(t, 30*time.Second)
+	c := tp.connect(t, pgx.QueryExecModeExec)
+	var n int
+	if err := c.QueryRow(ctx, "SELECT 1").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	views := make(chan []clientView)
+	for _, l := range tp.loopsStarted() {
+		l.post(loopMsg{kind: msgReport, views: views})
+	}
+	returned := make(chan error, 1)
+	go func() { returned <- c.PgConn().CancelRequest(ctx) }()
+	early := false
+	select {
+	case <-returned:
+		early = true
+	case <-time.After(300 * time.Millisecond):
+	}
+	for range tp.loopsStarted() {
+		<-views
+	}
+	if early {
+		t.Fatal("the cancel request returned before the client's loop saw it")
+	}
+	select {
+	case err := <-returned:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancel request did not return once the loop dropped it")
+	}
+	if err := c.QueryRow(ctx, "SELECT 8").Scan(&n); err != nil || n != 8 {
+		t.Fatalf("query after a late cancel: %d, %v", n, err)
+	}
+}
