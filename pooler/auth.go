@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -25,20 +26,17 @@ import (
 // with which pools log in to the server (passthrough.go).
 type authenticator struct {
 	typ AuthType
-	// mockKey (under mu) makes the mock secret of an unknown user: its
-	// salt is the same for one name every time, across restarts too,
-	// and different between names, as PostgreSQL's mock salt, so that
-	// the salt does not tell known names from unknown ones (mockKeyFor).
-	mockKey [32]byte
+	// list is the userlist in force: RELOAD swaps in a new one whole
+	// (setUsers), and logins read it without a lock.
+	list atomic.Pointer[userSnap]
 	// lookup, when set, finds the secret of a user not in users on the
 	// server (auth_query) for a client of database: found is false for
 	// no such user.
 	lookup   func(database, user string) (secret string, found bool, err error)
 	cacheTTL time.Duration
 
-	// mu guards the fields below (RELOAD replaces users).
+	// mu guards the caches below.
 	mu    sync.Mutex
-	users Userlist
 	scram map[string]derivedSecret
 	// clientKeys are the ClientKeys of users whose secret is a SCRAM
 	// verifier, with that verifier: kept in memory only, for server
@@ -51,6 +49,16 @@ type authenticator struct {
 	// lookups are the lookups under way, so that clients logging in at
 	// once as one user wait for one query.
 	lookups map[[2]string]*lookupCall
+}
+
+// userSnap is one userlist, never changed once made.
+type userSnap struct {
+	users Userlist
+	// mockKey makes the mock secret of an unknown user: its salt is the
+	// same for one name every time, across restarts too, and different
+	// between names, as PostgreSQL's mock salt, so that the salt does not
+	// tell known names from unknown ones (mockKeyFor).
+	mockKey [32]byte
 }
 
 type lookupCall struct {
@@ -83,18 +91,17 @@ type foundSecret struct {
 const defaultAuthCacheTTL = 10 * time.Second
 
 func newAuthenticator(typ AuthType, users Userlist) *authenticator {
-	a := &authenticator{typ: typ, users: users, scram: make(map[string]derivedSecret),
+	a := &authenticator{typ: typ, scram: make(map[string]derivedSecret),
 		clientKeys: make(map[string]clientKey), found: make(map[[2]string]foundSecret),
 		lastFound: make(map[string]string), lookups: make(map[[2]string]*lookupCall),
-		cacheTTL: defaultAuthCacheTTL, mockKey: mockKeyFor(users)}
+		cacheTTL: defaultAuthCacheTTL}
+	a.list.Store(&userSnap{users: users, mockKey: mockKeyFor(users)})
 	return a
 }
 
 // secret returns user's entry in the userlist.
 func (a *authenticator) secret(user string) (string, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	s, ok := a.users[user]
+	s, ok := a.list.Load().users[user]
 	return s, ok
 }
 
@@ -149,9 +156,9 @@ func (a *authenticator) find(database, user string) (string, bool, error) {
 // users take effect at the next login; secrets looked up on the server
 // are looked up again.
 func (a *authenticator) setUsers(users Userlist) {
+	snap := &userSnap{users: users, mockKey: mockKeyFor(users)}
 	a.mu.Lock()
-	a.users = users
-	a.mockKey = mockKeyFor(users)
+	a.list.Store(snap)
 	clear(a.scram)
 	clear(a.found)
 	// ClientKeys go with the verifier they were proved against.
@@ -178,7 +185,7 @@ func (a *authenticator) rememberClientKey(user, verifier string, key []byte) {
 func (a *authenticator) serverCreds(user string) serverCreds {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	secret, ok := a.users[user]
+	secret, ok := a.list.Load().users[user]
 	if !ok {
 		secret, ok = a.lastFound[user]
 	}
@@ -222,17 +229,17 @@ func emptyPassword(user, secret string) bool {
 	return false
 }
 
-// mockSecret is the verifier an unknown user's exchange runs against (a.mu
-// held): a salt derived from the name, PostgreSQL's iteration count, and
+// mockSecret is the verifier an unknown user's exchange runs against: a salt derived from the name, PostgreSQL's iteration count, and
 // keys no password matches. It costs two HMACs, no key derivation, so
 // that an unknown user's first answer comes as fast as a known user's
 // (whose verifier is kept) and costs the pooler as little.
 func (a *authenticator) mockSecret(user string) *scramSecret {
+	key := a.list.Load().mockKey
 	return &scramSecret{
 		iterations: scramIterations,
-		salt:       hmacSHA256(a.mockKey[:], "mock salt "+user)[:16],
-		storedKey:  hmacSHA256(a.mockKey[:], "mock stored key "+user),
-		serverKey:  hmacSHA256(a.mockKey[:], "mock server key "+user),
+		salt:       hmacSHA256(key[:], "mock salt "+user)[:16],
+		storedKey:  hmacSHA256(key[:], "mock stored key "+user),
+		serverKey:  hmacSHA256(key[:], "mock server key "+user),
 	}
 }
 
@@ -270,9 +277,7 @@ var errTrustUnknown = errors.New(`"trust" authentication failed`)
 // go on: with an auth file or an auth user, only for a user it lists or
 // the server has (as PgBouncer); without either, for anyone.
 func (a *authenticator) trusts(database, user string) (bool, error) {
-	a.mu.Lock()
-	listed := a.users != nil
-	a.mu.Unlock()
+	listed := a.list.Load().users != nil
 	if !listed && a.lookup == nil {
 		return true, nil
 	}

@@ -42,8 +42,6 @@ func peerOf(k cancelKey) int { return int(k.secret >> peerShift) }
 // the pooler has no peer id, otherwise random; its secret is random,
 // with the peer id in its top bits when there is one.
 func (p *Proxy) registerCancelKey(c *clientConn, pid uint32) cancelKey {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for {
 		k := randomKey()
 		if peer := p.cfg.PeerID; peer > 0 {
@@ -53,17 +51,14 @@ func (p *Proxy) registerCancelKey(c *clientConn, pid uint32) cancelKey {
 		} else if pid != 0 {
 			k.pid = pid // the client's own server's (session mode)
 		}
-		if _, taken := p.keys[k]; !taken {
-			p.keys[k] = c
+		if _, taken := p.keys.LoadOrStore(k, c); !taken {
 			return k
 		}
 	}
 }
 
 func (p *Proxy) unregisterCancelKey(k cancelKey) {
-	p.mu.Lock()
-	delete(p.keys, k)
-	p.mu.Unlock()
+	p.keys.Delete(k)
 }
 
 // forwardCancel sends a client's CancelRequest on to the server attached to
@@ -90,9 +85,8 @@ func (p *Proxy) forwardCancel(req *pgproto3.CancelRequest) {
 			return
 		}
 	}
-	p.mu.Lock()
-	c := p.keys[k]
-	p.mu.Unlock()
+	v, _ := p.keys.Load(k)
+	c, _ := v.(*clientConn)
 	if c == nil {
 		p.log.Debug("cancel request with an unknown key dropped")
 		return

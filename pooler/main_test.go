@@ -36,6 +36,13 @@ type testProxy struct {
 // the superuser unless cfg.Upstream is set) on a port in 21000–29999.
 func startProxy(t testing.TB, srv *pgtest.Server, cfg Config) *testProxy {
 	t.Helper()
+	return startProxyWith(t, srv, cfg, nil)
+}
+
+// startProxyWith is startProxy, with before called on the proxy before it
+// serves: for a test that changes what the proxy keeps unsynchronized.
+func startProxyWith(t testing.TB, srv *pgtest.Server, cfg Config, before func(*Proxy)) *testProxy {
+	t.Helper()
 	if cfg.Upstream == "" {
 		cfg.Upstream = srv.SocketURL(pgtest.SuperUser)
 	}
@@ -70,6 +77,9 @@ func startProxy(t testing.TB, srv *pgtest.Server, cfg Config) *testProxy {
 				continue
 			}
 			t.Fatal(err)
+		}
+		if before != nil {
+			before(p)
 		}
 		tp := &testProxy{Proxy: p, port: port, srv: srv, done: make(chan error, 1)}
 		go func() { tp.done <- p.Serve(context.Background()) }()

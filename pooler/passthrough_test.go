@@ -213,18 +213,13 @@ func TestAuthQuery(t *testing.T) {
 			if _, err := direct.Exec(ctx, fmt.Sprintf("DROP ROLE IF EXISTS %s; CREATE ROLE %s LOGIN PASSWORD 'temp-pw'", temp, temp)); err != nil {
 				t.Fatal(err)
 			}
-			tp := startProxy(t, srv, Config{
+			tp := startProxyWith(t, srv, Config{
 				Relay: relay, PoolSize: 2, AuthType: AuthMD5,
 				Users:     Userlist{pgtest.LookupUser: pgtest.LookupPassword},
 				AuthUser:  pgtest.LookupUser,
 				AuthQuery: lookupQuery,
 				Upstream:  srv.TCPURL(pgtest.SuperUser, ""), QueryWaitTimeout: 20 * time.Second,
-			})
-			// Under the authenticator's lock, which a login takes
-			// before it reads them: the proxy already serves.
-			tp.auth.mu.Lock()
-			tp.auth.cacheTTL = 500 * time.Millisecond
-			tp.auth.mu.Unlock()
+			}, func(p *Proxy) { p.auth.cacheTTL = 500 * time.Millisecond })
 			for _, u := range []struct{ user, password string }{
 				{pgtest.SCRAMUser, pgtest.SCRAMPassword},
 				{pgtest.MD5User, pgtest.MD5Password},
@@ -266,7 +261,11 @@ func TestAuthQueryPerDatabase(t *testing.T) {
 	srv := pgtest.Shared(t)
 	ctx := testCtx(t, 60*time.Second)
 	createLookup(t, ctx, directConn(t, srv))
-	tp := startProxy(t, srv, Config{
+	// No cache: the logins share the one lookup because they overlap. It
+	// waits until all of them are logging in.
+	var lookups atomic.Int64
+	release := make(chan struct{})
+	tp := startProxyWith(t, srv, Config{
 		AuthType: AuthMD5, PoolSize: 4,
 		Users: Userlist{pgtest.LookupUser: pgtest.LookupPassword},
 		Databases: map[string]Database{
@@ -274,20 +273,15 @@ func TestAuthQueryPerDatabase(t *testing.T) {
 			"other":         {DBName: "template1"},
 		},
 		Upstream: srv.TCPURL(pgtest.SuperUser, ""), QueryWaitTimeout: 20 * time.Second,
+	}, func(p *Proxy) {
+		p.auth.cacheTTL = 0
+		lookup := p.auth.lookup
+		p.auth.lookup = func(database, user string) (string, bool, error) {
+			lookups.Add(1)
+			<-release
+			return lookup(database, user)
+		}
 	})
-	// No cache: the logins share the one lookup because they overlap. It
-	// waits until all of them are logging in.
-	var lookups atomic.Int64
-	release := make(chan struct{})
-	tp.auth.mu.Lock() // as above: a login reads them after taking it
-	tp.auth.cacheTTL = 0
-	lookup := tp.auth.lookup
-	tp.auth.lookup = func(database, user string) (string, bool, error) {
-		lookups.Add(1)
-		<-release
-		return lookup(database, user)
-	}
-	tp.auth.mu.Unlock()
 	errs := make(chan error, 8)
 	for range cap(errs) {
 		go func() {

@@ -42,7 +42,10 @@ type Proxy struct {
 	mu      sync.Mutex
 	pools   map[poolKey]*pool
 	clients map[*clientConn]struct{}
-	keys    map[cancelKey]*clientConn
+
+	// keys are the connected clients' cancel keys: each is stored once
+	// and deleted once by its own client, and read by CancelRequests.
+	keys sync.Map // cancelKey → *clientConn
 
 	hazards hazards
 	// locals are the clients' local addresses (Proxy.localAddr).
@@ -164,7 +167,6 @@ func New(cfg Config) (*Proxy, error) {
 		logins:     make(map[net.Conn]string),
 		loginsFrom: make(map[string]int),
 		failures:   make(map[string]failures),
-		keys:       make(map[cancelKey]*clientConn),
 	}
 	p.started = time.Now()
 	p.clientTLS.Store(serverTLS(c.ClientTLSMode, c.ClientTLS))
@@ -530,10 +532,8 @@ func (p *Proxy) removeClient(c *clientConn) {
 		c.pool.lastUsed = time.Now()
 	}
 	delete(p.clients, c)
-	if p.keys[c.key] == c {
-		delete(p.keys, c.key)
-	}
 	p.mu.Unlock()
+	p.keys.CompareAndDelete(c.key, c)
 }
 
 // poolFor returns the pool of (database, user), making it on first use.
