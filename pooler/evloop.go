@@ -456,17 +456,23 @@ func (l *evLoop) stop(work []loopMsg) {
 		l.timer.Stop()
 	}
 	l.servers.each(func(s *serverConn) {
-		if s.lquery != nil {
-			// Running a query of the pooler's own: nothing waits for
-			// it any more. A server still attached to its client (a
-			// verify) is closed with the client below.
-			s.lquery = nil
-			if c := s.lclient; c != nil {
-				mine := c.server == s
-				if mine {
-					return
-				}
+		// Running a query of the pooler's own: nothing waits for it any
+		// more.
+		pooled := s.lquery != nil
+		s.lquery = nil
+		if c := s.lclient; c != nil && c.server == s {
+			if l.owns(c) {
+				return // closed with its client below
 			}
+			// Its client left and waits for it to answer the
+			// clean-up (afterVanish): both end here.
+			c.server = nil
+			l.dropServer(s)
+			s.pool.putBack(s, closeServer)
+			c.done()
+			return
+		}
+		if pooled {
 			l.dropServer(s)
 			s.pool.putBack(s, closeServer)
 		}

@@ -1,6 +1,7 @@
 package pooler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -17,15 +18,17 @@ import (
 // fakeServer is a scripted PostgreSQL server for protocol edge cases the
 // real one does not produce: it logs anyone in and answers each simple
 // Query by its text: "ok" succeeds, "garbage" sends a message with a
-// negative length, "hangup" closes the connection. A session the client
+// negative length, "hangup" closes the connection, "mute" succeeds and
+// the session answers nothing more from then on. A session the client
 // ends (Terminate, or its end of the connection closed) runs atEnd, when
 // set, before the server closes its end, as a backend exits before its
-// socket closes. live counts the sessions, peak the most at once.
+// socket closes. live counts the sessions, peak the most at once, unheard
+// the queries mute sessions did not answer.
 type fakeServer struct {
-	ln         net.Listener
-	port       int
-	atEnd      func()
-	live, peak atomic.Int64
+	ln                  net.Listener
+	port                int
+	atEnd               func()
+	live, peak, unheard atomic.Int64
 }
 
 func startFakeServer(t *testing.T) *fakeServer { return startFakeServerEnd(t, nil) }
@@ -78,6 +81,7 @@ func (f *fakeServer) session(c net.Conn) {
 	be.Send(&pgproto3.BackendKeyData{ProcessID: 1, SecretKey: []byte{0, 0, 0, 1}})
 	be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
 	be.Flush()
+	mute := false
 	for {
 		msg, err := be.Receive()
 		_, terminate := msg.(*pgproto3.Terminate)
@@ -91,6 +95,10 @@ func (f *fakeServer) session(c net.Conn) {
 		if !ok {
 			continue
 		}
+		if mute {
+			f.unheard.Add(1)
+			continue
+		}
 		switch q.String {
 		case "garbage":
 			c.Write([]byte{'Z', 0xff, 0xff, 0xff, 0xff})
@@ -98,6 +106,9 @@ func (f *fakeServer) session(c net.Conn) {
 			return
 		case "hangup":
 			return
+		case "mute":
+			mute = true
+			fallthrough
 		default:
 			be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT 0")})
 			be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
@@ -125,6 +136,42 @@ func TestServerProtocolFaults(t *testing.T) {
 		c2 := tp.connect(t, pgx.QueryExecModeSimpleProtocol)
 		if _, err := c2.Exec(ctx, "ok"); err != nil {
 			t.Fatalf("after %s: %v", q, err)
+		}
+	}
+}
+
+// TestShutdownClosesClientWaitingForItsServer: a client that left while
+// attached (session mode) is no longer its loop's, and its server goes back
+// once it has answered the clean-up; a server that never answers does not
+// keep the pooler from stopping: a shutdown closes both.
+func TestShutdownClosesClientWaitingForItsServer(t *testing.T) {
+	f := startFakeServer(t)
+	tp := startProxy(t, nil, Config{Mode: ModeSession, PoolSize: 1, Upstream: fmt.Sprintf("postgres://fake@127.0.0.1:%d/fake?sslmode=disable", f.port)})
+	ctx := testCtx(t, 30*time.Second)
+	c := tp.connect(t, pgx.QueryExecModeSimpleProtocol)
+	if _, err := c.Exec(ctx, "mute"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+	// The client has left once the server got its clean-up, which it
+	// does not answer.
+	for deadline := time.Now().Add(10 * time.Second); f.unheard.Load() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no clean-up reached the server after its client left")
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	tp.Shutdown(sctx)
+	select {
+	case err := <-tp.done:
+		tp.done <- err // for the cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the proxy did not stop: %d clients left", len(tp.Snapshot().Clients))
+	}
+	for deadline := time.Now().Add(5 * time.Second); f.live.Load() != 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d server sessions still open after the shutdown", f.live.Load())
 		}
 	}
 }
