@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -290,6 +291,17 @@ func runSuite(ctx context.Context, t *testing.T, srv *pgtest.Server, sc suiteCon
 		sort.Strings(flaky)
 		t.Logf("%s: failed once, passed when run again alone: %s", sc.name, strings.Join(flaky, ", "))
 	}
+	if len(flaky) > 0 || len(unexpected) > 0 || len(problems) > 0 {
+		// The work directory goes with the test: what the failures and
+		// the pooler said stays in its log.
+		var b strings.Builder
+		for _, name := range append(slices.Clone(flaky), unexpected...) {
+			b.WriteString(failureReport(work, sc.name, name))
+		}
+		pl, _ := os.ReadFile(logFile.Name())
+		fmt.Fprintf(&b, "the pooler's log (warnings and errors), last lines:\n%s", lastLines(pl, 40))
+		t.Logf("%s: %s", sc.name, b.String())
+	}
 	for name := range expected {
 		if !failed[name] {
 			fixed = append(fixed, name)
@@ -324,6 +336,46 @@ func skipPattern(skip map[string]string, name string) string {
 	}
 	sort.Strings(tests)
 	return "^(" + strings.Join(tests, "|") + ")$"
+}
+
+// failureReport returns what the package's output says of a failed test
+// ("pgx/pkg/TestName"): its "--- FAIL" line and the indented lines that
+// follow it.
+func failureReport(work, suite, name string) string {
+	pkg, test := "pgx", strings.TrimPrefix(name, "pgx/")
+	if i := strings.LastIndexByte(test, '/'); i >= 0 {
+		pkg, test = "pgx/"+test[:i], test[i+1:]
+	}
+	out, err := os.ReadFile(filepath.Join(work, suite+"-"+strings.ReplaceAll(pkg, "/", "-")+".log"))
+	if err != nil {
+		return fmt.Sprintf("%s: %v\n", name, err)
+	}
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "--- FAIL: "+test+" "):
+			in = true
+		case in && !strings.HasPrefix(line, " "):
+			in = false
+		}
+		if in {
+			b.WriteString(line + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return fmt.Sprintf("%s: no output of its failure\n", name)
+	}
+	return b.String()
+}
+
+// lastLines returns the last n lines of b.
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // lastRunning names the test a hung package was running.
