@@ -335,22 +335,9 @@ func TestAdminReloadCaps(t *testing.T) {
 			c.MaxDBConnections, c.QueryTimeout, c.StatsUsers = 1, time.Second, []string{"ops_stats"}
 			return nil
 		}})
-	ctx := testCtx(t, 30*time.Second)
-	a := tp.connect(t, pgx.QueryExecModeExec)
-	b := tp.connect(t, pgx.QueryExecModeExec)
-	if _, err := tp.adminConn(t).Exec(ctx, "RELOAD"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Exec(ctx, "BEGIN"); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	_, err := b.Exec(ctx, "SELECT 1")
-	if took := time.Since(start); sqlState(err) != "08P01" || took < 900*time.Millisecond || took > 5*time.Second {
+	took, err := reloadThenQueue(t, tp)
+	if sqlState(err) != "08P01" || took < 900*time.Millisecond || took > 5*time.Second {
 		t.Fatalf("a second client over the reloaded cap of 1: %v after %s, want 08P01 after about 1s", err, took)
-	}
-	if _, err := a.Exec(ctx, "COMMIT"); err != nil {
-		t.Fatal(err)
 	}
 	adminShow(t, tp.consoleAs(t, "ops_stats"), "SHOW POOLS")
 }
