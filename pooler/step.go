@@ -304,8 +304,8 @@ func (c *clientConn) serverMessage(s *serverConn, typ byte, n int) smResult {
 	if c.eng.Tracked() {
 		c.emitIfDue(s)
 	}
-	if typ != 'Z' {
-		return smNext
+	if st.Status == 0 {
+		return smNext // not a ReadyForQuery of the client's
 	}
 	c.noteReady(st.Status)
 	if st.Then == engine.Verify {

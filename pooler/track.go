@@ -68,6 +68,9 @@ func (c *clientConn) writePlan(w *bufio.Writer, typ byte, n int, body []byte, co
 		w.WriteByte(0)
 		w.Write(pl.InjRest)
 	}
+	if pl.InjSync {
+		w.Write(engine.PutHeader(w.AvailableBuffer(), 'S', 0))
+	}
 	switch pl.Action {
 	case engine.PlanReplace:
 		if !consumed {

@@ -184,7 +184,9 @@ type ServerStep struct {
 	// to a Parse or Close the pooler sent itself).
 	Forward bool
 	Then    Then
-	// Status is a ReadyForQuery's transaction status.
+	// Status is the transaction status of a ReadyForQuery that goes on
+	// to the client; 0 for any other message (and for the answer to a
+	// Sync the pooler sent itself).
 	Status byte
 	// Owed, with Stay at a ReadyForQuery, is the number of answers the
 	// server still owes that the relay state had no count of: the
@@ -211,8 +213,8 @@ func (c *Client) Server(srv *Server, m ServerMsg, gone bool) ServerStep {
 	if c.tracked && MayComplete(m.Type) {
 		st.Forward = c.backend(srv, m.Type, m.Body)
 	}
-	if m.Type != 'Z' {
-		return st
+	if m.Type != 'Z' || !st.Forward {
+		return st // not the client's ReadyForQuery: Status 0
 	}
 	st.Status = m.Body[0]
 	c.ready(st.Status)

@@ -202,7 +202,12 @@ const (
 	pkInjParse                      // the pooler's Parse: its ParseComplete is swallowed
 	pkInjClose                      // the pooler's Close: its CloseComplete is swallowed
 	pkSynth                         // an answer the pooler gives itself (msg)
+	pkInjSync                       // the pooler's Sync: its ReadyForQuery is swallowed
 )
+
+// syncs reports whether the entry waits for the ReadyForQuery of a Sync:
+// the server skips no message after it for an error before it.
+func (k pendKind) syncs() bool { return k == pkSync || k == pkInjSync }
 
 // pend is one pending response entry.
 type pend struct {
@@ -220,11 +225,14 @@ type pend struct {
 	// msg is the message a pkSynth entry sends.
 	msg []byte
 	// undo is the client's statement a pkSynth CloseComplete closed
-	// (restored if the server skips the Close).
+	// (restored if the server skips the Close), or a pkQuery's SQL
+	// DEALLOCATE dropped (restored if the command fails; held then says
+	// that the server held it as name).
 	undo *stmt
 	// doomed marks a pkInjClose of a doomed statement (Server.doom):
 	// skipped, it is doomed again.
 	doomed bool
+	held   bool
 }
 
 // pendQueue is a FIFO of pending entries that reuses its storage.
@@ -537,7 +545,7 @@ func isDeallocateAllTag(body []byte) bool {
 func completes(k pendKind, typ byte) (done, failed bool) {
 	if typ == 'E' {
 		switch k {
-		case pkSync, pkQuery:
+		case pkSync, pkInjSync, pkQuery:
 			return false, false
 		}
 		return true, true
@@ -553,7 +561,7 @@ func completes(k pendKind, typ byte) (done, failed bool) {
 		return typ == 'C' || typ == 'I' || typ == 's', false
 	case pkClose, pkInjClose:
 		return typ == '3', false
-	case pkSync, pkQuery:
+	case pkSync, pkInjSync, pkQuery:
 		return typ == 'Z', false
 	}
 	return false, false

@@ -288,3 +288,72 @@ func TestDoomedCloseSkipped(t *testing.T) {
 // Held reports how many clients hold a statement under server-side name
 // name.
 func (l *Limits) Held(name string) int { return int(l.Refs.held(name)) }
+
+// TestSQLDeallocateOfADoomedStatement: the SQL DEALLOCATE of a client's
+// statement the server holds only as a doomed copy closes that copy and
+// deallocates a placeholder, behind a Sync of the pooler's own; when the
+// placeholder's Parse fails (a failed transaction), the server's error
+// and ReadyForQuery for it stay with the pooler, the Query gets its own
+// answer, and the client keeps its statement.
+func TestSQLDeallocateOfADoomedStatement(t *testing.T) {
+	const q = "SELECT $1::e"
+	r := newStaleRig(t)
+	r.limits.MaxPrepared = 1
+	// prepare evicts the statement the server holds (the answer to
+	// the Close is swallowed).
+	prepare := func(c *Client, name, q, status string) {
+		pl := r.send(c, 'P', parseBody(name, q))
+		if pl.CloseName != "" && r.answer(c, '3', "") || !r.answer(c, '1', "") {
+			t.Fatalf("prepare %s: plan %+v", name, pl)
+		}
+		r.send(c, 'S', nil)
+		r.answer(c, 'Z', status)
+	}
+	a := r.client()
+	prepare(a, "a", q, "I")
+	prepare(a, "b", "SELECT 2", "I")
+	e := r.client()
+	r.query(e, "BEGIN", "BEGIN", "T")
+	prepare(e, "e", q, "T")
+	r.query(e, "ROLLBACK", "ROLLBACK", "I")
+	if r.s.Statements() != 0 || len(r.s.doomed) != 1 {
+		t.Fatalf("cache %d, doomed %v", r.s.Statements(), r.s.doomed)
+	}
+	srv := r.s.doomed[0]
+	r.query(a, "BEGIN", "BEGIN", "T")
+	r.send(a, 'Q', []byte("SELECT 1/0\x00"))
+	r.answer(a, 'E', "")
+	r.answer(a, 'Z', "E")
+	pl := r.send(a, 'Q', []byte("DEALLOCATE a\x00"))
+	if pl.Action != PlanReplace || pl.Replace != "DEALLOCATE "+srv || pl.CloseName != srv ||
+		!pl.Inject || pl.InjName != srv || len(pl.InjRest) != 3 || !pl.InjSync {
+		t.Fatalf("plan %+v", pl)
+	}
+	if a.Statements() != 1 {
+		t.Fatal("the statement is still the client's while its DEALLOCATE runs")
+	}
+	for _, m := range []struct {
+		typ     byte
+		body    string
+		forward bool
+	}{
+		{'3', "", false}, // the Close
+		{'E', "", false}, // the placeholder's Parse, refused
+		{'Z', "E", false},
+		{'E', "", true}, // the DEALLOCATE, refused
+		{'Z', "E", true},
+	} {
+		if got := r.answer(a, m.typ, m.body); got != m.forward {
+			t.Fatalf("%c %s: forward %v", m.typ, m.body, got)
+		}
+	}
+	if r.s.Pending() != 0 || r.s.skipping {
+		t.Fatalf("pending %d, skipping %v", r.s.Pending(), r.s.skipping)
+	}
+	if a.Statements() != 2 {
+		t.Fatal("a refused DEALLOCATE took the client's statement")
+	}
+	if !slices.Contains(r.s.doomed, srv) {
+		t.Fatalf("doomed %v: the placeholder may be there", r.s.doomed)
+	}
+}

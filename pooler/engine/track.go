@@ -25,8 +25,9 @@ type Plan struct {
 	// cache: a Close is sent first (after Closes).
 	CloseName string
 	// Inject is set for a Parse the pooler sends before the message
-	// (InjName, InjRest).
+	// (InjName, InjRest); InjSync for a Sync sent after it.
 	Inject  bool
+	InjSync bool
 	InjName string
 	InjRest []byte
 	Action  PlanAction
@@ -228,6 +229,9 @@ func (c *Client) backend(s *Server, typ byte, body []byte) (forward bool) {
 			}
 		}
 	}
+	if typ == 'E' && e.kind == pkQuery && e.undo != nil {
+		c.deallocateFailed(s, e)
+	}
 	if typ == 'E' && body != nil && isStalePlan(body) {
 		// A statement planned against objects that changed since (a
 		// schema change made elsewhere): the client will prepare it again,
@@ -236,18 +240,27 @@ func (c *Client) backend(s *Server, typ byte, body []byte) (forward bool) {
 	}
 	if done, failed := completes(e.kind, typ); done {
 		ent := s.q.pop()
-		if ent.kind == pkInjParse || ent.kind == pkInjClose {
+		switch ent.kind {
+		case pkInjParse, pkInjClose:
 			forward = failed
+		case pkInjSync:
+			forward = false
 		}
 		if failed {
 			c.entryFailed(s, &ent)
-			for f := s.q.front(); f != nil && f.kind != pkSync; f = s.q.front() {
+			for f := s.q.front(); f != nil && !f.kind.syncs(); f = s.q.front() {
 				dropped := s.q.pop()
 				c.entryDropped(s, &dropped)
 			}
+			f := s.q.front()
 			// No Sync sent yet: the messages still to come up to it
 			// are skipped too.
-			s.skipping = s.q.front() == nil
+			s.skipping = f == nil
+			if f != nil && f.kind == pkInjSync {
+				// The pooler's own Sync ends the skip before the
+				// client's message, which has an answer of its own.
+				forward = false
+			}
 		}
 	}
 	return forward
@@ -306,27 +319,60 @@ func (c *Client) ensureUnnamed(s *Server, pl *Plan, ctr *Counters) {
 }
 
 // sqlDeallocate handles a query that is `DEALLOCATE name` for one of the
-// client's protocol statements (the server knows it by another name):
-// the statement leaves the client's map, the server is made to hold it
-// (so that the command succeeds there) and drops it from its cache, and
-// the caller sends the command with srv, the server's name. It reports
-// false for any other query, which goes to the server unchanged.
-func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan, ctr *Counters) (ok bool, srv string) {
-	if len(c.stmts) == 0 {
-		return false, "" // nothing of the client's to deallocate: no parse
+// client's protocol statements, st (the server knows it as st.srv): the
+// statement leaves the client's map and the server's cache, and the
+// caller sends the command with st.srv. held says that the server holds
+// st.srv. Otherwise the plan first closes whatever the server may still
+// hold under that name (a doomed copy) and has it hold a placeholder, an
+// empty statement, under it: the command then gets PostgreSQL's own
+// answer, success or a failed transaction's refusal, whatever the
+// statement's text would do now. st is nil for any other query, which
+// goes to the server unchanged, and while the server skips to a Sync.
+func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan) (cname string, st *stmt, held bool) {
+	if len(c.stmts) == 0 || s.skipping {
+		return "", nil, false // nothing of the client's to deallocate: no parse
 	}
 	name, ok := deallocateTarget(query)
 	if !ok {
-		return false, ""
+		return "", nil, false
 	}
-	st := c.stmts[name]
+	st = c.stmts[name]
 	if st == nil {
-		return false, "" // an SQL-level statement, or an error from the server
+		return "", nil, false // an SQL-level statement, or an error from the server
 	}
-	c.ensureNamed(s, st, pl, ctr)
-	s.lru.remove(st.srv)
+	held = s.lru.touch(st.srv)
+	if held {
+		s.lru.remove(st.srv)
+	} else {
+		pl.CloseName = st.srv
+		s.q.push(pend{kind: pkInjClose, name: st.srv, doomed: true})
+		pl.Inject, pl.InjName, pl.InjRest = true, st.srv, placeholderParse
+		s.q.push(pend{kind: pkInjParse, name: st.srv})
+	}
 	c.dropStmt(name)
-	return true, st.srv
+	return name, st, held
+}
+
+// placeholderParse is the body of a Parse after its name: the empty
+// query, no parameter types.
+var placeholderParse = []byte{0, 0, 0}
+
+// deallocateFailed undoes a SQL DEALLOCATE that failed (a failed
+// transaction refuses it): the client's statement is back, and the
+// server's copy too when it had one; a placeholder the server may hold
+// is closed before its next extended-protocol message.
+func (c *Client) deallocateFailed(s *Server, e *pend) {
+	if _, ok := c.stmts[e.cname]; !ok {
+		c.putStmt(e.cname, e.undo)
+	}
+	switch {
+	case s.lru.m[e.name] != nil:
+	case e.held:
+		s.lru.add(e.name, 0)
+	default:
+		s.doomed = append(s.doomed, e.name)
+	}
+	e.undo = nil
 }
 
 // Frontend records what client message typ does and plans how it is
@@ -392,11 +438,11 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 		ctr.ClientParses++
 		if len(name) == 0 {
 			if text, after, ok := CString(rest); ok {
-				if st, srv := c.sqlDeallocate(s, text, pl, ctr); st {
+				if _, st, _ := c.sqlDeallocate(s, text, pl); st != nil {
 					// The unnamed statement deallocates one of the
 					// client's protocol statements: sent as its server
 					// name.
-					rest = append(append([]byte("DEALLOCATE "+srv), 0), after...)
+					rest = append(append([]byte("DEALLOCATE "+st.srv), 0), after...)
 					pl.Action, pl.NewName, pl.Tail, pl.Skip = PlanRename, "", rest, len(body)
 				}
 			}
@@ -510,12 +556,21 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 		c.qseq++
 		c.unnamed, c.unnamedEffs = nil, nil
 		s.unnamedOwner = nil
+		e := pend{kind: pkQuery, seq: s.qseq, cseq: c.qseq}
 		if len(body) == n && n > 0 {
-			if st, srv := c.sqlDeallocate(s, body[:n-1], pl, ctr); st {
-				pl.Action, pl.Replace = PlanReplace, "DEALLOCATE "+srv
+			if cname, st, held := c.sqlDeallocate(s, body[:n-1], pl); st != nil {
+				pl.Action, pl.Replace = PlanReplace, "DEALLOCATE "+st.srv
+				e.cname, e.undo, e.name, e.held = cname, st, st.srv, held
+				if !held {
+					// A Close or Parse of the pooler's that failed
+					// would make the server skip the Query itself:
+					// a Sync of its own ends what they began.
+					pl.InjSync = true
+					s.q.push(pend{kind: pkInjSync})
+				}
 			}
 		}
-		s.q.push(pend{kind: pkQuery, seq: s.qseq, cseq: c.qseq})
+		s.q.push(e)
 	case 'F':
 		s.q.push(pend{kind: pkQuery})
 	}
