@@ -42,6 +42,7 @@ func init() {
 		{"copyin", 2, false, (*soakClient).opCopyIn},
 		{"cancel", 2, false, (*soakClient).opCancel},
 		{"pipeline", 5, true, (*soakClient).opPipeline},
+		{"deallocate", 3, false, (*soakClient).opDeallocate},
 	}
 }
 

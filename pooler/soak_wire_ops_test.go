@@ -354,3 +354,78 @@ func (c *soakClient) opReconnect() {
 	c.resolve(soakRolledBack)
 	c.connect()
 }
+
+// soakSharedTexts are the texts opDeallocate prepares: every client's
+// statement of one text is one statement on a server.
+var soakSharedTexts = []string{"SELECT $1::text", "SELECT $1::text AS soak_v"}
+
+// opDeallocate prepares a protocol statement of a text all clients share
+// (a server holds it under one name, which another client's rollback may
+// have doomed), now and then in a transaction that rolls back, and drops
+// it with the SQL DEALLOCATE in the simple protocol, as psycopg 3 does,
+// sometimes in a failed transaction first: every answer is PostgreSQL's
+// own, and a DEALLOCATE that a failed transaction refuses leaves the
+// statement in place.
+func (c *soakClient) opDeallocate() {
+	ctx, cancel := context.WithTimeout(context.Background(), c.r.opLimit)
+	defer cancel()
+	pc := c.pgx.PgConn()
+	name := "soak_dp_" + c.name
+	run := func(what, want string, f func() error) {
+		c.begin(what)
+		err := f()
+		c.endOp(err)
+		switch {
+		case want == "":
+			c.afterErr(ctx, err, what)
+		case sqlState(err) == want:
+			c.r.count(func() { c.r.errs[want]++ })
+		case err == nil:
+			c.r.fail(c, false, "%s succeeded; PostgreSQL answers %s", what, want)
+		default:
+			c.afterErr(ctx, err, what)
+		}
+	}
+	exec := func(sql, want string) {
+		run(sql, want, func() error { _, err := pc.Exec(ctx, sql).ReadAll(); return err })
+	}
+	use := func(want string) {
+		v := fmt.Sprint(c.rng.IntN(1 << 20))
+		run("execute "+name, want, func() error {
+			res := pc.ExecPrepared(ctx, name, [][]byte{[]byte(v)}, nil, nil).Read()
+			if res.Err == nil && (len(res.Rows) != 1 || string(res.Rows[0][0]) != v) {
+				c.r.fail(c, false, "cross-talk: %s answered %q, want %s", name, res.Rows, v)
+			}
+			return res.Err
+		})
+	}
+	mode := c.rng.IntN(3)
+	if mode == 1 {
+		exec("BEGIN", "")
+		c.inTxn = true
+	}
+	text := soakSharedTexts[c.rng.IntN(len(soakSharedTexts))]
+	run("prepare "+name+" as "+text, "", func() error { _, err := pc.Prepare(ctx, name, text, nil); return err })
+	use("")
+	switch mode {
+	case 1:
+		// A protocol statement outlives the rollback; the server's
+		// copy, if first prepared here, is doomed.
+		exec("ROLLBACK", "")
+		c.inTxn = false
+		use("")
+	case 2:
+		exec("BEGIN", "")
+		c.inTxn = true
+		exec("SELECT 1/0", "22012")
+		exec("DEALLOCATE "+name, "25P02")
+		exec("ROLLBACK", "")
+		c.inTxn = false
+		use("")
+	}
+	if c.rng.IntN(2) == 0 {
+		c.gap("before DEALLOCATE")
+	}
+	exec("DEALLOCATE "+name, "")
+	use("26000")
+}
