@@ -12,8 +12,8 @@
 //     whether the classifier must look at it, and the policy's step
 //     (send, send a query in its place, answer it here);
 //   - Send: the message going to the server, planned (forward, rename,
-//     inject a Parse, close an evicted statement, drop), with the pin of
-//     the client to its server;
+//     inject a Parse, and a Sync ahead of a simple Query; close an
+//     evicted statement; drop), with the pin of the client to its server;
 //   - Server: a server message (forward or drop; then stay, verify,
 //     clean, release, or lost); Verified and Settle after a read of the
 //     server's state; ServerLost when its stream ends;
