@@ -74,12 +74,13 @@ func TestSQLDeallocateWhereTheServerLacksTheStatement(t *testing.T) {
 		}
 	})
 
-	for _, held := range []bool{true, false} {
-		name := "in a failed transaction, held"
-		if !held {
-			name = "in a failed transaction, evicted"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		held     bool
+		extended bool
+	}{{true, false}, {false, false}, {true, true}, {false, true}} {
+		held := tc.held
+		name := map[bool]string{true: "held", false: "evicted"}[held] + ", " + map[bool]string{true: "extended", false: "simple"}[tc.extended]
+		t.Run("in a failed transaction, "+name, func(t *testing.T) {
 			tp := startProxy(t, srv, cfg)
 			ctx := testCtx(t, 20*time.Second)
 			a := tp.connect(t, pgx.QueryExecModeExec).PgConn()
@@ -92,14 +93,22 @@ func TestSQLDeallocateWhereTheServerLacksTheStatement(t *testing.T) {
 				t.Fatalf("SELECT 1/0: %v", err)
 			}
 			// PostgreSQL refuses the command and keeps the statement.
-			if err := exec(ctx, a, "DEALLOCATE c"); sqlState(err) != "25P02" {
+			dealloc := func(sql string) error {
+				if tc.extended {
+					return a.ExecParams(ctx, sql, nil, nil, nil, nil).Read().Err
+				}
+				return exec(ctx, a, sql)
+			}
+			if err := dealloc("DEALLOCATE c"); sqlState(err) != "25P02" {
 				t.Fatalf("DEALLOCATE in a failed transaction: want 25P02, got %v", err)
 			}
 			mustExec(ctx, t, a, "ROLLBACK")
 			if got, err := execText(ctx, a, "c"); err != nil || got != "c" {
 				t.Fatalf("c after the refused DEALLOCATE: %q, %v", got, err)
 			}
-			mustExec(ctx, t, a, "DEALLOCATE c")
+			if err := dealloc("DEALLOCATE c"); err != nil {
+				t.Fatalf("DEALLOCATE c: %v", err)
+			}
 			if _, err := execText(ctx, a, "c"); sqlState(err) != "26000" {
 				t.Fatalf("after DEALLOCATE: want 26000, got %v", err)
 			}

@@ -363,9 +363,9 @@ var soakSharedTexts = []string{"SELECT $1::text", "SELECT $1::text AS soak_v"}
 // (a server holds it under one name, which another client's rollback may
 // have doomed), now and then in a transaction that rolls back, and drops
 // it with the SQL DEALLOCATE in the simple protocol, as psycopg 3 does,
-// sometimes in a failed transaction first: every answer is PostgreSQL's
-// own, and a DEALLOCATE that a failed transaction refuses leaves the
-// statement in place.
+// sometimes in a failed transaction first (in either protocol): every
+// answer is PostgreSQL's own, and a DEALLOCATE that a failed transaction
+// refuses leaves the statement in place.
 func (c *soakClient) opDeallocate() {
 	ctx, cancel := context.WithTimeout(context.Background(), c.r.opLimit)
 	defer cancel()
@@ -418,7 +418,13 @@ func (c *soakClient) opDeallocate() {
 		exec("BEGIN", "")
 		c.inTxn = true
 		exec("SELECT 1/0", "22012")
-		exec("DEALLOCATE "+name, "25P02")
+		if c.rng.IntN(2) == 0 {
+			exec("DEALLOCATE "+name, "25P02")
+		} else {
+			run("DEALLOCATE "+name+" (extended)", "25P02", func() error {
+				return pc.ExecParams(ctx, "DEALLOCATE "+name, nil, nil, nil, nil).Read().Err
+			})
+		}
 		exec("ROLLBACK", "")
 		c.inTxn = false
 		use("")

@@ -225,9 +225,9 @@ type pend struct {
 	// msg is the message a pkSynth entry sends.
 	msg []byte
 	// undo is the client's statement a pkSynth CloseComplete closed
-	// (restored if the server skips the Close), or a pkQuery's SQL
-	// DEALLOCATE dropped (restored if the command fails; held then says
-	// that the server held it as name).
+	// (restored if the server skips the Close), or the one the SQL
+	// DEALLOCATE of a pkQuery or unnamed pkParse dropped (restored if the
+	// command fails; held then says that the server held it).
 	undo *stmt
 	// doomed marks a pkInjClose of a doomed statement (Server.doom):
 	// skipped, it is doomed again.

@@ -357,20 +357,21 @@ func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan) (cname string,
 // query, no parameter types.
 var placeholderParse = []byte{0, 0, 0}
 
-// deallocateFailed undoes a SQL DEALLOCATE that failed (a failed
-// transaction refuses it): the client's statement is back, and the
-// server's copy too when it had one; a placeholder the server may hold
-// is closed before its next extended-protocol message.
+// deallocateFailed undoes a SQL DEALLOCATE that failed or never ran (a
+// failed transaction refuses it, and its Parse in the extended protocol):
+// the client's statement is back, and the server's copy too when it had
+// one; a placeholder the server may hold is closed before its next
+// extended-protocol message.
 func (c *Client) deallocateFailed(s *Server, e *pend) {
 	if _, ok := c.stmts[e.cname]; !ok {
 		c.putStmt(e.cname, e.undo)
 	}
-	switch {
-	case s.lru.m[e.name] != nil:
+	switch srv := e.undo.srv; {
+	case s.lru.m[srv] != nil:
 	case e.held:
-		s.lru.add(e.name, 0)
+		s.lru.add(srv, 0)
 	default:
-		s.doomed = append(s.doomed, e.name)
+		s.doomed = append(s.doomed, srv)
 	}
 	e.undo = nil
 }
@@ -437,20 +438,23 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 		}
 		ctr.ClientParses++
 		if len(name) == 0 {
+			var e pend
 			if text, after, ok := CString(rest); ok {
-				if _, st, _ := c.sqlDeallocate(s, text, pl); st != nil {
+				if cname, st, held := c.sqlDeallocate(s, text, pl); st != nil {
 					// The unnamed statement deallocates one of the
 					// client's protocol statements: sent as its server
 					// name.
 					rest = append(append([]byte("DEALLOCATE "+st.srv), 0), after...)
 					pl.Action, pl.NewName, pl.Tail, pl.Skip = PlanRename, "", rest, len(body)
+					e.cname, e.undo, e.held = cname, st, held
 				}
 			}
 			c.unnamedEffs = effs
 			c.unnamed = append(c.unnamed[:0], rest...)
 			c.unnamedGen++
 			s.unnamedOwner, s.unnamedGen = c, c.unnamedGen
-			s.q.push(pend{kind: pkParse, seq: c.unnamedGen})
+			e.kind, e.seq = pkParse, c.unnamedGen
+			s.q.push(e)
 			ctr.ServerParses++
 			return
 		}
@@ -560,7 +564,7 @@ func (c *Client) planFrontend(s *Server, typ byte, body []byte, n int, ctr *Coun
 		if len(body) == n && n > 0 {
 			if cname, st, held := c.sqlDeallocate(s, body[:n-1], pl); st != nil {
 				pl.Action, pl.Replace = PlanReplace, "DEALLOCATE "+st.srv
-				e.cname, e.undo, e.name, e.held = cname, st, st.srv, held
+				e.cname, e.undo, e.held = cname, st, held
 				if !held {
 					// A Close or Parse of the pooler's that failed
 					// would make the server skip the Query itself:
@@ -582,6 +586,9 @@ func (c *Client) entryFailed(s *Server, e *pend) {
 	switch e.kind {
 	case pkParse:
 		if e.name == "" {
+			if e.undo != nil {
+				c.deallocateFailed(s, e)
+			}
 			if c.unnamedGen == e.seq {
 				c.unnamed = nil
 			}
