@@ -330,7 +330,7 @@ func (c *Client) ensureUnnamed(s *Server, pl *Plan, ctr *Counters) {
 // goes to the server unchanged, and while the server skips to a Sync.
 func (c *Client) sqlDeallocate(s *Server, query []byte, pl *Plan) (cname string, st *stmt, held bool) {
 	if len(c.stmts) == 0 || s.skipping {
-		return "", nil, false // nothing of the client's to deallocate: no parse
+		return "", nil, false // nothing of the client's to deallocate, or skipped
 	}
 	name, ok := deallocateTarget(query)
 	if !ok {
